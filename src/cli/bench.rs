@@ -1,0 +1,205 @@
+//! `livecut bench FILE…`: time engines on instances and print a table and JSON.
+
+use super::maxflow::load_instance;
+use anyhow::Context;
+use livecut::grid::GridProblem;
+use livecut::maxflow::{Engine, EngineChoice, Solution, create_engine};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Options of `livecut bench`.
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// DIMACS grid instances (plain or gzip).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Engines to time, comma-separated, each on every instance in the same run.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu")]
+    pub engine: Vec<EngineChoice>,
+    /// Timed runs per instance and engine (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Untimed runs first.
+    #[arg(long, default_value_t = 1)]
+    pub warmup: usize,
+    /// Also write the results as a JSON array to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// CSV `file,W,H,C,maxflow` to check flows against (default: manifest.csv beside
+    /// each instance, where there is one).
+    #[arg(long)]
+    pub manifest: Option<PathBuf>,
+}
+
+/// One row of the results.
+#[derive(Serialize, Debug)]
+struct Row {
+    instance: String,
+    width: u32,
+    height: u32,
+    connectivity: u32,
+    engine: String,
+    flow: u64,
+    expected: Option<u64>,
+    correct: Option<bool>,
+    runs: usize,
+    solve_ms_median: f64,
+    solve_ms_min: f64,
+    upload_ms_median: f64,
+    readback_ms_median: f64,
+    iterations: u64,
+    global_relabels: u64,
+    launches: u64,
+    engine_bytes: u64,
+    bytes_per_pixel: f64,
+}
+
+/// Runs the command.
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
+    let mut engines = Vec::new();
+    for &choice in &args.engine {
+        let (engine, note) = create_engine(choice)?;
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
+        engines.push(engine);
+    }
+    let mut rows = Vec::new();
+    let mut manifests = Manifests::default();
+    for file in &args.files {
+        let (problem, _) = load_instance(file)?;
+        let expected = manifests.expected(file, args.manifest.as_deref())?;
+        for engine in &mut engines {
+            eprintln!("{} on {} ...", engine.name(), file.display());
+            rows.push(time_one(engine.as_mut(), file, &problem, expected, &args)?);
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&rows)?;
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    print_table(&rows);
+    let wrong: Vec<_> = rows.iter().filter(|r| r.correct == Some(false)).collect();
+    anyhow::ensure!(
+        wrong.is_empty(),
+        "{} result(s) differ from the manifest: {}",
+        wrong.len(),
+        wrong.iter().map(|r| format!("{} {}", r.engine, r.instance)).collect::<Vec<_>>().join(", ")
+    );
+    Ok(())
+}
+
+fn time_one(
+    engine: &mut dyn Engine,
+    file: &Path,
+    problem: &GridProblem,
+    expected: Option<u64>,
+    args: &BenchArgs,
+) -> anyhow::Result<Row> {
+    for _ in 0..args.warmup {
+        engine.solve(problem)?;
+    }
+    let solutions = (0..args.runs)
+        .map(|_| engine.solve(problem))
+        .collect::<Result<Vec<Solution>, _>>()?;
+    let stat = |f: fn(&Solution) -> f64| median(solutions.iter().map(f).collect());
+    let last = solutions.last().expect("runs > 0");
+    let flow = last.flow;
+    Ok(Row {
+        instance: file.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        width: problem.width(),
+        height: problem.height(),
+        connectivity: problem.connectivity().number(),
+        engine: engine.name().to_string(),
+        flow,
+        expected,
+        correct: expected.map(|e| solutions.iter().all(|s| s.flow == e)),
+        runs: args.runs,
+        solve_ms_median: stat(|s| s.stats.solve_ms),
+        solve_ms_min: solutions.iter().map(|s| s.stats.solve_ms).fold(f64::INFINITY, f64::min),
+        upload_ms_median: stat(|s| s.stats.upload_ms),
+        readback_ms_median: stat(|s| s.stats.readback_ms),
+        iterations: last.stats.iterations,
+        global_relabels: last.stats.global_relabels,
+        launches: last.stats.launches,
+        engine_bytes: last.stats.engine_bytes,
+        bytes_per_pixel: last.stats.engine_bytes as f64 / problem.pixels() as f64,
+    })
+}
+
+/// Median of a non-empty list.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "instance", "size", "C", "engine", "flow", "ok", "solve ms", "min ms", "upload", "readback", "iters", "B/px"
+    );
+    for r in rows {
+        let ok = match r.correct {
+            Some(true) => "yes",
+            Some(false) => "NO",
+            None => "-",
+        };
+        println!(
+            "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>6.1}",
+            r.instance,
+            format!("{}x{}", r.width, r.height),
+            r.connectivity,
+            r.engine,
+            r.flow,
+            ok,
+            r.solve_ms_median,
+            r.solve_ms_min,
+            r.upload_ms_median,
+            r.readback_ms_median,
+            r.iterations,
+            r.bytes_per_pixel
+        );
+    }
+}
+
+/// Expected flows read from manifest files, cached per file.
+#[derive(Default)]
+struct Manifests {
+    cache: HashMap<PathBuf, HashMap<String, u64>>,
+}
+
+impl Manifests {
+    fn expected(&mut self, file: &Path, explicit: Option<&Path>) -> anyhow::Result<Option<u64>> {
+        let path = match explicit {
+            Some(p) => p.to_path_buf(),
+            None => file.with_file_name("manifest.csv"),
+        };
+        if !self.cache.contains_key(&path) {
+            let table = if path.exists() { read_manifest(&path)? } else { HashMap::new() };
+            self.cache.insert(path.clone(), table);
+        }
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        Ok(self.cache[&path].get(name.as_ref()).copied())
+    }
+}
+
+/// Reads `file,W,H,C,maxflow` lines (header first) into file → flow.
+pub fn read_manifest(path: &Path) -> anyhow::Result<HashMap<String, u64>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut table = HashMap::new();
+    for (i, line) in text.lines().enumerate().skip(1) {
+        let fields: Vec<&str> = line.split(',').collect();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let flow = fields
+            .get(4)
+            .and_then(|f| f.trim().parse::<u64>().ok())
+            .with_context(|| format!("{}:{}: expected file,W,H,C,maxflow", path.display(), i + 1))?;
+        table.insert(fields[0].trim().to_string(), flow);
+    }
+    Ok(table)
+}

@@ -1,0 +1,14 @@
+//! livecut: real-time foreground extraction from live video with exact grid graph cuts.
+//!
+//! The modules follow the data flow: [`capture`] produces frames, [`energy`] turns a
+//! frame and the user's seeds into a [`grid`] max-flow problem, a [`maxflow`] engine
+//! (CUDA or CPU) cuts it, [`ccl`] cleans the mask up, [`pipeline`] runs these stages on
+//! threads, and [`app`] shows the result.
+
+pub mod app;
+pub mod capture;
+pub mod ccl;
+pub mod energy;
+pub mod grid;
+pub mod maxflow;
+pub mod pipeline;

@@ -1,0 +1,505 @@
+//! DIMACS max-flow files in the grid dialect (`c grid W H C` first line; see the data's
+//! FORMAT.md), plain or gzip, read fast and checked line by line.
+//!
+//! Reading streams the file: a second thread inflates gzip while this one parses, and
+//! the grid arrays grow only as far as the arcs that were actually read reach, so a
+//! header that promises more than the file holds costs nothing.
+
+use crate::grid::{Connectivity, Direction, GridProblem};
+use crossbeam_channel::{Receiver, bounded};
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::Path;
+use thiserror::Error;
+
+/// Largest memory (bytes) the parsed arrays of one grid may need; a header asking
+/// for more is refused before anything is allocated.
+pub const MAX_GRID_BYTES: u64 = 4 << 30;
+
+const CHUNK: usize = 1 << 20;
+const MAX_CAP: u64 = i32::MAX as u64;
+
+/// What is wrong with a DIMACS file; `line` is 1-based where one line is at fault.
+#[derive(Debug, Error)]
+pub enum DimacsError {
+    /// The file could not be opened or read (also a truncated or corrupt gzip stream).
+    #[error("{0}")]
+    Io(String),
+    /// A line breaks the grid dialect.
+    #[error("{line}: {message}")]
+    Syntax {
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong, for people.
+        message: String,
+    },
+    /// Something missing or inconsistent that no single line is to blame for.
+    #[error("{0}")]
+    Content(String),
+}
+
+fn syntax(line: u64, message: impl Into<String>) -> DimacsError {
+    DimacsError::Syntax {
+        line,
+        message: message.into(),
+    }
+}
+
+/// Reads a grid instance from a file, gzip-compressed or not (told by its content).
+pub fn read_path(path: &Path) -> Result<GridProblem, DimacsError> {
+    let mut file = File::open(path).map_err(|e| DimacsError::Io(format!("cannot open: {e}")))?;
+    let mut magic = [0u8; 2];
+    let got = read_full(&mut file, &mut magic).map_err(|e| DimacsError::Io(e.to_string()))?;
+    let head = magic[..got].to_vec();
+    let gzip = head == [0x1f, 0x8b];
+    let chained = io::Cursor::new(head).chain(file);
+    if gzip {
+        read(flate2::read::MultiGzDecoder::new(chained))
+    } else {
+        read(chained)
+    }
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+/// Reads a grid instance from uncompressed DIMACS text. The reader runs on a helper
+/// thread so that decompression overlaps parsing.
+pub fn read<R: Read + Send + 'static>(reader: R) -> Result<GridProblem, DimacsError> {
+    let (chunks, recycle) = spawn_reader(reader);
+    let mut parser = Parser::default();
+    let mut carry: Vec<u8> = Vec::new();
+    for chunk in chunks.iter() {
+        let chunk = chunk.map_err(|e| io_error(e, parser.line))?;
+        let mut rest: &[u8] = &chunk;
+        if !carry.is_empty() {
+            let Some(nl) = memchr::memchr(b'\n', rest) else {
+                carry.extend_from_slice(rest);
+                let _ = recycle.try_send(chunk);
+                continue;
+            };
+            carry.extend_from_slice(&rest[..nl]);
+            parser.line(&carry)?;
+            carry.clear();
+            rest = &rest[nl + 1..];
+        }
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
+            parser.line(&rest[..nl])?;
+            rest = &rest[nl + 1..];
+        }
+        carry.extend_from_slice(rest);
+        let _ = recycle.try_send(chunk);
+    }
+    if !carry.is_empty() {
+        parser.line(&carry)?;
+    }
+    parser.finish()
+}
+
+fn io_error(e: io::Error, line: u64) -> DimacsError {
+    let what = match e.kind() {
+        io::ErrorKind::UnexpectedEof => "truncated compressed stream".to_string(),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => format!("corrupt compressed stream ({e})"),
+        _ => format!("read failed ({e})"),
+    };
+    DimacsError::Io(format!("{what} after line {line}"))
+}
+
+/// Runs `reader` on its own thread, handing out 1 MiB chunks; spent chunks come back
+/// through the second channel so buffers are reused.
+fn spawn_reader<R: Read + Send + 'static>(
+    mut reader: R,
+) -> (Receiver<io::Result<Vec<u8>>>, crossbeam_channel::Sender<Vec<u8>>) {
+    let (tx, rx) = bounded::<io::Result<Vec<u8>>>(4);
+    let (recycle_tx, recycle_rx) = bounded::<Vec<u8>>(4);
+    std::thread::spawn(move || {
+        loop {
+            let mut buf = recycle_rx.try_recv().unwrap_or_default();
+            buf.resize(CHUNK, 0);
+            match read_full(&mut reader, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    buf.truncate(n);
+                    if tx.send(Ok(buf)).is_err() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    break;
+                }
+            }
+        }
+    });
+    (rx, recycle_tx)
+}
+
+/// The header facts: grid size and the declared node and arc counts.
+#[derive(Clone, Copy, Debug)]
+struct Header {
+    width: u32,
+    height: u32,
+    connectivity: Connectivity,
+    pixels: u64,
+}
+
+/// Line-by-line state of a read.
+#[derive(Default)]
+struct Parser {
+    line: u64,
+    header: Option<Header>,
+    declared_arcs: Option<u64>,
+    arcs: u64,
+    source_line: Option<u64>,
+    sink_line: Option<u64>,
+    source: Vec<i32>,
+    sink: Vec<i32>,
+    edges: Vec<Vec<i32>>,
+}
+
+impl Parser {
+    fn line(&mut self, raw: &[u8]) -> Result<(), DimacsError> {
+        self.line += 1;
+        let text = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let Some(header) = self.header else {
+            return self.grid_line(text);
+        };
+        let mut tokens = Tokens::new(text, self.line);
+        let Some(kind) = tokens.next_word() else {
+            return Ok(()); // blank line
+        };
+        match kind {
+            b"a" => self.arc(header, &mut tokens),
+            b"c" => Ok(()),
+            b"p" => self.problem_line(header, &mut tokens),
+            b"n" => self.node_line(header, &mut tokens),
+            other => Err(syntax(
+                self.line,
+                format!("unknown line type '{}'", String::from_utf8_lossy(other)),
+            )),
+        }
+    }
+
+    fn grid_line(&mut self, text: &[u8]) -> Result<(), DimacsError> {
+        let bad = || syntax(1, "the first line must be 'c grid W H C' (C = 4 or 8)");
+        let mut tokens = Tokens::new(text, 1);
+        if tokens.next_word() != Some(b"c") || tokens.next_word() != Some(b"grid") {
+            return Err(bad());
+        }
+        let width = tokens.number("width")?;
+        let height = tokens.number("height")?;
+        let c = tokens.number("connectivity")?;
+        tokens.end()?;
+        let connectivity = u32::try_from(c).ok().and_then(Connectivity::from_number).ok_or_else(bad)?;
+        let pixels = width.saturating_mul(height);
+        if width == 0 || height == 0 || pixels > crate::grid::MAX_PIXELS {
+            return Err(syntax(1, format!("grid size {width}x{height} is not supported")));
+        }
+        let bytes = pixels * (2 + connectivity.number() as u64) * 4;
+        if bytes > MAX_GRID_BYTES {
+            return Err(syntax(
+                1,
+                format!(
+                    "grid {width}x{height} would need {:.1} GiB, more than the {} GiB limit",
+                    bytes as f64 / (1u64 << 30) as f64,
+                    MAX_GRID_BYTES >> 30
+                ),
+            ));
+        }
+        self.header = Some(Header {
+            width: width as u32,
+            height: height as u32,
+            connectivity,
+            pixels,
+        });
+        self.edges = vec![Vec::new(); connectivity.number() as usize];
+        Ok(())
+    }
+
+    fn problem_line(&mut self, header: Header, tokens: &mut Tokens) -> Result<(), DimacsError> {
+        if self.declared_arcs.is_some() {
+            return Err(syntax(self.line, "second 'p' line"));
+        }
+        if tokens.next_word() != Some(b"max") {
+            return Err(syntax(self.line, "expected 'p max N M'"));
+        }
+        let nodes = tokens.number("node count")?;
+        let arcs = tokens.number("arc count")?;
+        tokens.end()?;
+        if nodes != header.pixels + 2 {
+            return Err(syntax(
+                self.line,
+                format!("node count {nodes} does not match the grid: expected W*H+2 = {}", header.pixels + 2),
+            ));
+        }
+        self.declared_arcs = Some(arcs);
+        Ok(())
+    }
+
+    fn node_line(&mut self, header: Header, tokens: &mut Tokens) -> Result<(), DimacsError> {
+        self.require_p()?;
+        let id = tokens.number("node id")?;
+        let role = tokens.next_word();
+        tokens.end()?;
+        let (expected, slot, name) = match role {
+            Some(b"s") => (header.pixels + 1, &mut self.source_line, "source"),
+            Some(b"t") => (header.pixels + 2, &mut self.sink_line, "sink"),
+            _ => return Err(syntax(self.line, "expected 'n ID s' or 'n ID t'")),
+        };
+        if slot.is_some() {
+            return Err(syntax(self.line, format!("second {name} line")));
+        }
+        if id != expected {
+            let other = if name == "source" { header.pixels + 2 } else { header.pixels + 1 };
+            let msg = if id == other {
+                "source and sink must be different nodes: the grid dialect has s = W*H+1, t = W*H+2"
+                    .to_string()
+            } else {
+                format!("the {name} must be node {expected} (W*H+{}), not {id}", expected - header.pixels)
+            };
+            return Err(syntax(self.line, msg));
+        }
+        *slot = Some(self.line);
+        Ok(())
+    }
+
+    fn require_p(&self) -> Result<(), DimacsError> {
+        if self.declared_arcs.is_none() {
+            return Err(syntax(self.line, "expected the 'p max N M' line before this one"));
+        }
+        Ok(())
+    }
+
+    fn arc(&mut self, header: Header, tokens: &mut Tokens) -> Result<(), DimacsError> {
+        self.require_p()?;
+        let u = tokens.number("tail node")?;
+        let v = tokens.number("head node")?;
+        let cap = tokens.capacity()?;
+        tokens.end()?;
+        self.arcs += 1;
+        let n = header.pixels;
+        let (s, t) = (n + 1, n + 2);
+        for id in [u, v] {
+            if id == 0 || id > t {
+                return Err(syntax(self.line, format!("node id {id} out of range 1..{t}")));
+            }
+        }
+        let line = self.line;
+        if u == s && v <= n {
+            return add(grow(&mut self.source, v - 1, n), cap, line, u, v);
+        }
+        if v == t && u <= n {
+            return add(grow(&mut self.sink, u - 1, n), cap, line, u, v);
+        }
+        if u > n || v > n {
+            let what = match (u, v) {
+                (_, x) if x == s => "an arc into the source",
+                (x, _) if x == t => "an arc out of the sink",
+                _ => "an arc from the source to the sink",
+            };
+            return Err(syntax(line, format!("{what} ({u} -> {v}) is not a grid arc")));
+        }
+        let w = header.width as u64;
+        let (ux, uy) = ((u - 1) % w, (u - 1) / w);
+        let (vx, vy) = ((v - 1) % w, (v - 1) / w);
+        let dx = vx as i64 - ux as i64;
+        let dy = vy as i64 - uy as i64;
+        let dir = Direction::from_offset(dx.clamp(-2, 2) as i32, dy.clamp(-2, 2) as i32)
+            .filter(|d| d.index() < header.connectivity.number() as usize)
+            .ok_or_else(|| {
+                syntax(
+                    line,
+                    format!(
+                        "arc {u} -> {v} is not a grid arc: pixels ({ux},{uy}) and ({vx},{vy}) are not {}-connected neighbours",
+                        header.connectivity.number()
+                    ),
+                )
+            })?;
+        add(grow(&mut self.edges[dir.index()], u - 1, n), cap, line, u, v)
+    }
+
+    fn finish(mut self) -> Result<GridProblem, DimacsError> {
+        let Some(header) = self.header else {
+            return Err(DimacsError::Content(
+                "empty file: expected 'c grid W H C' as the first line".into(),
+            ));
+        };
+        let Some(declared) = self.declared_arcs else {
+            return Err(DimacsError::Content("no 'p max N M' line".into()));
+        };
+        if self.source_line.is_none() || self.sink_line.is_none() {
+            return Err(DimacsError::Content(
+                "missing 'n ID s' or 'n ID t' line".into(),
+            ));
+        }
+        if self.arcs != declared {
+            return Err(DimacsError::Content(format!(
+                "the 'p' line declares {declared} arcs but the file has {} (truncated file?)",
+                self.arcs
+            )));
+        }
+        let n = header.pixels as usize;
+        self.source.resize(n, 0);
+        self.sink.resize(n, 0);
+        for e in &mut self.edges {
+            e.resize(n, 0);
+        }
+        GridProblem::from_arrays(
+            header.width,
+            header.height,
+            header.connectivity,
+            self.source,
+            self.sink,
+            self.edges,
+        )
+        .map_err(|e| DimacsError::Content(e.to_string()))
+    }
+}
+
+/// Makes `arr` long enough for index `i`, growing geometrically up to `n` values.
+fn grow(arr: &mut Vec<i32>, i: u64, n: u64) -> &mut i32 {
+    let i = i as usize;
+    if i >= arr.len() {
+        let len = (i + 1).max(arr.len() * 2).min(n as usize);
+        arr.resize(len, 0);
+    }
+    &mut arr[i]
+}
+
+fn add(slot: &mut i32, cap: u64, line: u64, u: u64, v: u64) -> Result<(), DimacsError> {
+    let sum = *slot as u64 + cap;
+    if sum > MAX_CAP {
+        return Err(syntax(
+            line,
+            format!("capacity of arc {u} -> {v} adds up to {sum} over duplicate arcs, more than 2^31-1"),
+        ));
+    }
+    *slot = sum as i32;
+    Ok(())
+}
+
+/// Whitespace-separated tokens of one line.
+struct Tokens<'a> {
+    rest: &'a [u8],
+    line: u64,
+}
+
+impl<'a> Tokens<'a> {
+    fn new(text: &'a [u8], line: u64) -> Self {
+        Self { rest: text, line }
+    }
+
+    fn next_word(&mut self) -> Option<&'a [u8]> {
+        let start = self.rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        let rest = &self.rest[start..];
+        let end = rest.iter().position(u8::is_ascii_whitespace).unwrap_or(rest.len());
+        self.rest = &rest[end..];
+        Some(&rest[..end])
+    }
+
+    fn number(&mut self, what: &str) -> Result<u64, DimacsError> {
+        let word = self
+            .next_word()
+            .ok_or_else(|| syntax(self.line, format!("truncated line: missing {what}")))?;
+        parse_u64(word).ok_or_else(|| {
+            syntax(
+                self.line,
+                format!("{what} must be a non-negative integer, found '{}'", show(word)),
+            )
+        })
+    }
+
+    fn capacity(&mut self) -> Result<u64, DimacsError> {
+        let word = self
+            .next_word()
+            .ok_or_else(|| syntax(self.line, "truncated line: missing capacity"))?;
+        if word.first() == Some(&b'-') && parse_u64(&word[1..]).is_some() {
+            return Err(syntax(self.line, format!("negative capacity {}", show(word))));
+        }
+        let cap = parse_u64(word).ok_or_else(|| {
+            syntax(self.line, format!("capacity must be an integer, found '{}'", show(word)))
+        })?;
+        if cap > MAX_CAP {
+            return Err(syntax(self.line, format!("capacity {cap} is more than 2^31-1")));
+        }
+        Ok(cap)
+    }
+
+    fn end(&mut self) -> Result<(), DimacsError> {
+        match self.next_word() {
+            None => Ok(()),
+            Some(extra) => Err(syntax(self.line, format!("unexpected '{}' at the end of the line", show(extra)))),
+        }
+    }
+}
+
+fn show(word: &[u8]) -> String {
+    let s = String::from_utf8_lossy(word);
+    if s.chars().count() > 24 {
+        format!("{}…", s.chars().take(24).collect::<String>())
+    } else {
+        s.into_owned()
+    }
+}
+
+/// Decimal digits to u64; `None` on anything else or on overflow.
+fn parse_u64(word: &[u8]) -> Option<u64> {
+    if word.is_empty() || word.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in word {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(d as u64)?;
+    }
+    Some(v)
+}
+
+/// Writes `problem` as DIMACS grid text, listing every non-zero arc once.
+pub fn write(problem: &GridProblem, out: impl Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    let (w, h) = (problem.width(), problem.height());
+    let n = problem.pixels() as u64;
+    let dirs = problem.connectivity().directions();
+    let count = |a: &[i32]| a.iter().filter(|&&c| c != 0).count() as u64;
+    let arcs = count(problem.source())
+        + count(problem.sink())
+        + dirs.iter().map(|&d| count(problem.edges(d))).sum::<u64>();
+    writeln!(out, "c grid {w} {h} {}", problem.connectivity().number())?;
+    writeln!(out, "p max {} {arcs}", n + 2)?;
+    writeln!(out, "n {} s", n + 1)?;
+    writeln!(out, "n {} t", n + 2)?;
+    for (i, (&s, &t)) in problem.source().iter().zip(problem.sink()).enumerate() {
+        let p = i as u64 + 1;
+        if s != 0 {
+            writeln!(out, "a {} {p} {s}", n + 1)?;
+        }
+        if t != 0 {
+            writeln!(out, "a {p} {} {t}", n + 2)?;
+        }
+    }
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) as usize;
+            for &d in dirs {
+                let c = problem.edges(d)[i];
+                if let (true, Some(j)) = (c != 0, problem.neighbour(x, y, d)) {
+                    writeln!(out, "a {} {} {c}", i + 1, j + 1)?;
+                }
+            }
+        }
+    }
+    out.flush()
+}
