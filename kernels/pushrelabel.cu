@@ -7,16 +7,24 @@
 // capacity to the sink after folding the terminal arcs (u32), excess (u64) and height
 // (u32, INF = cannot reach the sink).
 //
-// Schedule (one round = one pass per tile colour; tiles of one colour never touch):
-//  * discharge pass: a block loads an active tile plus its one-pixel halo of heights into
+// Schedule (one round = one discharge phase per tile colour, or one phase for all tiles in
+// the concurrent variant):
+//  * discharge: a block loads an active tile plus its one-pixel halo of heights into
 //    shared memory and runs synchronous push / pull+relabel steps there (tile-local
 //    discharge) until no pixel of the tile is active or a step budget is spent, with a
-//    region relabel (BFS inside the tile from the sink and the frozen halo heights) at
-//    the start of the visit and every few steps. Pushes across the tile border go
-//    straight to the idle neighbour tile (atomic excess, its reverse residual) and mark
-//    it active. Inactive tiles are skipped and revisited every K rounds.
-//  * global relabel: exact BFS from the sink in the residual graph, computed as a
-//    fixpoint of tile-local relaxations looped on the device (no host copy per level).
+//    region relabel (BFS inside the tile from the sink and the halo heights) at the start
+//    of a visit and every few steps. Flow pushed across the tile border goes to a mailbox
+//    slot of the sending tile (one per border arc); the receiving tile takes it (excess
+//    and reverse residual) when it is next loaded. So tiles never write each other's
+//    state and any set of tiles may run at once: with colours (tiles of one colour never
+//    touch) the halo heights are frozen during a phase and labels stay valid; in the
+//    concurrent variant they may be stale, which costs work, never exactness. Tiles with
+//    neither active pixels nor mail are skipped and revisited every K rounds.
+//  * global relabel: exact BFS from the sink in the residual graph as a fixpoint of
+//    tile-local relaxations looped on the device (no host copy per level). Round 0 takes
+//    all mail, builds the residual bits and relaxes each tile alone; later rounds relax
+//    the tiles whose halo changed, until a round changes no tile border. Active flags
+//    are computed in the same passes.
 //  * termination: after an exact global relabel, no pixel with excess has a finite
 //    height, i.e. no active pixel can reach the sink: the preflow's value is maximum and
 //    the pixels at INF (cannot reach t) are the source side of a minimum cut.
@@ -43,8 +51,11 @@ typedef unsigned short u16;
 #define HH (TH + 2)
 #define HP (HW * HH)
 #define NHALO (2 * HW + 2 * TH)
+#define PSLOTS 64  // mailbox slots per tile and direction (a column or a row of the border)
 #define INF 0x7fffffffu
 #define MAX_COLOURS 4
+#define BIT_SINK 0x100u    // residual bits: t-link residual
+#define BIT_EXCESS 0x200u  // ... the pixel holds excess
 
 // Status codes written to Ctl::status.
 #define ST_RUNNING 0u
@@ -52,14 +63,15 @@ typedef unsigned short u16;
 #define ST_HANG 2u
 #define ST_ROUND_CAP 3u
 
-// Counters shared by all blocks. Totals only grow; decisions compare snapshots that the
-// last block to reach a grid barrier copies (so every block decides the same).
+// Counters shared by all blocks. Totals only grow (active/mail counts follow their flags);
+// decisions compare snapshots that the last block to reach a grid barrier copies, so every
+// block decides the same.
 struct Snap {
     u64 relabels;
     u32 active_tiles;
+    u32 mail_tiles;
     u32 gr_changes;
     u32 queue;
-    u32 pad;
 };
 
 struct Ctl {
@@ -67,8 +79,11 @@ struct Ctl {
     u64 relabels;      // local relabels, total
     u64 steps;         // tile push/relabel steps, total (cost measure)
     u64 bfs_iters;     // tile BFS iterations, total (cost measure)
-    u32 active_tiles;  // number of tiles whose active flag is set (exact)
-    u32 gr_changes;    // tiles whose border heights changed in BFS rounds, total
+    u64 cyc_discharge; // SM cycles inside discharge visits, summed over tiles
+    u64 cyc_bfs;       // SM cycles inside BFS tile relaxations, summed over tiles
+    u32 active_tiles;  // tiles whose active flag is set
+    u32 mail_tiles;    // tiles whose mail flag is set
+    u32 gr_changes;    // BFS tile visits that left a finite or changed border, total
     u32 queue;         // tile claims, total
     u32 tile_visits;   // tiles discharged, total
     u32 rounds;        // discharge rounds
@@ -78,7 +93,6 @@ struct Ctl {
     u32 status;
     u32 bar_count;
     u32 bar_gen;
-    u32 pad0, pad1;
     Snap snap;
 };
 
@@ -91,18 +105,21 @@ struct Params {
     u32 colour_start[MAX_COLOURS + 1];
     u32 step_budget;               // push/relabel steps per tile visit
     u32 region_every;              // region relabel every this many steps of a visit
-    u32 revisit_every;             // visit inactive tiles every K rounds (0: never)
+    u32 revisit_every;             // visit idle tiles every K rounds (0: never)
     u32 gr_rounds;                 // global relabel after at most this many rounds
     u32 gr_work_num;               // ... or after relabels > npix * num / 16
     u32 max_rounds;                // safety cap on discharge rounds
     u32 nblocks;                   // blocks of a persistent launch
-    u32 pad0, pad1;
+    u32 concurrent;                // 1: all tiles in one phase per round
+    u32 pad0;
     u32* res;            // D * npix residuals, res[d * npix + i]
     u32* tres;           // npix
     u64* exc;            // npix
     u32* h;              // npix
-    u16* rmask;          // npix: bit d = res[d] > 0, bit 8 = tres > 0 (global relabel)
-    u32* tile_active;    // ntiles
+    u16* rmask;          // npix: bit d = res[d] > 0, BIT_SINK, BIT_EXCESS (global relabel)
+    u32* pend;           // ntiles * D * PSLOTS: flow pushed out across the border, not taken yet
+    u32* tile_active;    // ntiles: the tile has active pixels
+    u32* tile_mail;      // ntiles: a neighbour left flow in its mailbox for the tile
     u32* tile_dirty;     // 2 * ntiles (BFS rounds, by round parity)
     u32* activity;       // ntiles: discharge visits with work
     const u32* colour_tiles;  // ntiles tile ids grouped by colour
@@ -137,6 +154,7 @@ __device__ __forceinline__ u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
 __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 #ifndef LIVECUT_EMU
+__device__ __forceinline__ u64 cycles() { return (u64)clock64(); }
 __device__ __forceinline__ u32 ld_relaxed(const u32* p) {
     u32 v;
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -195,6 +213,43 @@ __device__ __forceinline__ void set_tile_active(const Params& p, u32 t, u32 acti
     if (old != active) atomicAdd(&p.ctl->active_tiles, active ? 1u : 0xffffffffu);
 }
 
+// Mail: the sender adds to its mailbox slots, fences, then raises the receiver's flag; the
+// receiver takes the flag, fences, then empties the slots. Flow left in a slot therefore
+// always has its flag raised, and a receiver that saw no flag may skip the slots.
+__device__ __forceinline__ void send_mail(const Params& p, u32 t) {
+    if (atomicExch(&p.tile_mail[t], 1u) == 0u) atomicAdd(&p.ctl->mail_tiles, 1u);
+}
+__device__ __forceinline__ u32 take_mail(const Params& p, u32 t) {
+    const u32 had = atomicExch(&p.tile_mail[t], 0u);
+    if (had) atomicAdd(&p.ctl->mail_tiles, 0xffffffffu);
+    return had;
+}
+
+// Mailbox slot of the arc leaving pixel (lx, ly) of tile t in direction d (which must
+// leave the tile): indexed by the row when it leaves sideways, else by the column.
+template <int D>
+__device__ __forceinline__ u32 pend_index(u32 t, int d, int lx, int ly) {
+    const int nx = lx + dir_dx(d);
+    const bool xout = nx < 0 || nx >= TW;
+    return (t * D + (u32)d) * PSLOTS + (u32)(xout ? ly : TW + lx);
+}
+
+// Takes the flow neighbours left for border pixel i of tile (tx, ty) arriving along its
+// arc in direction d: the mailbox slot of the neighbour's reverse arc, emptied atomically.
+template <int D>
+__device__ __forceinline__ u32 take_pending(const Params& p, u32 tx, u32 ty, int lx, int ly, int d) {
+    const int gx = (int)(tx * TW) + lx + dir_dx(d), gy = (int)(ty * TH) + ly + dir_dy(d);
+    if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) return 0;
+    const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
+    const u32 slot = pend_index<D>(nt, d ^ 1, gx % TW, gy % TH);
+    return p.pend[slot] ? atomicExch(&p.pend[slot], 0u) : 0u;
+}
+
+__device__ __forceinline__ bool on_border(u32 i) {
+    const u32 lx = i % TW, ly = i / TW;
+    return lx == 0 || ly == 0 || lx == TW - 1 || ly == TH - 1;
+}
+
 // ---------------------------------------------------------------------------------
 // Grid barrier for the persistent kernel (all blocks co-resident: cooperative launch).
 // The last block to arrive copies the counters into Ctl::snap before releasing.
@@ -213,6 +268,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
             volatile Ctl* vc = c;
             c->snap.relabels = vc->relabels;
             c->snap.active_tiles = vc->active_tiles;
+            c->snap.mail_tiles = vc->mail_tiles;
             c->snap.gr_changes = vc->gr_changes;
             c->snap.queue = vc->queue;
             __threadfence();
@@ -220,7 +276,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
         } else {
             const long long start = clock64();
             while (ld_acquire(&c->bar_gen) == gen) {
-                __nanosleep(64);
+                __nanosleep(32);
                 if (clock64() - start > 40000000000LL) {  // ~20 s: something is broken
                     atomicExch(&c->status, ST_HANG);
                     ok = 0;
@@ -232,6 +288,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
         volatile Snap* vs = &c->snap;
         s_snap->relabels = vs->relabels;
         s_snap->active_tiles = vs->active_tiles;
+        s_snap->mail_tiles = vs->mail_tiles;
         s_snap->gr_changes = vs->gr_changes;
         s_snap->queue = vs->queue;
         if (ld_acquire(&c->status) == ST_HANG) ok = 0;
@@ -245,22 +302,31 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
 // ---------------------------------------------------------------------------------
 // Shared memory of one tile.
 
+#define FWORDS (TP / 32)  // frontier bitset words (one per tile row)
+
 template <int D>
 struct TileSmem {
-    u32 h[2][HP];  // heights with halo, double buffered (Jacobi relabels)
+    u32 h[HP];             // heights with halo
     u64 exc[TP];
+    u64 inflow[TP];        // flow pushed in by in-tile neighbours this step
     u32 res[D][TP];
     u32 tres[TP];
-    u32 out[D][TP];  // flow pushed this step (in-tile) or this visit (across the border)
-    u64 sink;        // flow pushed to t during the visit
+    u32 bout[D][PSLOTS];   // flow pushed across the border this visit, by mailbox slot
+    u64 list[TP];          // relabels of a step: (height << 10) | pixel
+    u32 fb[3][FWORDS];     // frontier bitsets (region relabel)
+    u64 sink;              // flow pushed to t during the visit
     u32 relabels;
+    u32 mail;              // mail taken at load / neighbour tiles mailed at store (bit per offset)
+    u32 count;             // entries in `list`
     u32 pad;
 };
 
 struct BfsSmem {
-    u32 h[2][HP];
-    u32 h0[TP];  // heights as loaded
-    u32 m[TP];   // residual bits
+    u32 h[HP];
+    u32 h0[TP];           // heights as loaded
+    u32 m[TP];            // residual bits
+    u32 fb[3][FWORDS];
+    u32 mail;
 };
 
 // ---------------------------------------------------------------------------------
@@ -288,9 +354,11 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
         p.h[base + i] = 0;
         for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = real ? (u32)p.in_edges[(size_t)d * wh + q] : 0u;
     }
+    for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) p.pend[t * D * PSLOTS + k] = 0;
     if (folded) atomicAdd(s_folded, folded);
     if (threadIdx.x == 0) {
         p.tile_active[t] = 0;
+        p.tile_mail[t] = 0;
         p.activity[t] = 0;
         p.tile_dirty[t] = 0;
         p.tile_dirty[p.ntiles + t] = 0;
@@ -300,102 +368,149 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // ---------------------------------------------------------------------------------
 // Global relabel: exact BFS distances to t over residual arcs, by tile fixpoints.
 
-template <int D>
-__device__ void gr_init_tile(const Params& p, u32 t) {
-    const u32 base = t * TP;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        u32 m = p.tres[base + i] ? 0x100u : 0u;
-        for (int d = 0; d < D; ++d)
-            if (p.res[(size_t)d * p.npix + base + i]) m |= 1u << d;
-        p.rmask[base + i] = (u16)m;
-        p.h[base + i] = (m & 0x100u) ? 1u : INF;
-    }
-    if (threadIdx.x == 0) {
-        p.tile_dirty[t] = 1;
-        p.tile_dirty[p.ntiles + t] = 0;
-    }
-}
-
-template <int D, int d>
-__device__ __forceinline__ u32 relax_dir(const u32* hb, int hi, u32 bits, u32 m) {
-    if (bits & (1u << d)) m = umin32(m, hb[hi + Dir<d>::dy * HW + Dir<d>::dx] + 1u);
-    return m;
-}
-
-template <int D>
-__device__ __forceinline__ u32 relax_all(const u32* hb, int hi, u32 bits, u32 v) {
-    u32 m = v;
-    m = relax_dir<D, 0>(hb, hi, bits, m);
-    m = relax_dir<D, 1>(hb, hi, bits, m);
-    m = relax_dir<D, 2>(hb, hi, bits, m);
-    m = relax_dir<D, 3>(hb, hi, bits, m);
-    if (D == 8) {
-        m = relax_dir<D, 4>(hb, hi, bits, m);
-        m = relax_dir<D, 5>(hb, hi, bits, m);
-        m = relax_dir<D, 6>(hb, hi, bits, m);
-        m = relax_dir<D, 7>(hb, hi, bits, m);
-    }
-    return m;
-}
-
-// Jacobi iterations of h(u) = min(h(u), h(v) + 1 over residual u->v) inside the tile
-// with the halo fixed, until nothing changes. Returns the buffer holding the fixpoint.
-template <int D>
-__device__ int tile_fixpoint(u32 (*h)[HP], const u32* bits_of, int cur, u64* iters) {
-    for (;;) {
-        u32 changed = 0;
+// Frontier relaxation of h(j) = min(h(j), h(i) + 1 over arcs j -> i inside the tile,
+// starting from the pixels whose bit is set in fb[0] (their heights already lowered).
+// Each iteration lets the frontier pixels lower their in-tile neighbours with atomicMin;
+// those that improved form the next frontier. Rows without frontier pixels cost one
+// shared load per warp. `arc(j, d)`: whether pixel j has a residual arc in direction d.
+// The fixpoint is the same as Bellman-Ford's; returns the iterations.
+template <int D, class Arc>
+__device__ u32 frontier_fixpoint(u32* h, u32 (*fb)[FWORDS], Arc arc) {
+    u32 iters = 0;
+    for (u32 k = 0;; ++k) {
+        u32* cur = fb[k % 3];
+        u32* nxt = fb[(k + 1) % 3];
+        u32* old = fb[(k + 2) % 3];
+        u32 more = 0;
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-            const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-            const u32 v = h[cur][hi];
-            const u32 m = v > 1 ? relax_all<D>(h[cur], hi, bits_of[i], v) : v;
-            h[cur ^ 1][hi] = m;
-            changed |= (m != v);
+            const u32 w = cur[i / 32];
+            if (!((w >> (i % 32)) & 1u)) continue;
+            const int lx = (int)(i % TW), ly = (int)(i / TW);
+            const u32 v = atomicOr(&h[(ly + 1) * HW + lx + 1], 0u) + 1u;
+#pragma unroll
+            for (int d = 0; d < D; ++d) {
+                const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+                if (!inside_tile(nx, ny)) continue;
+                const u32 j = (u32)(ny * TW + nx);
+                if (!arc(j, d ^ 1)) continue;
+                if (atomicMin(&h[(ny + 1) * HW + nx + 1], v) > v) {
+                    atomicOr(&nxt[j / 32], 1u << (j % 32));
+                    more = 1;
+                }
+            }
         }
-        ++*iters;
-        const int any = __syncthreads_or(changed);
-        cur ^= 1;
-        if (!any) return cur;
+        for (u32 w = threadIdx.x; w < FWORDS; w += BDIM) old[w] = 0;
+        ++iters;
+        if (!__syncthreads_or(more)) {
+            for (u32 w = threadIdx.x; w < 3 * FWORDS; w += BDIM) fb[w / FWORDS][w % FWORDS] = 0;
+            __syncthreads();
+            return iters;
+        }
     }
 }
 
-// One BFS round on tile t. Marks the neighbour tiles dirty for the next round when a
-// border height changed.
+// One BFS round on tile t. Round 0 takes the tile's mail into its residual graph, builds
+// the residual bits and starts from h = 1 at pixels with a t-link residual (INF
+// elsewhere, halo ignored); later rounds continue from the stored heights, lowered where
+// a halo neighbour now offers a shorter path. Marks the neighbour tiles dirty for the next
+// round when the border changed (round 0: holds a finite height), and sets the tile's
+// active flag.
 template <int D>
-__device__ void gr_round_tile(const Params& p, BfsSmem& s, u32 t, u32 parity, u64* iters) {
+__device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iters) {
+    const u64 c0 = cycles();
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        const u32 v = p.h[base + i];
-        s.h[0][hi] = v;
-        s.h0[i] = v;
-        s.m[i] = p.rmask[base + i];
-    }
-    for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
-        int lx, ly;
-        halo_coord(k, lx, ly);
-        const u32 v = halo_height(p, tx, ty, lx, ly);
-        const int hi = (ly + 1) * HW + lx + 1;
-        s.h[0][hi] = v;
-        s.h[1][hi] = v;
-    }
-    __syncthreads();
-    const int cur = tile_fixpoint<D>(s.h, s.m, 0, iters);
-    u32 border = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        const u32 v = s.h[cur][hi];
-        if (v != s.h0[i]) {
-            st_relaxed(&p.h[base + i], v);
-            const u32 lx = i % TW, ly = i / TW;
-            if (lx == 0 || ly == 0 || lx == TW - 1 || ly == TH - 1) border = 1;
+    for (u32 w = threadIdx.x; w < 3 * FWORDS; w += BDIM) s.fb[w / FWORDS][w % FWORDS] = 0;
+    if (round == 0) {
+        if (threadIdx.x == 0) {
+            s.mail = take_mail(p, t);
+            __threadfence();
+        }
+        __syncthreads();
+        const u32 mail = s.mail;
+        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+            const int lx = (int)(i % TW), ly = (int)(i / TW);
+            const int hi = (ly + 1) * HW + lx + 1;
+            u64 e = p.exc[base + i];
+            u32 bits = p.tres[base + i] ? BIT_SINK : 0u;
+            for (int d = 0; d < D; ++d) {
+                u32 r = p.res[(size_t)d * p.npix + base + i];
+                if (mail && !inside_tile(lx + dir_dx(d), ly + dir_dy(d))) {
+                    const u32 f = take_pending<D>(p, tx, ty, lx, ly, d);
+                    if (f) {
+                        r += f;
+                        e += f;
+                        p.res[(size_t)d * p.npix + base + i] = r;
+                        p.exc[base + i] = e;
+                    }
+                }
+                if (r) bits |= 1u << d;
+            }
+            if (e) bits |= BIT_EXCESS;
+            p.rmask[base + i] = (u16)bits;
+            s.m[i] = bits;
+            s.h[hi] = (bits & BIT_SINK) ? 1u : INF;
+            s.h0[i] = INF;
+            if (bits & BIT_SINK) atomicOr(&s.fb[0][i / 32], 1u << (i % 32));
+        }
+        for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
+            int lx, ly;
+            halo_coord(k, lx, ly);
+            s.h[(ly + 1) * HW + lx + 1] = INF;
+        }
+    } else {
+        __syncthreads();
+        for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
+            int lx, ly;
+            halo_coord(k, lx, ly);
+            s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
+        }
+        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+            const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
+            const u32 v = p.h[base + i];
+            s.h[hi] = v;
+            s.h0[i] = v;
+            s.m[i] = p.rmask[base + i];
+        }
+        __syncthreads();
+        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+            if (!on_border(i)) continue;
+            const int lx = (int)(i % TW), ly = (int)(i / TW);
+            const int hi = (ly + 1) * HW + lx + 1;
+            const u32 v = s.h[hi];
+            u32 m = v;
+            for (int d = 0; d < D; ++d)
+                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && (s.m[i] >> d & 1u))
+                    m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+            if (m < v) {
+                s.h[hi] = m;
+                atomicOr(&s.fb[0][i / 32], 1u << (i % 32));
+            }
         }
     }
+    __syncthreads();
+    const u32* mbits = s.m;
+    *iters += frontier_fixpoint<D>(s.h, s.fb, [mbits](u32 j, int d) { return (mbits[j] >> d) & 1u; });
+    u32 border = 0, active = 0;
+    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
+        const u32 v = s.h[hi];
+        if (v != s.h0[i] || round == 0) {
+            st_relaxed(&p.h[base + i], v);
+            if (v != s.h0[i] && on_border(i)) border = 1;
+        }
+        if ((s.m[i] & BIT_EXCESS) && v < INF) active = 1;
+    }
     border = __syncthreads_or(border);
-    if (threadIdx.x == 0) atomicAdd(&p.ctl->bfs_tiles, 1u);
+    active = __syncthreads_or(active);
+    if (threadIdx.x == 0) {
+        atomicAdd(&p.ctl->bfs_tiles, 1u);
+        set_tile_active(p, t, active);
+        atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);
+    }
     if (border && threadIdx.x == 0) {
         atomicAdd(&p.ctl->gr_changes, 1u);
-        u32* next = p.tile_dirty + (parity ^ 1u) * p.ntiles;
+        u32* next = p.tile_dirty + ((round + 1u) & 1u) * p.ntiles;
         for (int dy = -1; dy <= 1; ++dy)
             for (int dx = -1; dx <= 1; ++dx) {
                 const int nx = (int)tx + dx, ny = (int)ty + dy;
@@ -405,16 +520,6 @@ __device__ void gr_round_tile(const Params& p, BfsSmem& s, u32 t, u32 parity, u6
     }
 }
 
-// After a global relabel: exact active flags (a pixel with excess and finite height).
-__device__ void finish_tile(const Params& p, u32 t) {
-    const u32 base = t * TP;
-    u32 active = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM)
-        if (p.exc[base + i] && p.h[base + i] < INF) active = 1;
-    active = __syncthreads_or(active);
-    if (threadIdx.x == 0) set_tile_active(p, t, active);
-}
-
 // ---------------------------------------------------------------------------------
 // Discharge: tile-local push-relabel in shared memory.
 
@@ -422,82 +527,85 @@ template <int D>
 __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
+    if (threadIdx.x == 0) {
+        s.sink = 0;
+        s.relabels = 0;
+        s.count = 0;
+        s.mail = take_mail(p, t);
+        __threadfence();
+    }
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
         s.exc[i] = p.exc[base + i];
+        s.inflow[i] = 0;
         s.tres[i] = p.tres[base + i];
-        const u32 v = p.h[base + i];
-        s.h[0][hi] = v;
-        s.h[1][hi] = v;
-        for (int d = 0; d < D; ++d) {
-            s.res[d][i] = p.res[(size_t)d * p.npix + base + i];
-            s.out[d][i] = 0;
-        }
+        s.h[(i / TW + 1) * HW + i % TW + 1] = p.h[base + i];
+        for (int d = 0; d < D; ++d) s.res[d][i] = p.res[(size_t)d * p.npix + base + i];
     }
     for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
         int lx, ly;
         halo_coord(k, lx, ly);
-        const u32 v = halo_height(p, tx, ty, lx, ly);
-        const int hi = (ly + 1) * HW + lx + 1;
-        s.h[0][hi] = v;
-        s.h[1][hi] = v;
+        s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
     }
-    if (threadIdx.x == 0) {
-        s.sink = 0;
-        s.relabels = 0;
-    }
+    for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) s.bout[k / PSLOTS][k % PSLOTS] = 0;
+    for (u32 w = threadIdx.x; w < 3 * FWORDS; w += BDIM) s.fb[w / FWORDS][w % FWORDS] = 0;
     __syncthreads();
+    if (s.mail) {
+        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+            if (!on_border(i)) continue;
+            const int lx = (int)(i % TW), ly = (int)(i / TW);
+            for (int d = 0; d < D; ++d) {
+                if (inside_tile(lx + dir_dx(d), ly + dir_dy(d))) continue;
+                const u32 f = take_pending<D>(p, tx, ty, lx, ly, d);
+                if (f) {
+                    s.exc[i] += f;
+                    s.res[d][i] += f;
+                }
+            }
+        }
+        __syncthreads();
+    }
 }
 
 // Region relabel: heights := BFS distance inside the tile to t or to a halo pixel (plus
-// its frozen height). Valid labels never exceed it, so heights only grow; pixels that
+// its halo height). Valid labels never exceed it, so heights only grow; pixels that
 // reach neither become INF (they cannot reach t at all).
 template <int D>
-__device__ int region_relabel(const Params& p, TileSmem<D>& s, int cur, u64* iters) {
+__device__ u32 region_relabel(const Params& p, TileSmem<D>& s) {
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        s.h[cur][hi] = s.tres[i] ? 1u : INF;
+        const int lx = (int)(i % TW), ly = (int)(i / TW);
+        const int hi = (ly + 1) * HW + lx + 1;
+        u32 m = s.tres[i] ? 1u : INF;
+        if (on_border(i))
+            for (int d = 0; d < D; ++d)
+                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && s.res[d][i])
+                    m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+        s.h[hi] = m;
+        if (m < INF) atomicOr(&s.fb[0][i / 32], 1u << (i % 32));
     }
     __syncthreads();
-    for (;;) {
-        u32 changed = 0;
-        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-            const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-            const u32 v = s.h[cur][hi];
-            u32 m = v;
-            if (v > 1) {
-#pragma unroll
-                for (int d = 0; d < D; ++d)
-                    if (s.res[d][i]) m = umin32(m, s.h[cur][hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
-            }
-            s.h[cur ^ 1][hi] = m;
-            changed |= (m != v);
-        }
-        ++*iters;
-        const int any = __syncthreads_or(changed);
-        cur ^= 1;
-        if (!any) break;
-    }
+    const u32 iters = frontier_fixpoint<D>(s.h, s.fb, [&s](u32 j, int d) { return s.res[d][j] != 0u; });
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        const u32 v = s.h[cur][hi];
-        if (v >= p.hmax && v != INF) s.h[cur][hi] = INF;
+        const u32 v = s.h[hi];
+        if (v >= p.hmax && v != INF) s.h[hi] = INF;
     }
     __syncthreads();
-    return cur;
+    return iters;
 }
 
-// Push phase: every active pixel pushes min(excess, residual) along admissible arcs
-// (to t when at height 1, to neighbours one lower). Returns whether anything moved.
+// Push phase: every active pixel pushes min(excess, residual) along admissible arcs (to
+// t at height 1, to neighbours one lower). In-tile receivers get the flow through shared
+// atomics (their inflow and their reverse residual); a pixel only reads a residual after
+// the height test, so it never reads one a neighbour is adding to (that neighbour would
+// have to be lower and higher at once). Flow leaving the tile accumulates in `bout`.
 template <int D>
-__device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
-    u32 pushed = 0;
+__device__ void push_phase(TileSmem<D>& s, u64* sink) {
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         u64 e = s.exc[i];
         if (e == 0) continue;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
-        const u32 hu = s.h[cur][hi];
+        const u32 hu = s.h[hi];
         if (hu >= INF) continue;
         if (hu == 1) {
             const u32 r = s.tres[i];
@@ -506,162 +614,173 @@ __device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
                 s.tres[i] = r - a;
                 e -= a;
                 *sink += a;
-                pushed = 1;
             }
         }
 #pragma unroll
         for (int d = 0; d < D; ++d) {
+            if (e == 0) break;
+            if (s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u != hu) continue;
             const u32 r = s.res[d][i];
-            if (e == 0 || r == 0) continue;
-            const u32 hv = s.h[cur][hi + dir_dy(d) * HW + dir_dx(d)];
-            if (hv + 1u != hu) continue;
+            if (r == 0) continue;
             const u32 a = (u32)umin64(e, r);
             s.res[d][i] = r - a;
             e -= a;
-            pushed = 1;
-            if (inside_tile(lx + dir_dx(d), ly + dir_dy(d)))
-                s.out[d][i] = a;
-            else
-                s.out[d][i] += a;
+            const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+            if (inside_tile(nx, ny)) {
+                const u32 j = (u32)(ny * TW + nx);
+                atomicAdd(&s.inflow[j], (u64)a);
+                atomicAdd(&s.res[d ^ 1][j], a);
+            } else {
+                s.bout[d][(nx < 0 || nx >= TW) ? ly : TW + lx] += a;
+            }
         }
         s.exc[i] = e;
     }
-    return pushed;
 }
 
-// Pull phase: every pixel takes the flow its in-tile neighbours pushed to it (excess and
-// reverse residual), then an active pixel with no admissible arc is relabelled to one
-// above its lowest residual neighbour (Jacobi: new heights go to the other buffer).
-// Returns whether the pixel loop saw an active pixel with a finite height afterwards.
+// Relabel phase: pixels take their inflow; an active pixel with no admissible arc is
+// queued for a relabel to one above its lowest residual neighbour (applied after the
+// barrier, so every decision sees the same heights: Jacobi relabels keep labels valid). Returns whether an active pixel with
+// a finite (new) height remains.
 template <int D>
-__device__ u32 pull_relabel_phase(const Params& p, TileSmem<D>& s, int cur, u32* relabels) {
+__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s) {
     u32 active = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int lx = (int)(i % TW), ly = (int)(i / TW);
-        const int hi = (ly + 1) * HW + lx + 1;
-        u64 in = 0;
-#pragma unroll
-        for (int d = 0; d < D; ++d) {
-            const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
-            if (!inside_tile(nx, ny)) continue;
-            const u32 j = (u32)(ny * TW + nx);
-            const u32 f = s.out[d ^ 1][j];
-            if (f) {
-                s.out[d ^ 1][j] = 0;
-                s.res[d][i] += f;
-                in += f;
-            }
-        }
         u64 e = s.exc[i];
+        const u64 in = s.inflow[i];
         if (in) {
+            s.inflow[i] = 0;
             e += in;
             s.exc[i] = e;
         }
-        const u32 hv = s.h[cur][hi];
-        u32 hn = hv;
-        if (e && hv < INF) {
-            u32 m = s.tres[i] ? 0u : INF;
+        if (e == 0) continue;
+        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
+        const u32 hv = s.h[hi];
+        if (hv >= INF) continue;
+        u32 m = s.tres[i] ? 0u : INF;
 #pragma unroll
-            for (int d = 0; d < D; ++d)
-                if (s.res[d][i]) m = umin32(m, s.h[cur][hi + dir_dy(d) * HW + dir_dx(d)]);
-            if (m >= hv) {
-                hn = (m >= p.hmax - 1u) ? INF : m + 1u;
-                ++*relabels;
-            }
-            if (hn < INF) active = 1;
+        for (int d = 0; d < D; ++d)
+            if (s.res[d][i]) m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)]);
+        if (m + 1u == hv) {
+            active = 1;  // an admissible arc is left
+            continue;
         }
-        s.h[cur ^ 1][hi] = hn;
+        // m + 1 > hv with valid labels; below only when stale halo heights of the
+        // concurrent variant let a neighbour push uphill (then the label is repaired)
+        const u32 hn = (m >= p.hmax - 1u) ? INF : m + 1u;
+        const u32 k = atomicAdd(&s.count, 1u);
+        s.list[k] = ((u64)hn << 10) | i;
+        if (hn < INF) active = 1;
     }
     return active;
 }
 
-// Writes the tile back, hands the flow pushed across the border to the neighbour tiles
-// and updates the activity flags. `active` = the tile still has active pixels.
+// Applies the queued relabels. Returns how many there were.
 template <int D>
-__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, int cur, u32 active) {
+__device__ u32 apply_relabels(TileSmem<D>& s) {
+    const u32 n = s.count;
+    for (u32 k = threadIdx.x; k < n; k += BDIM) {
+        const u64 e = s.list[k];
+        const u32 i = (u32)(e & 1023u);
+        s.h[(i / TW + 1) * HW + i % TW + 1] = (u32)(e >> 10);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) s.count = 0;
+    return n;
+}
+
+// Writes the tile back, leaves the flow pushed across the border in the tile's mailbox
+// slots, tells the receiving tiles and updates the tile's active flag.
+template <int D>
+__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, u32 active) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
+    if (threadIdx.x == 0) s.mail = 0;
+    __syncthreads();
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int lx = (int)(i % TW), ly = (int)(i / TW);
-        const int hi = (ly + 1) * HW + lx + 1;
         p.exc[base + i] = s.exc[i];
         p.tres[base + i] = s.tres[i];
-        p.h[base + i] = s.h[cur][hi];
+        st_relaxed(&p.h[base + i], s.h[(i / TW + 1) * HW + i % TW + 1]);
         for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = s.res[d][i];
-        if (lx != 0 && ly != 0 && lx != TW - 1 && ly != TH - 1) continue;
-        for (int d = 0; d < D; ++d) {
-            const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
-            if (inside_tile(nx, ny)) continue;
-            const u32 f = s.out[d][i];
-            if (!f) continue;
-            // f > 0 means the arc had residual capacity, so the neighbour is a real pixel
-            const u32 gx = (u32)((int)(tx * TW) + nx), gy = (u32)((int)(ty * TH) + ny);
-            const u32 g = blocked_index(p, gx, gy);
-            atomicAdd(&p.exc[g], (u64)f);
-            p.res[(size_t)(d ^ 1) * p.npix + g] += f;
-            set_tile_active(p, g / TP, 1u);
-        }
+    }
+    for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) {
+        const u32 f = s.bout[k / PSLOTS][k % PSLOTS];
+        if (!f) continue;
+        const int d = (int)(k / PSLOTS), slot = (int)(k % PSLOTS);
+        // the slot's pixel: a row index on the sides it leaves sideways, else a column
+        const bool xout = slot < TW && dir_dx(d) != 0;
+        const int lx = xout ? (dir_dx(d) > 0 ? TW - 1 : 0) : slot - TW;
+        const int ly = xout ? slot : (dir_dy(d) > 0 ? TH - 1 : 0);
+        atomicAdd(&p.pend[pend_index<D>(t, d, lx, ly)], f);
+        const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+        const int ox = nx < 0 ? 0 : nx >= TW ? 2 : 1, oy = ny < 0 ? 0 : ny >= TH ? 2 : 1;
+        atomicOr(&s.mail, 1u << (oy * 3 + ox));
     }
     __syncthreads();
     if (threadIdx.x == 0) {
+        if (s.mail) __threadfence();
+        for (int k = 0; k < 9; ++k)
+            if (s.mail & (1u << k)) send_mail(p, (ty + (u32)(k / 3) - 1u) * p.tiles_x + tx + (u32)(k % 3) - 1u);
         set_tile_active(p, t, active);
         if (s.sink) atomicAdd(&p.ctl->sink_flow, s.sink);
         if (s.relabels) atomicAdd(&p.ctl->relabels, (u64)s.relabels);
     }
 }
 
-// Discharges tile t (already known to be worth a visit). `region_first`: run a region
-// relabel before the first step (heights may be stale since the last global relabel).
 template <int D>
-__device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool region_first) {
-    load_tile<D>(p, s, t);
-    u64 iters = 0, steps = 0;
-    int cur = 0;
+__device__ __forceinline__ u32 any_active(const TileSmem<D>& s) {
     u32 active = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM)
-        if (s.exc[i] && s.h[0][(i / TW + 1) * HW + i % TW + 1] < INF) active = 1;
-    active = __syncthreads_or(active);
+        if (s.exc[i] && s.h[(i / TW + 1) * HW + i % TW + 1] < INF) active = 1;
+    return __syncthreads_or(active);
+}
+
+// Discharges tile t (flagged active or mailed). `region_first`: run a region relabel
+// before the first step (heights may be stale since the last global relabel).
+template <int D>
+__device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool region_first) {
+    const u64 c0 = cycles();
+    load_tile<D>(p, s, t);
+    const bool mailed = s.mail != 0;
+    u64 iters = 0, steps = 0;
+    u32 active = any_active<D>(s);
     if (!active) region_first = false;
     if (region_first) {
-        cur = region_relabel<D>(p, s, cur, &iters);
-        active = 0;
-        for (u32 i = threadIdx.x; i < TP; i += BDIM)
-            if (s.exc[i] && s.h[cur][(i / TW + 1) * HW + i % TW + 1] < INF) active = 1;
-        active = __syncthreads_or(active);
+        iters += region_relabel<D>(p, s);
+        active = any_active<D>(s);
     }
-    const bool worked = active != 0 || region_first;
+    const bool worked = active || region_first || mailed;
     u64 sink = 0;
     u32 relabels = 0;
     while (active) {
-        push_phase<D>(s, cur, &sink);
+        push_phase<D>(s, &sink);
         __syncthreads();
-        active = pull_relabel_phase<D>(p, s, cur, &relabels);
+        active = relabel_phase<D>(p, s);
         active = __syncthreads_or(active);
-        cur ^= 1;
+        relabels += apply_relabels<D>(s);
         ++steps;
         if (!active || steps >= p.step_budget) break;
         if (p.region_every && steps % p.region_every == 0) {
-            cur = region_relabel<D>(p, s, cur, &iters);
-            active = 0;
-            for (u32 i = threadIdx.x; i < TP; i += BDIM)
-                if (s.exc[i] && s.h[cur][(i / TW + 1) * HW + i % TW + 1] < INF) active = 1;
-            active = __syncthreads_or(active);
+            iters += region_relabel<D>(p, s);
+            active = any_active<D>(s);
         }
     }
-    if (sink) atomicAdd(&s.sink, sink);
-    if (relabels) atomicAdd(&s.relabels, relabels);
-    __syncthreads();
-    if (worked) {
-        store_tile<D>(p, s, t, cur, active);
-        if (threadIdx.x == 0) {
+    if (threadIdx.x == 0) {
+        s.relabels = relabels;
+        if (steps) {
             p.activity[t] += 1;
             atomicAdd(&p.ctl->tile_visits, 1u);
-            atomicAdd((u64*)&p.ctl->steps, steps);
+            atomicAdd(&p.ctl->steps, steps);
         }
-    } else if (threadIdx.x == 0) {
-        set_tile_active(p, t, 0u);
+        if (iters) atomicAdd(&p.ctl->bfs_iters, iters);
     }
-    if (threadIdx.x == 0 && iters) atomicAdd((u64*)&p.ctl->bfs_iters, iters);
+    if (sink) atomicAdd(&s.sink, sink);
+    __syncthreads();
+    if (worked)
+        store_tile<D>(p, s, t, active);
+    else if (threadIdx.x == 0)
+        set_tile_active(p, t, 0u);
+    if (threadIdx.x == 0) atomicAdd(&p.ctl->cyc_discharge, cycles() - c0);
 }
 
 // Output: mask of the pixels that cannot reach t (255) in row-major order.
@@ -672,6 +791,11 @@ __device__ void mask_tile(const Params& p, u32 t) {
         const u32 gx = tx * TW + i % TW, gy = ty * TH + i / TW;
         if (gx < p.width && gy < p.height) p.mask[gy * p.width + gx] = p.h[base + i] >= INF ? 255 : 0;
     }
+}
+
+// Whether tile t needs a discharge visit this round.
+__device__ __forceinline__ bool wants_visit(const Params& p, u32 t, bool revisit) {
+    return revisit || p.tile_active[t] || ld_relaxed(&p.tile_mail[t]);
 }
 
 // ---------------------------------------------------------------------------------
@@ -690,42 +814,38 @@ __device__ void init_entry(const Params& p) {
 extern "C" __global__ void __launch_bounds__(BDIM) pr_init4(const Params p) { init_entry<4>(p); }
 extern "C" __global__ void __launch_bounds__(BDIM) pr_init8(const Params p) { init_entry<8>(p); }
 
-extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_init4(const Params p) { gr_init_tile<4>(p, blockIdx.x); }
-extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_init8(const Params p) { gr_init_tile<8>(p, blockIdx.x); }
-
 template <int D>
-__device__ void gr_round_entry(const Params& p, u32 parity) {
+__device__ void gr_round_entry(const Params& p, u32 round) {
     DYN_SMEM(smem);
     BfsSmem& s = *reinterpret_cast<BfsSmem*>(smem);
     const u32 t = blockIdx.x;
-    u32* dirty = p.tile_dirty + parity * p.ntiles;
-    if (!dirty[t]) return;
+    u32* dirty = p.tile_dirty + (round & 1u) * p.ntiles;
+    if (round > 0 && !dirty[t]) return;
     __syncthreads();
     if (threadIdx.x == 0) dirty[t] = 0;
     u64 iters = 0;
-    gr_round_tile<D>(p, s, t, parity, &iters);
-    if (threadIdx.x == 0) atomicAdd((u64*)&p.ctl->bfs_iters, iters);
+    gr_tile<D>(p, s, t, round, &iters);
+    if (threadIdx.x == 0) atomicAdd(&p.ctl->bfs_iters, iters);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_round4(const Params p, u32 parity) { gr_round_entry<4>(p, parity); }
-extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_round8(const Params p, u32 parity) { gr_round_entry<8>(p, parity); }
+extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_round4(const Params p, u32 round) { gr_round_entry<4>(p, round); }
+extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_round8(const Params p, u32 round) { gr_round_entry<8>(p, round); }
 
-extern "C" __global__ void __launch_bounds__(BDIM) pr_finish(const Params p) { finish_tile(p, blockIdx.x); }
-
+// Discharges the tiles [first, first + gridDim.x) of the colour-ordered tile list.
 template <int D>
-__device__ void discharge_entry(const Params& p, u32 colour, u32 revisit, u32 region_first) {
+__device__ void discharge_entry(const Params& p, u32 first, u32 revisit, u32 region_first) {
     DYN_SMEM(smem);
     TileSmem<D>& s = *reinterpret_cast<TileSmem<D>*>(smem);
-    const u32 t = p.colour_tiles[p.colour_start[colour] + blockIdx.x];
-    if (!revisit && !p.tile_active[t]) return;
+    const u32 t = p.colour_tiles[first + blockIdx.x];
+    if (!wants_visit(p, t, revisit != 0)) return;
     discharge_tile<D>(p, s, t, region_first != 0);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_discharge4(const Params p, u32 colour, u32 revisit, u32 region_first) {
-    discharge_entry<4>(p, colour, revisit, region_first);
+extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_discharge4(const Params p, u32 first, u32 revisit, u32 region_first) {
+    discharge_entry<4>(p, first, revisit, region_first);
 }
-extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_discharge8(const Params p, u32 colour, u32 revisit, u32 region_first) {
-    discharge_entry<8>(p, colour, revisit, region_first);
+extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_discharge8(const Params p, u32 first, u32 revisit, u32 region_first) {
+    discharge_entry<8>(p, first, revisit, region_first);
 }
 
 extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mask_tile(p, blockIdx.x); }
@@ -733,9 +853,8 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // ---------------------------------------------------------------------------------
 // Persistent cooperative solve: the whole schedule in one launch (after pr_init*).
 
-// Claims the k-th work item of a pass: first blockIdx.x, then from the shared queue.
-__device__ __forceinline__ u32 claim(const Params& p, u32 k_static, u32 base, u32* s_claim, bool first) {
-    if (first) return k_static;
+// Claims the next work item of a pass: first blockIdx.x, then from the shared queue.
+__device__ __forceinline__ u32 claim(const Params& p, u32 base, u32* s_claim) {
     __syncthreads();
     if (threadIdx.x == 0) *s_claim = p.nblocks + (atomicAdd(&p.ctl->queue, 1u) - base);
     __syncthreads();
@@ -749,51 +868,48 @@ __device__ void solve_persistent(const Params& p) {
     __shared__ u32 s_ok, s_claim;
     Ctl* c = p.ctl;
     const u32 nb = p.nblocks;
+    BfsSmem& bs = *reinterpret_cast<BfsSmem*>(smem);
+    TileSmem<D>& ts = *reinterpret_cast<TileSmem<D>*>(smem);
+    if (threadIdx.x == 0) snap = Snap{};
+    __syncthreads();
 
     u32 rounds = 0;
     u64 bfs_iters = 0;
     for (;;) {
         // 1. exact global relabel
-        for (u32 t = blockIdx.x; t < p.ntiles; t += nb) gr_init_tile<D>(p, t);
-        if (!grid_sync(c, nb, &snap, &s_ok)) return;
         u32 prev_changes = snap.gr_changes;
-        BfsSmem& bs = *reinterpret_cast<BfsSmem*>(smem);
         for (u32 r = 0;; ++r) {
-            const u32 parity = r & 1u;
-            u32* dirty = p.tile_dirty + parity * p.ntiles;
+            u32* dirty = p.tile_dirty + (r & 1u) * p.ntiles;
             const u32 base = snap.queue;
-            for (u32 k = claim(p, blockIdx.x, base, &s_claim, true); k < p.ntiles;
-                 k = claim(p, 0, base, &s_claim, false)) {
-                const u32 t = k;
-                if (!dirty[t]) continue;
-                __syncthreads();
-                if (threadIdx.x == 0) dirty[t] = 0;
-                gr_round_tile<D>(p, bs, t, parity, &bfs_iters);
+            for (u32 t = blockIdx.x; t < p.ntiles; t = claim(p, base, &s_claim)) {
+                if (r > 0) {
+                    if (!dirty[t]) continue;
+                    __syncthreads();
+                    if (threadIdx.x == 0) dirty[t] = 0;
+                }
+                gr_tile<D>(p, bs, t, r, &bfs_iters);
             }
             if (blockIdx.x == 0 && threadIdx.x == 0) c->bfs_rounds += 1;
             if (!grid_sync(c, nb, &snap, &s_ok)) return;
             if (snap.gr_changes == prev_changes) break;
             prev_changes = snap.gr_changes;
         }
-        for (u32 t = blockIdx.x; t < p.ntiles; t += nb) finish_tile(p, t);
         if (blockIdx.x == 0 && threadIdx.x == 0) c->global_relabels += 1;
-        if (!grid_sync(c, nb, &snap, &s_ok)) return;
         if (snap.active_tiles == 0) break;  // optimal: no active pixel can reach t
 
         // 2. discharge rounds until the next global relabel is due
         const u64 work0 = snap.relabels;
         const u64 work_cap = (u64)p.npix * p.gr_work_num / 16u;
-        bool stop = false;
         for (u32 since = 0;;) {
             const bool revisit = p.revisit_every && rounds % p.revisit_every == p.revisit_every - 1;
-            for (u32 colour = 0; colour < p.ncolours; ++colour) {
-                const u32 count = p.colour_start[colour + 1] - p.colour_start[colour];
+            const u32 phases = p.concurrent ? 1u : p.ncolours;
+            for (u32 phase = 0; phase < phases; ++phase) {
+                const u32 first = p.concurrent ? 0u : p.colour_start[phase];
+                const u32 count = p.concurrent ? p.ntiles : p.colour_start[phase + 1] - first;
                 const u32 base = snap.queue;
-                TileSmem<D>& ts = *reinterpret_cast<TileSmem<D>*>(smem);
-                for (u32 k = claim(p, blockIdx.x, base, &s_claim, true); k < count;
-                     k = claim(p, 0, base, &s_claim, false)) {
-                    const u32 t = p.colour_tiles[p.colour_start[colour] + k];
-                    if (!revisit && !p.tile_active[t]) continue;
+                for (u32 k = blockIdx.x; k < count; k = claim(p, base, &s_claim)) {
+                    const u32 t = p.colour_tiles[first + k];
+                    if (!wants_visit(p, t, revisit)) continue;
                     discharge_tile<D>(p, ts, t, since > 0);
                 }
                 if (!grid_sync(c, nb, &snap, &s_ok)) return;
@@ -803,18 +919,16 @@ __device__ void solve_persistent(const Params& p) {
             if (blockIdx.x == 0 && threadIdx.x == 0) c->rounds = rounds;
             if (rounds >= p.max_rounds) {
                 if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&c->status, ST_ROUND_CAP);
-                stop = true;
-                break;
+                return;
             }
-            if (snap.active_tiles == 0) break;
+            if (snap.active_tiles == 0 && snap.mail_tiles == 0) break;
             if (since >= p.gr_rounds) break;
             if (snap.relabels - work0 > work_cap) break;
         }
-        if (stop) return;
     }
     // 3. output
     for (u32 t = blockIdx.x; t < p.ntiles; t += nb) mask_tile(p, t);
-    if (threadIdx.x == 0 && bfs_iters) atomicAdd((u64*)&c->bfs_iters, bfs_iters);
+    if (threadIdx.x == 0 && bfs_iters) atomicAdd(&c->bfs_iters, bfs_iters);
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&c->status, ST_DONE);
 }
 

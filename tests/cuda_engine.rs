@@ -25,14 +25,19 @@ fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
     }
 }
 
-fn schedules() -> [CudaConfig; 2] {
-    [
-        CudaConfig::default(),
-        CudaConfig {
-            schedule: Schedule::HostLoop,
-            ..CudaConfig::default()
-        },
-    ]
+/// Every way of driving the kernels: persistent or host loop, coloured or concurrent.
+fn schedules() -> Vec<CudaConfig> {
+    let mut all = Vec::new();
+    for schedule in [Schedule::Persistent, Schedule::HostLoop] {
+        for concurrent in [false, true] {
+            all.push(CudaConfig {
+                schedule,
+                concurrent,
+                ..CudaConfig::default()
+            });
+        }
+    }
+    all
 }
 
 fn grids_dir() -> Option<PathBuf> {
@@ -296,16 +301,16 @@ fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
         for x in 0..w {
             let (fx, fy) = (x as f64 / w as f64, y as f64 / h as f64);
             let blob = ((fx * 9.0).sin() * (fy * 7.0).cos() + (fx * 3.0 + fy * 5.0).sin()) * 0.5;
-            let base = if blob > 0.1 { 180.0 } else { 60.0 };
-            img[(y * w + x) as usize] = base + 25.0 * blob + rng.below(41) as f64 - 20.0;
+            let base = if blob > 0.1 { 150.0 } else { 100.0 };
+            img[(y * w + x) as usize] = base + 20.0 * blob + rng.below(61) as f64 - 30.0;
         }
     }
     let nll = |v: f64, mean: f64| ((v - mean) / 40.0).powi(2) / 2.0 + 0.5;
     let mut src = vec![0i32; n];
     let mut sink = vec![0i32; n];
     for i in 0..n {
-        let s = (10.0 * nll(img[i], 60.0)).round() as i32; // background cost
-        let t = (10.0 * nll(img[i], 180.0)).round() as i32; // foreground cost
+        let s = (10.0 * nll(img[i], 100.0)).round() as i32; // background cost
+        let t = (10.0 * nll(img[i], 150.0)).round() as i32; // foreground cost
         let m = s.min(t);
         src[i] = s - m;
         sink[i] = t - m;
@@ -422,7 +427,10 @@ fn shared_instances_give_the_manifest_flow_and_a_certified_cut() {
         assert_eq!(engine.cut_side(), CutSide::CannotReachSink);
         for (file, expected) in manifest(&dir) {
             let problem = dimacs::read_path(&dir.join(&file)).expect("instance");
-            let what = format!("{file} ({:?})", config.schedule);
+            let what = format!(
+                "{file} ({:?}, concurrent {})",
+                config.schedule, config.concurrent
+            );
             let flow = solve_certified(&mut engine, &problem, &what);
             assert_eq!(flow, expected, "{what}");
             let d = engine.details();
@@ -440,7 +448,7 @@ fn random_grids_match_the_reference() {
         let Some(mut engine) = engine_or_skip(config) else {
             return;
         };
-        let mut rng = Rng(0x5eed_0001 ^ config.schedule as u64);
+        let mut rng = Rng(0x5eed_0001 ^ config.schedule as u64 ^ (config.concurrent as u64) << 8);
         for case in 0..60 {
             let w = 1 + rng.below(80) as u32;
             let h = 1 + rng.below(70) as u32;
@@ -539,7 +547,12 @@ fn single_rows_and_columns() {
                     }
                 }
                 let p = GridProblem::from_arrays(w, h, c, src, sink, edges).expect("grid");
-                let what = format!("{w}x{h} {}C {:?}", c.number(), config.schedule);
+                let what = format!(
+                    "{w}x{h} {}C {:?} {}",
+                    c.number(),
+                    config.schedule,
+                    config.concurrent
+                );
                 assert_eq!(
                     solve_certified(&mut engine, &p, &what),
                     reference_flow(&p),
@@ -685,6 +698,10 @@ fn report_schedules() {
         None,
     ));
     let base = CudaConfig::default();
+    let conc = CudaConfig {
+        concurrent: true,
+        ..base
+    };
     let variants: Vec<(&str, CudaConfig)> = vec![
         ("default", base),
         (
@@ -692,6 +709,42 @@ fn report_schedules() {
             CudaConfig {
                 schedule: Schedule::HostLoop,
                 ..base
+            },
+        ),
+        ("conc", conc),
+        (
+            "conc-host",
+            CudaConfig {
+                schedule: Schedule::HostLoop,
+                ..conc
+            },
+        ),
+        (
+            "conc-gr1",
+            CudaConfig {
+                global_relabel_rounds: 1,
+                ..conc
+            },
+        ),
+        (
+            "conc-gr4",
+            CudaConfig {
+                global_relabel_rounds: 4,
+                ..conc
+            },
+        ),
+        (
+            "conc-b16",
+            CudaConfig {
+                step_budget: 16,
+                ..conc
+            },
+        ),
+        (
+            "conc-b256",
+            CudaConfig {
+                step_budget: 256,
+                ..conc
             },
         ),
         (
@@ -702,43 +755,15 @@ fn report_schedules() {
             },
         ),
         (
-            "gr4",
+            "b256",
             CudaConfig {
-                global_relabel_rounds: 4,
-                ..base
-            },
-        ),
-        (
-            "budget32",
-            CudaConfig {
-                step_budget: 32,
-                ..base
-            },
-        ),
-        (
-            "budget128",
-            CudaConfig {
-                step_budget: 128,
-                ..base
-            },
-        ),
-        (
-            "region16",
-            CudaConfig {
-                region_every: 16,
-                ..base
-            },
-        ),
-        (
-            "no-revisit",
-            CudaConfig {
-                revisit_every: 0,
+                step_budget: 256,
                 ..base
             },
         ),
     ];
     println!(
-        "{:<36} {:<11} {:>9} {:>9} {:>8} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>5}",
+        "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
         "instance",
         "variant",
         "solve ms",
@@ -751,6 +776,8 @@ fn report_schedules() {
         "steps",
         "bfs iters",
         "sweeps",
+        "cyc/step",
+        "cyc/bfst",
         "ok"
     );
     for (name, p, expected) in &problems {
@@ -770,7 +797,7 @@ fn report_schedules() {
             let certified =
                 cut_capacity(p, &s.mask) == s.flow && expected.is_none_or(|e| e == s.flow);
             println!(
-                "{:<36} {:<11} {:>9.3} {:>9.3} {:>8.2} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7.1} {:>5}",
+                "{:<36} {:<10} {:>9.3} {:>9.3} {:>7.2} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7.1} {:>8.0} {:>8.0} {:>5}",
                 name,
                 label,
                 times[times.len() / 2],
@@ -783,6 +810,8 @@ fn report_schedules() {
                 d.steps,
                 d.bfs_iterations,
                 d.sweeps,
+                d.discharge_cycles as f64 / d.steps.max(1) as f64,
+                d.bfs_cycles as f64 / d.bfs_tiles.max(1) as f64,
                 if certified { "yes" } else { "NO" }
             );
         }

@@ -1,7 +1,7 @@
 //! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
 //! flags, the counters and the row-major input and output arrays.
 
-use super::layout::{CTL_WORDS, MAX_PIXELS, Params, TILE_PX, Tiling};
+use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_PIXELS, Params, TILE_PX, Tiling};
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, ValidAsZeroBits};
@@ -21,7 +21,9 @@ pub struct DeviceState {
     exc: CudaSlice<u64>,
     h: CudaSlice<u32>,
     rmask: CudaSlice<u16>,
+    pend: CudaSlice<u32>,
     tile_active: CudaSlice<u32>,
+    tile_mail: CudaSlice<u32>,
     tile_dirty: CudaSlice<u32>,
     /// Discharge visits per tile (the heatmap).
     pub activity: CudaSlice<u32>,
@@ -73,7 +75,9 @@ impl DeviceState {
         let real = tiling.pixels();
         let dirs = tiling.dirs as u64;
         let nt = tiling.ntiles() as u64;
-        let need = npix * (4 * dirs + 4 + 8 + 4 + 2) + real * (4 * (2 + dirs) + 1) + nt * 20;
+        let need = npix * (4 * dirs + 4 + 8 + 4 + 2)
+            + real * (4 * (2 + dirs) + 1)
+            + nt * (24 + 4 * dirs * MAIL_SLOTS as u64);
         let (free, _) = stream
             .context()
             .mem_get_info()
@@ -101,7 +105,9 @@ impl DeviceState {
             exc: alloc(stream, npix, &mut bytes)?,
             h: alloc(stream, npix, &mut bytes)?,
             rmask: alloc(stream, npix, &mut bytes)?,
+            pend: alloc(stream, nt * dirs * MAIL_SLOTS as u64, &mut bytes)?,
             tile_active: alloc(stream, nt, &mut bytes)?,
+            tile_mail: alloc(stream, nt, &mut bytes)?,
             tile_dirty: alloc(stream, 2 * nt, &mut bytes)?,
             activity: alloc(stream, nt, &mut bytes)?,
             colour_tiles,
@@ -158,7 +164,9 @@ impl DeviceState {
             exc: self.exc.device_ptr(stream).0,
             h: self.h.device_ptr(stream).0,
             rmask: self.rmask.device_ptr(stream).0,
+            pend: self.pend.device_ptr(stream).0,
             tile_active: self.tile_active.device_ptr(stream).0,
+            tile_mail: self.tile_mail.device_ptr(stream).0,
             tile_dirty: self.tile_dirty.device_ptr(stream).0,
             activity: self.activity.device_ptr(stream).0,
             colour_tiles: self.colour_tiles.device_ptr(stream).0,

@@ -11,6 +11,8 @@ pub const TILE_W: u32 = 32;
 pub const TILE_H: u32 = 32;
 /// Pixels per tile.
 pub const TILE_PX: u32 = TILE_W * TILE_H;
+/// Mailbox slots per tile and direction (`PSLOTS`).
+pub const MAIL_SLOTS: u32 = 64;
 /// Threads per block (`BDIM` in the kernels).
 pub const BLOCK_THREADS: u32 = 512;
 /// Most tile colours a schedule uses (`MAX_COLOURS`).
@@ -128,14 +130,16 @@ pub struct Params {
     pub gr_work_num: u32,
     pub max_rounds: u32,
     pub nblocks: u32,
+    pub concurrent: u32,
     pub pad0: u32,
-    pub pad1: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
     pub h: u64,
     pub rmask: u64,
+    pub pend: u64,
     pub tile_active: u64,
+    pub tile_mail: u64,
     pub tile_dirty: u64,
     pub activity: u64,
     pub colour_tiles: u64,
@@ -156,9 +160,9 @@ unsafe impl DeviceRepr for Params {}
 pub struct Snap {
     pub relabels: u64,
     pub active_tiles: u32,
+    pub mail_tiles: u32,
     pub gr_changes: u32,
     pub queue: u32,
-    pub pad: u32,
 }
 
 /// Mirror of the kernels' `Ctl`: counters and status of one solve.
@@ -169,7 +173,10 @@ pub struct Ctl {
     pub relabels: u64,
     pub steps: u64,
     pub bfs_iters: u64,
+    pub cyc_discharge: u64,
+    pub cyc_bfs: u64,
     pub active_tiles: u32,
+    pub mail_tiles: u32,
     pub gr_changes: u32,
     pub queue: u32,
     pub tile_visits: u32,
@@ -180,8 +187,6 @@ pub struct Ctl {
     pub status: u32,
     pub bar_count: u32,
     pub bar_gen: u32,
-    pub pad0: u32,
-    pub pad1: u32,
     pub snap: Snap,
 }
 
@@ -209,9 +214,9 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
-        assert_eq!(std::mem::size_of::<Params>(), 88 + 14 * 8);
+        assert_eq!(std::mem::size_of::<Params>(), 88 + 16 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 24);
-        assert_eq!(std::mem::size_of::<Ctl>(), 32 + 4 * 13 + 24);
+        assert_eq!(std::mem::size_of::<Ctl>(), 48 + 4 * 12 + 24);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 
@@ -262,10 +267,10 @@ mod tests {
     fn ctl_round_trips_through_words() {
         let mut words = vec![0u64; CTL_WORDS];
         words[0] = 1 << 40;
-        words[4] = 7 | (9 << 32);
+        words[6] = 7 | (9 << 32);
         let ctl = Ctl::from_words(&words);
         assert_eq!(ctl.sink_flow, 1 << 40);
         assert_eq!(ctl.active_tiles, 7);
-        assert_eq!(ctl.gr_changes, 9);
+        assert_eq!(ctl.mail_tiles, 9);
     }
 }

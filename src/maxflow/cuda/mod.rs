@@ -36,6 +36,9 @@ use std::time::Instant;
 pub struct CudaConfig {
     /// Persistent kernel or one launch per pass.
     pub schedule: Schedule,
+    /// Discharge all tiles at once each round (halo heights may be stale) instead of one
+    /// colour class at a time (frozen halos; 2 phases per round for 4C, 4 for 8C).
+    pub concurrent: bool,
     /// Push/relabel steps a tile may run per visit before it is written back.
     pub step_budget: u32,
     /// Region relabel (BFS inside the tile) every this many steps of a visit (0: only
@@ -56,6 +59,7 @@ impl Default for CudaConfig {
     fn default() -> Self {
         Self {
             schedule: Schedule::Persistent,
+            concurrent: false,
             step_budget: 64,
             region_every: 0,
             revisit_every: 8,
@@ -93,6 +97,10 @@ pub struct CudaDetails {
     pub bfs_iterations: u64,
     /// Local relabel operations.
     pub relabels: u64,
+    /// SM cycles spent inside discharge visits, summed over tiles.
+    pub discharge_cycles: u64,
+    /// SM cycles spent relaxing BFS tiles, summed over tiles.
+    pub bfs_cycles: u64,
     /// Passes over the whole grid's memory: tile visits and BFS tiles over the tile
     /// count, plus the full-grid passes of each global relabel (2) and the output (1).
     pub sweeps: f64,
@@ -169,6 +177,7 @@ impl CudaEngine {
         params.gr_rounds = config.global_relabel_rounds.max(1);
         params.gr_work_num = config.global_relabel_work;
         params.max_rounds = config.max_rounds.max(1);
+        params.concurrent = u32::from(config.concurrent);
         let persistent = config.schedule == Schedule::Persistent && coop > 0;
         params.nblocks = if persistent {
             coop.min(params.ntiles)
@@ -250,6 +259,8 @@ impl CudaEngine {
             steps: ctl.steps,
             bfs_iterations: ctl.bfs_iters,
             relabels: ctl.relabels,
+            discharge_cycles: ctl.cyc_discharge,
+            bfs_cycles: ctl.cyc_bfs,
             sweeps: (ctl.tile_visits as f64 + ctl.bfs_tiles as f64) / ntiles as f64
                 + 2.0 * ctl.global_relabels as f64
                 + 1.0,

@@ -103,9 +103,7 @@ pub fn run_host_loop(
     params: &Params,
     dirs: u32,
 ) -> Result<Outcome, EngineError> {
-    let gr_init = rt.function(&kernel_name("pr_gr_init", dirs))?;
     let gr_round = rt.function(&kernel_name("pr_gr_round", dirs))?;
-    let finish = rt.function("pr_finish")?;
     let discharge = rt.function(&kernel_name("pr_discharge", dirs))?;
     let mask = rt.function("pr_mask")?;
     let tile_smem = rt.layout.tile_smem[usize::from(dirs == 8)];
@@ -116,22 +114,13 @@ pub fn run_host_loop(
     // SAFETY (all launches below): `params` describes the arrays it points at, and each
     // kernel gets the scalar arguments its signature declares.
     loop {
-        unsafe {
-            stream
-                .launch_builder(gr_init)
-                .arg(params)
-                .launch(per_tile(nt, 0))
-        }
-        .map_err(cuda_err("global relabel init"))?;
-        launches += 1;
         let mut prev = read_ctl(stream, state)?.gr_changes;
-        for r in 0u32.. {
-            let parity = r & 1;
+        for round in 0u32.. {
             unsafe {
                 stream
                     .launch_builder(gr_round)
                     .arg(params)
-                    .arg(&parity)
+                    .arg(&round)
                     .launch(per_tile(nt, bfs_smem))
             }
             .map_err(cuda_err("global relabel round"))?;
@@ -143,14 +132,6 @@ pub fn run_host_loop(
             }
             prev = changes;
         }
-        unsafe {
-            stream
-                .launch_builder(finish)
-                .arg(params)
-                .launch(per_tile(nt, 0))
-        }
-        .map_err(cuda_err("finish kernel"))?;
-        launches += 1;
         global_relabels += 1;
         let ctl = read_ctl(stream, state)?;
         if ctl.active_tiles == 0 {
@@ -165,9 +146,20 @@ pub fn run_host_loop(
                     && rounds % params.revisit_every == params.revisit_every - 1,
             );
             let region_first = u32::from(since > 0);
-            for colour in 0..params.ncolours {
-                let count =
-                    params.colour_start[colour as usize + 1] - params.colour_start[colour as usize];
+            let phases = if params.concurrent != 0 {
+                1
+            } else {
+                params.ncolours
+            };
+            for phase in 0..phases as usize {
+                let (first, count) = if params.concurrent != 0 {
+                    (0, nt)
+                } else {
+                    (
+                        params.colour_start[phase],
+                        params.colour_start[phase + 1] - params.colour_start[phase],
+                    )
+                };
                 if count == 0 {
                     continue;
                 }
@@ -175,7 +167,7 @@ pub fn run_host_loop(
                     stream
                         .launch_builder(discharge)
                         .arg(params)
-                        .arg(&colour)
+                        .arg(&first)
                         .arg(&revisit)
                         .arg(&region_first)
                         .launch(per_tile(count, tile_smem))
@@ -192,8 +184,8 @@ pub fn run_host_loop(
                     params.max_rounds
                 )));
             }
-            if ctl.active_tiles == 0 || since >= params.gr_rounds || ctl.relabels - work0 > work_cap
-            {
+            let idle = ctl.active_tiles == 0 && ctl.mail_tiles == 0;
+            if idle || since >= params.gr_rounds || ctl.relabels - work0 > work_cap {
                 break;
             }
         }
