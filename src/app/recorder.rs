@@ -5,7 +5,7 @@
 
 use super::compose::{self, Look};
 use super::settings::RecordKind;
-use crate::capture::Frame;
+use crate::capture::CapturedFrame;
 use crate::grid::Mask;
 use crate::maxflow::BlockActivity;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
@@ -20,8 +20,8 @@ const QUEUE: usize = 16;
 /// One processed frame, shared between the view and the writer.
 #[derive(Clone, Debug)]
 pub struct Shot {
-    /// The frame.
-    pub frame: Arc<Frame>,
+    /// The frame as captured.
+    pub captured: Arc<CapturedFrame>,
     /// Its mask, when segmented.
     pub mask: Option<Arc<Mask>>,
     /// The engine's block activity.
@@ -206,10 +206,10 @@ fn write_kind(path: &Path, kind: RecordKind, shot: &Shot, look: &Look) -> Result
                 .ok_or("mask buffer does not match its size")?;
             DynamicImage::ImageLuma8(grey)
         }
-        (RecordKind::CutOuts, Some(mask)) => DynamicImage::ImageRgba8(compose::cut_out_alpha(&shot.frame, mask)),
+        (RecordKind::CutOuts, Some(mask)) => DynamicImage::ImageRgba8(compose::cut_out_alpha(&shot.captured.frame, mask)),
         (RecordKind::Masks | RecordKind::CutOuts, None) => return Err("no mask to record".into()),
         (RecordKind::Composites, mask) => DynamicImage::ImageRgba8(compose::compose(
-            &shot.frame,
+            &shot.captured.frame,
             mask,
             shot.activity.as_deref(),
             look,
@@ -263,6 +263,7 @@ mod tests {
     use super::*;
     use crate::app::compose::Backdrop;
     use crate::app::settings::ViewMode;
+    use crate::capture::Frame;
     use std::time::{Duration, Instant};
 
     fn shot() -> Shot {
@@ -274,7 +275,12 @@ mod tests {
             index: 0,
         };
         Shot {
-            frame: Arc::new(frame),
+            captured: Arc::new(CapturedFrame {
+                frame,
+                decode_ms: 0.0,
+                name: None,
+                truth: None,
+            }),
             mask: Some(Arc::new(Mask::from_fn(4, 2, |i| i % 2 == 0))),
             activity: None,
         }

@@ -2,9 +2,9 @@
 //! seeds and pictures, probing the CUDA device — each on its own thread, so the UI
 //! thread never waits on a dialog, a disk or a driver.
 
+use crate::capture::CameraDescription;
 use crate::energy::Seeds;
-use crate::maxflow::Engine;
-use crate::maxflow::cuda::CudaEngine;
+use crate::maxflow::{EngineChoice, create_engine};
 use crossbeam_channel::{Receiver, Sender, unbounded};
 use image::{DynamicImage, GrayImage, RgbImage};
 use std::path::PathBuf;
@@ -41,6 +41,8 @@ pub enum Done {
     SeedsSaved(Result<PathBuf, String>),
     /// The CUDA device's description, or why there is none.
     CudaProbed(Result<String, String>),
+    /// The cameras of the system, or why they could not be listed.
+    Cameras(Result<Vec<CameraDescription>, String>),
 }
 
 /// Runs jobs on threads and collects what they finish.
@@ -136,11 +138,11 @@ impl Tasks {
         });
     }
 
-    /// Asks the CUDA engine whether a device is there (the answer names it, or says
-    /// why not).
+    /// Asks for the CUDA engine to learn whether a device is there: the answer names
+    /// it, or says why not.
     pub fn probe_cuda(&mut self) {
         self.spawn(|| {
-            let result = std::panic::catch_unwind(|| CudaEngine::new().map(|engine| engine.description()))
+            let result = std::panic::catch_unwind(|| create_engine(EngineChoice::Cuda).map(|(engine, _)| engine.description()))
                 .unwrap_or_else(|_| Err(crate::maxflow::EngineError::Cuda("the CUDA probe panicked".into())));
             Done::CudaProbed(result.map_err(|e| e.to_string()))
         });
