@@ -10,7 +10,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use livecut::app::settings::{RecordKind, STORAGE_KEY, Settings, ViewMode};
 use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
-use livecut::capture::{DemoConfig, DemoSource, FrameSource, ImageSource};
+use livecut::capture::{CaptureError, CapturedFrame, DemoConfig, DemoScene, DemoSource, FrameSource, ImageSource};
 use livecut::maxflow::EngineChoice;
 use std::collections::HashMap;
 use std::path::Path;
@@ -203,7 +203,7 @@ fn an_image_file_is_segmented_and_kept_for_editing() {
     h.key_press(egui::Key::Space);
     h.run();
     assert!(!h.state().is_paused());
-    h.get_by_label("⏸ Pause").click();
+    h.get_by_label("Pause").click();
     h.run();
     assert!(h.state().is_paused());
     // Clearing the seeds leaves nothing to cut: the frame passes through unsegmented.
@@ -226,11 +226,11 @@ fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
     settings.store(&mut storage);
     let mut h = harness(app_on(demo(None), Some(&storage)));
     step_until(&mut h, "frames", |app| app.mask().is_some());
-    h.get_by_label("⏺ Record").click();
+    h.get_by_label("Record").click();
     step_until(&mut h, "three recorded frames", |_| {
         std::fs::read_dir(&folder).map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| !is_tmp(&e.path()))).count()) >= 3
     });
-    h.get_by_label("⏹ Stop recording").click();
+    h.get_by_label("Stop recording").click();
     h.run();
     let first = std::fs::read_dir(&folder)
         .unwrap()
@@ -259,23 +259,54 @@ fn settings_persist_between_runs() {
 }
 
 #[test]
-fn a_failing_source_falls_back_to_the_demo_scene() {
-    // A folder whose second image is broken: the stream fails after one frame.
-    let dir = tempfile::tempdir().unwrap();
-    write_demo_frame(&dir.path().join("a.png"));
-    std::fs::write(dir.path().join("b.png"), b"not a png").unwrap();
-    let source = Box::new(livecut::capture::FolderSource::open(dir.path()).unwrap());
-    let mut h = harness(app_on(source, None));
+fn a_lost_camera_falls_back_to_the_demo_scene() {
+    let mut h = harness(app_on(Box::new(Unplugged { sent: false }), None));
     step_until(&mut h, "the fallback to the demo", |app| {
         app.source_description().is_some_and(|d| d.starts_with("demo"))
     });
     let notices = h.state().notices();
-    assert!(notices.iter().any(|n| n.error && n.text.contains("demo scene")), "{notices:?}");
+    assert!(notices.iter().any(|n| n.error && n.text.contains("unplugged")), "{notices:?}");
     h.get_by_label_contains("showing the demo scene");
+    // The message can be dismissed.
+    h.get_by_label("Dismiss").click();
+    h.run();
+    assert!(h.state().notices().is_empty());
+}
+
+/// A camera that delivers one frame and is then unplugged.
+struct Unplugged {
+    sent: bool,
+}
+
+impl FrameSource for Unplugged {
+    fn describe(&self) -> String {
+        "camera 0: test camera".into()
+    }
+    fn size(&self) -> (u32, u32) {
+        (W, H)
+    }
+    fn is_live(&self) -> bool {
+        true
+    }
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
+        if std::mem::replace(&mut self.sent, true) {
+            return Err(CaptureError::Camera {
+                index: 0,
+                reason: "the device was unplugged".into(),
+            });
+        }
+        let (frame, truth) = DemoScene::new(W, H, 30, 1).render(0);
+        Ok(Some(CapturedFrame {
+            frame,
+            decode_ms: 0.0,
+            name: None,
+            truth: Some(truth),
+        }))
+    }
 }
 
 fn write_demo_frame(path: &Path) {
-    let scene = livecut::capture::DemoScene::new(W, H, 30, 1);
+    let scene = DemoScene::new(W, H, 30, 1);
     let (frame, _) = scene.render(0);
     image::RgbImage::from_raw(W, H, frame.rgb).unwrap().save(path).unwrap();
 }

@@ -36,15 +36,15 @@ impl LivecutApp {
         let ctx = ui.ctx().clone();
         ui.horizontal_wrapped(|ui| {
             let (label, tip) = if self.paused {
-                ("▶ Resume", "Take frames again")
+                ("Resume", "Take frames again")
             } else {
-                ("⏸ Pause", "Stop taking frames")
+                ("Pause", "Stop taking frames")
             };
             if ui.button(label).on_hover_text(hint(&ctx, tip, Action::PauseResume)).clicked() {
                 self.act(Action::PauseResume);
             }
             if ui
-                .button("⏭ Step")
+                .button("Step")
                 .on_hover_text(hint(&ctx, "Segment one more frame, then stay paused", Action::Step))
                 .clicked()
             {
@@ -86,7 +86,7 @@ impl LivecutApp {
                 } else {
                     ui.visuals().text_color()
                 };
-                if ui.small_button("✕").on_hover_text("Dismiss").clicked() {
+                if ui.small_button("Dismiss").clicked() {
                     dismiss = Some(i);
                 }
                 ui.label(RichText::new(&notice.text).color(colour));
@@ -103,7 +103,7 @@ impl LivecutApp {
         egui::CollapsingHeader::new("Segmentation").default_open(true).show(ui, |ui| self.segmentation_controls(ui));
         egui::CollapsingHeader::new("Scribbles").default_open(true).show(ui, |ui| self.scribble_controls(ui));
         egui::CollapsingHeader::new("View").default_open(true).show(ui, |ui| self.view_controls(ui));
-        egui::CollapsingHeader::new("Record").default_open(true).show(ui, |ui| self.record_controls(ui));
+        egui::CollapsingHeader::new("Recording").default_open(true).show(ui, |ui| self.record_controls(ui));
     }
 
     fn source_controls(&mut self, ui: &mut Ui) {
@@ -337,7 +337,7 @@ impl LivecutApp {
             }
         });
         ui.horizontal(|ui| {
-            let label = if recording { "⏹ Stop recording" } else { "⏺ Record" };
+            let label = if recording { "Stop recording" } else { "Record" };
             if ui
                 .button(label)
                 .on_hover_text(hint(&ctx, "Save every frame as a PNG in the folder", Action::Record))
@@ -346,7 +346,7 @@ impl LivecutApp {
                 self.act(Action::Record);
             }
             if ui
-                .button("📷 Snapshot")
+                .button("Snapshot")
                 .on_hover_text(hint(&ctx, "Save this frame's view, mask and cut-out", Action::Snapshot))
                 .clicked()
             {
@@ -386,6 +386,9 @@ impl LivecutApp {
                 ui.label(format!("foreground {:.1}%", info.foreground * 100.0));
                 if let Some(iou) = info.iou {
                     ui.label(format!("IoU vs truth {:.3}", iou));
+                }
+                if let Some(error) = &info.error {
+                    ui.colored_label(Color32::from_rgb(255, 140, 100), format!("not segmented: {error}"));
                 }
             }
         });

@@ -83,8 +83,6 @@ pub struct Notice {
 /// What the newest result said besides its pictures.
 #[derive(Clone, Debug, Default)]
 pub struct ResultInfo {
-    /// Engine that cut the frame.
-    pub engine: &'static str,
     /// Max-flow value.
     pub flow: u64,
     /// Engine iterations.
@@ -254,8 +252,9 @@ impl LivecutApp {
         {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
+        // Live video: redraw at display rate; otherwise poll slowly for background jobs.
         let wait = if !self.paused && self.source_state == SourceState::Running {
-            Duration::from_millis(10)
+            Duration::from_millis(16)
         } else {
             Duration::from_millis(100)
         };
@@ -321,7 +320,6 @@ impl LivecutApp {
         let pixels = (frame.width as f64 * frame.height as f64).max(1.0);
         let iou = result.iou();
         let mut info = ResultInfo {
-            engine: result.engine,
             error: result.error.clone(),
             iou,
             ..ResultInfo::default()
