@@ -1,6 +1,26 @@
 //! Frame sources: camera, image files, folders, video through ffmpeg, and the built-in
 //! demo scene, all behind one [`FrameSource`] trait.
+//!
+//! A source is opened from a [`SourceSpec`] (what the user typed, e.g. `demo`,
+//! `camera:1`, a path) and then yields [`CapturedFrame`]s until the stream ends. Sources
+//! know nothing about threads: [`crate::pipeline`] runs them on a capture thread.
 
+pub mod camera;
+pub mod demo;
+mod error;
+pub mod files;
+mod spec;
+pub mod video;
+
+pub use camera::{CameraDescription, CameraMode, CameraSource, list_cameras};
+pub use demo::{DemoConfig, DemoScene, DemoSource};
+pub use error::CaptureError;
+pub use files::{FolderSource, ImageSource};
+pub use spec::{SourceSpec, StreamSettings};
+pub use video::VideoSource;
+
+use crate::energy::Seeds;
+use crate::grid::Mask;
 use std::time::Duration;
 
 /// One RGB frame, 8 bits per channel, row-major, no padding.
@@ -16,4 +36,53 @@ pub struct Frame {
     pub timestamp: Duration,
     /// Position in the stream, from 0.
     pub index: u64,
+}
+
+/// A frame as a source delivers it, with what the source knows about it.
+#[derive(Clone, Debug)]
+pub struct CapturedFrame {
+    /// The pixels.
+    pub frame: Frame,
+    /// Milliseconds spent reading and decoding (or rendering) this frame; waiting for
+    /// a camera's next exposure is not counted.
+    pub decode_ms: f64,
+    /// Name for per-frame output files (the input file's stem), where the frame came
+    /// from a named file; `None` for streams, which are numbered instead.
+    pub name: Option<String>,
+    /// The true foreground, where the source knows it (the demo scene).
+    pub truth: Option<Mask>,
+}
+
+/// Anything that produces RGB frames: opened once, then read frame by frame.
+pub trait FrameSource: Send {
+    /// One line for people, e.g. `camera 0: HD Webcam (1280x720 MJPEG @ 30 fps)`.
+    fn describe(&self) -> String;
+
+    /// Width and height of every frame this source yields.
+    fn size(&self) -> (u32, u32);
+
+    /// Whether frames keep coming in real time whether or not they are read (cameras,
+    /// the paced demo): such sources are read through a latest-wins channel.
+    fn is_live(&self) -> bool;
+
+    /// Number of frames, where known before reading them (files; videos whose
+    /// container says so); used for progress bars.
+    fn len_hint(&self) -> Option<u64> {
+        None
+    }
+
+    /// Seeds that segment the first frame without user input, where the source knows
+    /// what the foreground is (the demo scene).
+    fn default_seeds(&self) -> Option<Seeds> {
+        None
+    }
+
+    /// The next frame; `Ok(None)` at the end of the stream. After an error the stream
+    /// is over (a camera that disappeared, a truncated file).
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError>;
+}
+
+/// Milliseconds elapsed since `start`, for the per-stage timings.
+pub(crate) fn millis_since(start: std::time::Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
 }

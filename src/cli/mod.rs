@@ -3,6 +3,7 @@
 
 mod app;
 mod bench;
+mod cameras;
 mod eval;
 mod maxflow;
 mod segment;
@@ -31,6 +32,8 @@ enum Command {
     Segment(segment::SegmentArgs),
     /// Segment images with seed files and score them against ground truth (IoU).
     Eval(eval::EvalArgs),
+    /// List the cameras and the modes livecut can read from them.
+    Cameras(cameras::CamerasArgs),
 }
 
 /// Entry point of the binary.
@@ -42,6 +45,7 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(args)) => bench::run(args),
         Some(Command::Segment(args)) => segment::run(args),
         Some(Command::Eval(args)) => eval::run(args),
+        Some(Command::Cameras(args)) => cameras::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,10 +1,263 @@
-//! `livecut segment` (in progress).
+//! `livecut segment`: segment an image, a folder, a video, the demo scene or a camera
+//! into one mask PNG per frame, with optional JSON Lines of per-frame timings.
+//!
+//! Everything that can be checked before the first frame is (input, seeds, engine,
+//! output paths), so a bad run fails with one line and leaves no files. File sources
+//! are read losslessly (every frame, in order); only cameras drop frames when the
+//! solver falls behind, and the JSON lines say how many.
+
+use anyhow::{Context, bail, ensure};
+use indicatif::{ProgressBar, ProgressStyle};
+use livecut::capture::{FrameSource, SourceSpec, StreamSettings};
+use livecut::energy::{SeedLabel, Seeds};
+use livecut::grid::Connectivity;
+use livecut::maxflow::{EngineChoice, create_engine};
+use livecut::pipeline::{Event, Pipeline, PipelineOptions, Recorder, SegmentParams, Segmenter};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Frames of the demo scene when `--frames` is not given (10 s at 30 fps).
+const DEMO_FRAMES: u64 = 300;
 
 /// Options of `livecut segment`.
 #[derive(clap::Args, Debug)]
-pub struct SegmentArgs {}
+pub struct SegmentArgs {
+    /// What to segment: an image, a folder of images (name order), a video file (read
+    /// with ffmpeg), `demo` (built-in scene), or `camera[:N]`.
+    #[arg(long, short, value_name = "INPUT")]
+    pub input: String,
+    /// Seeds PNG for the first frame, the frame's size: grey ≥ 192 foreground, ≤ 64
+    /// background, between unknown. Needed for all inputs but the demo.
+    #[arg(long, value_name = "PNG")]
+    pub seeds: Option<PathBuf>,
+    /// Folder for the masks (255 = foreground), created on the first frame; masks are
+    /// named after input files, or 000000.png… for streams.
+    #[arg(long, value_name = "DIR", default_value = "masks")]
+    pub out: PathBuf,
+    /// Engine: auto picks CUDA when a device is present, else the CPU.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub engine: EngineChoice,
+    /// Stop after N frames (default: all frames of a file, 300 of the demo, until
+    /// interrupted for a camera).
+    #[arg(long, value_name = "N")]
+    pub frames: Option<u64>,
+    /// Write one JSON object per frame (timings, flow, statistics) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Smoothness neighbourhood: 4 or 8.
+    #[arg(long, value_name = "4|8", default_value = "8", value_parser = parse_connectivity)]
+    pub connectivity: Connectivity,
+    /// Smoothness weight λ (default: the segmenter's).
+    #[arg(long, value_name = "X")]
+    pub lambda: Option<f32>,
+    /// Colour-model re-estimation iterations per frame (0 = one cut).
+    #[arg(long, value_name = "N")]
+    pub iterations: Option<u32>,
+    /// Continue each frame from the previous frame's residual graph (on), or solve
+    /// every frame from scratch (off).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off)]
+    pub dynamic: bool,
+    /// Frame size of the demo scene, and the size asked of a camera.
+    #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
+    pub size: (u32, u32),
+    /// Frame rate of the demo scene, and the rate asked of a camera.
+    #[arg(long, value_name = "FPS", default_value_t = 30)]
+    pub fps: u32,
+}
+
+fn parse_connectivity(text: &str) -> Result<Connectivity, String> {
+    text.parse()
+        .ok()
+        .and_then(Connectivity::from_number)
+        .ok_or_else(|| format!("expected 4 or 8, got {text:?}"))
+}
+
+fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("expected on or off, got {text:?}")),
+    }
+}
+
+fn parse_size(text: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected WIDTHxHEIGHT such as 640x480, got {text:?}");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    Ok((w.parse().map_err(|_| bad())?, h.parse().map_err(|_| bad())?))
+}
 
 /// Runs the command.
-pub fn run(_args: SegmentArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not available yet")
+pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
+    let params = params_of(&args)?;
+    ensure!(args.frames != Some(0), "--frames must be at least 1");
+    let settings = StreamSettings {
+        width: args.size.0,
+        height: args.size.1,
+        fps: args.fps,
+    };
+    let spec = SourceSpec::parse(&args.input, settings)?;
+    let is_demo = matches!(spec, SourceSpec::Demo(_));
+    let limit = args.frames.or(is_demo.then_some(DEMO_FRAMES));
+    let source = spec.open()?;
+    let seeds = load_seeds(&args, source.as_ref())?;
+    check_outputs(&spec, &args.out)?;
+    let (engine, note) = create_engine(args.engine)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let engine_name = engine.name();
+    let live = source.is_live();
+    let total = match (source.len_hint(), limit) {
+        (Some(n), Some(m)) => Some(n.min(m)),
+        (n, m) => n.or(m),
+    };
+    let options = PipelineOptions {
+        seeds: Some(seeds),
+        // Live sources drop frames when the solver is slow; the limit then counts
+        // masks written, not frames captured.
+        max_frames: if live { None } else { limit },
+        ..PipelineOptions::default()
+    };
+    let start = Instant::now();
+    let pipeline = Pipeline::start(Segmenter::new(engine, params), source, options)
+        .context("cannot start the segmentation threads")?;
+    let progress = progress_bar(total);
+    let mut recorder = Recorder::new(&args.out, args.json.as_deref());
+    let outcome = consume(&pipeline, &mut recorder, limit, &progress);
+    progress.finish_and_clear();
+    // Frames still in flight past the limit or after an error are not wanted.
+    drop(pipeline.finish());
+    let (frames, ms_per_frame) = outcome?;
+    let wall = start.elapsed().as_secs_f64();
+    println!(
+        "{frames} mask(s) written to {} in {wall:.1} s ({ms_per_frame:.1} ms per frame, {engine_name} engine)",
+        recorder.dir().display()
+    );
+    if let Some(json) = &args.json {
+        println!("per-frame statistics in {}", json.display());
+    }
+    Ok(())
+}
+
+/// The segmenter's parameters with the options applied.
+fn params_of(args: &SegmentArgs) -> anyhow::Result<SegmentParams> {
+    let mut params = SegmentParams {
+        connectivity: args.connectivity,
+        dynamic: args.dynamic,
+        ..SegmentParams::default()
+    };
+    if let Some(lambda) = args.lambda {
+        ensure!(lambda.is_finite() && lambda >= 0.0, "--lambda must be a number ≥ 0, got {lambda}");
+        params.lambda = lambda;
+    }
+    if let Some(iterations) = args.iterations {
+        params.iterations = iterations;
+    }
+    Ok(params)
+}
+
+/// The seeds file (checked against the frame size and for both labels), or the
+/// source's own seeds (the demo's).
+fn load_seeds(args: &SegmentArgs, source: &dyn FrameSource) -> anyhow::Result<Seeds> {
+    let (width, height) = source.size();
+    let Some(path) = &args.seeds else {
+        return source.default_seeds().with_context(|| {
+            format!(
+                "--seeds PNG is needed for {} (a {width}x{height} grey image: ≥ 192 foreground, ≤ 64 background)",
+                args.input
+            )
+        });
+    };
+    let seeds = Seeds::read_png(path).with_context(|| format!("seeds {}", path.display()))?;
+    seeds.check_size(width, height).with_context(|| format!("seeds {}", path.display()))?;
+    ensure!(
+        seeds.count(SeedLabel::Foreground) > 0,
+        "seeds {} have no foreground seed (no pixel ≥ 192)",
+        path.display()
+    );
+    ensure!(
+        seeds.count(SeedLabel::Background) > 0,
+        "seeds {} have no background seed (no pixel ≤ 64)",
+        path.display()
+    );
+    Ok(seeds)
+}
+
+/// Refuses an output folder where a mask would replace an input image.
+fn check_outputs(spec: &SourceSpec, out: &Path) -> anyhow::Result<()> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    match spec {
+        SourceSpec::Folder(dir) if same(dir, out) => {
+            bail!("--out {} is the input folder; masks would mix with (or replace) its images", out.display())
+        }
+        SourceSpec::Image(path) => {
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            let target = out.join(format!("{stem}.png"));
+            ensure!(
+                !same(path, &target),
+                "the mask {} would replace the input image; choose another --out",
+                target.display()
+            );
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes results as they come until the stream ends or `limit` masks are written;
+/// returns the count and the mean decode-to-mask milliseconds.
+fn consume(
+    pipeline: &Pipeline,
+    recorder: &mut Recorder,
+    limit: Option<u64>,
+    progress: &ProgressBar,
+) -> anyhow::Result<(u64, f64)> {
+    let mut total_ms = 0.0;
+    let summary = |recorder: &Recorder, total_ms: f64| {
+        let n = recorder.written();
+        ensure!(n > 0, "the input has no frames");
+        Ok((n, total_ms / n as f64))
+    };
+    for event in pipeline.events() {
+        match event {
+            Event::Frame(result) => {
+                let index = result.captured.frame.index;
+                if let Some(error) = &result.error {
+                    bail!("frame {index}: {error}");
+                }
+                recorder.record(&result)?;
+                total_ms += result.timings.total_ms;
+                progress.inc(1);
+                if limit.is_some_and(|n| recorder.written() >= n) {
+                    return summary(recorder, total_ms);
+                }
+            }
+            Event::SourceEnded => return summary(recorder, total_ms),
+            Event::SourceFailed(message) | Event::CommandFailed(message) => bail!("{message}"),
+            Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
+        }
+    }
+    bail!("the segmentation worker stopped unexpectedly")
+}
+
+/// A progress bar on a terminal (with a length where known), nothing otherwise.
+fn progress_bar(len: Option<u64>) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let (bar, template) = match len {
+        Some(n) => (
+            ProgressBar::new(n),
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} frames ({per_sec}, eta {eta})",
+        ),
+        None => (ProgressBar::new_spinner(), "{spinner} [{elapsed_precise}] {pos} frames ({per_sec})"),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
 }

@@ -1,6 +1,15 @@
-//! Running the stages: one frame through energy, cut and cleanup ([`segmenter`]), and
-//! the capture and segmentation threads with their channels (in progress).
+//! Running the stages: one frame through energy, cut and cleanup ([`segmenter`]), the
+//! capture thread ([`feed`]) and its frame channel ([`channel`]), the segmentation
+//! worker with its commands and results ([`worker`]), and recording ([`record`]).
 
+pub mod channel;
+pub mod feed;
+pub mod record;
 pub mod segmenter;
+pub mod worker;
 
+pub use channel::Delivery;
+pub use feed::SourceInfo;
+pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter, StageTimings};
+pub use worker::{Command, Event, FrameProcessor, FrameResult, FrameTimings, Pipeline, PipelineOptions};

@@ -1,0 +1,166 @@
+//! Recording results: one mask PNG per frame and, optionally, one JSON line per frame
+//! with its timings and solver statistics. Nothing is created before the first frame
+//! (a run that fails early leaves no files), every PNG appears whole or not at all,
+//! and each JSON line is written with one call as soon as its frame is done.
+
+use super::worker::FrameResult;
+use serde::Serialize;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why a result could not be recorded.
+#[derive(Debug, Error)]
+pub enum RecordError {
+    /// A file or folder could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The frame has no mask (no seeds, or segmentation failed).
+    #[error("frame {0} has no mask to record")]
+    NoMask(u64),
+}
+
+/// One JSON line: what happened to one frame.
+#[derive(Clone, Debug, Serialize)]
+pub struct FrameRecord {
+    /// Frame index in the source's stream.
+    pub frame: u64,
+    /// The mask file's name inside the output folder.
+    pub mask: String,
+    /// Frame width.
+    pub width: u32,
+    /// Frame height.
+    pub height: u32,
+    /// Reading and decoding the frame.
+    pub decode_ms: f64,
+    /// Building the grid problem.
+    pub energy_ms: f64,
+    /// The engine's solve or update.
+    pub cut_ms: f64,
+    /// Mask cleanup.
+    pub cleanup_ms: f64,
+    /// Decode to mask, not counting writing it.
+    pub total_ms: f64,
+    /// Max-flow value.
+    pub flow: u64,
+    /// Engine iterations.
+    pub iterations: u64,
+    /// Whether the engine continued from the previous frame's residual graph.
+    pub dynamic: bool,
+    /// Arcs whose capacity changed since the previous frame (dynamic calls).
+    pub changed_arcs: u64,
+    /// Frames dropped before this one by the latest-wins channel.
+    pub dropped: u64,
+    /// Engine name.
+    pub engine: &'static str,
+    /// Foreground pixels in the mask.
+    pub foreground: usize,
+    /// Agreement with the source's ground truth, where it has one (the demo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iou: Option<f64>,
+}
+
+impl FrameRecord {
+    /// The record of a result; `None` when it has no mask.
+    pub fn of(result: &FrameResult) -> Option<Self> {
+        let output = result.output.as_ref()?;
+        let frame = &result.captured.frame;
+        let t = &result.timings;
+        Some(Self {
+            frame: frame.index,
+            mask: mask_name(result),
+            width: frame.width,
+            height: frame.height,
+            decode_ms: t.decode_ms,
+            energy_ms: t.energy_ms,
+            cut_ms: t.cut_ms,
+            cleanup_ms: t.cleanup_ms,
+            total_ms: t.total_ms,
+            flow: output.flow,
+            iterations: output.stats.iterations,
+            dynamic: output.stats.dynamic,
+            changed_arcs: output.stats.changed_arcs,
+            dropped: result.dropped,
+            engine: result.engine,
+            foreground: output.mask.count_source(),
+            iou: result.iou(),
+        })
+    }
+}
+
+/// File name of a frame's mask: the input file's stem for named frames, the six-digit
+/// frame index for streams.
+pub fn mask_name(result: &FrameResult) -> String {
+    match &result.captured.name {
+        Some(name) => format!("{name}.png"),
+        None => format!("{:06}.png", result.captured.frame.index),
+    }
+}
+
+/// Writes masks into a folder and records into a JSON Lines file, both created on the
+/// first frame.
+pub struct Recorder {
+    dir: PathBuf,
+    dir_ready: bool,
+    json_path: Option<PathBuf>,
+    json: Option<File>,
+    written: u64,
+}
+
+impl Recorder {
+    /// A recorder writing masks into `dir` and, with `json`, records into that file.
+    pub fn new(dir: &Path, json: Option<&Path>) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            dir_ready: false,
+            json_path: json.map(Path::to_path_buf),
+            json: None,
+            written: 0,
+        }
+    }
+
+    /// Where masks go.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Masks written so far.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Writes the frame's mask and its JSON line; returns the record.
+    pub fn record(&mut self, result: &FrameResult) -> Result<FrameRecord, RecordError> {
+        let record = FrameRecord::of(result).ok_or(RecordError::NoMask(result.captured.frame.index))?;
+        let mask = &result.output.as_ref().expect("a record implies a mask").mask;
+        if !self.dir_ready {
+            std::fs::create_dir_all(&self.dir).map_err(|source| RecordError::Io {
+                path: self.dir.clone(),
+                source,
+            })?;
+            self.dir_ready = true;
+        }
+        let path = self.dir.join(&record.mask);
+        mask.write_png(&path).map_err(|source| RecordError::Io { path, source })?;
+        self.written += 1;
+        if let Some(json_path) = &self.json_path {
+            let io = |source| RecordError::Io {
+                path: json_path.clone(),
+                source,
+            };
+            if self.json.is_none() {
+                self.json = Some(File::create(json_path).map_err(io)?);
+            }
+            let mut line = serde_json::to_string(&record).expect("records serialise");
+            line.push('\n');
+            self.json.as_mut().expect("opened above").write_all(line.as_bytes()).map_err(io)?;
+        }
+        Ok(record)
+    }
+}

@@ -1,0 +1,465 @@
+//! The segmentation worker: one thread that owns the segmenter, takes frames from the
+//! capture thread, obeys commands, and sends results with per-stage timings to the
+//! consumer (the CLI, the app). [`Pipeline`] is the consumer's handle on it.
+//!
+//! ```text
+//! capture thread ──frame channel──▶ worker ──events (bounded)──▶ consumer
+//!                                     ▲────────commands (unbounded)──┘
+//! ```
+//!
+//! Commands take priority over frames. Events are bounded: a consumer that falls
+//! behind makes the worker wait, which a live source turns into dropped frames and a
+//! file source into back-pressure, so memory stays bounded either way.
+
+use super::channel::{Delivery, Stamped};
+use super::feed::{Feed, SourceInfo};
+use super::segmenter::{SegmentError, SegmentOutput, SegmentParams, Segmenter};
+use crate::capture::{CapturedFrame, Frame, FrameSource, SourceSpec};
+use crate::energy::Seeds;
+use crate::grid::Mask;
+use crate::maxflow::{Engine, EngineChoice, create_engine};
+use crossbeam_channel::{Receiver, Sender, bounded, never, select_biased, unbounded};
+use serde::Serialize;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+/// What the worker runs on each frame: the [`Segmenter`] in the program, simpler
+/// stand-ins in tests of the threading.
+pub trait FrameProcessor: Send {
+    /// Segments one frame.
+    fn process(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError>;
+    /// New seeds, applied from the next frame on.
+    fn set_seeds(&mut self, seeds: Seeds);
+    /// New parameters, applied from the next frame on.
+    fn set_params(&mut self, params: SegmentParams);
+    /// A new engine, used from the next frame on.
+    fn set_engine(&mut self, engine: Box<dyn Engine>);
+    /// Short name of the engine in use.
+    fn engine_name(&self) -> &'static str;
+}
+
+impl FrameProcessor for Segmenter {
+    fn process(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
+        self.segment(frame)
+    }
+    fn set_seeds(&mut self, seeds: Seeds) {
+        Segmenter::set_seeds(self, seeds);
+    }
+    fn set_params(&mut self, params: SegmentParams) {
+        Segmenter::set_params(self, params);
+    }
+    fn set_engine(&mut self, engine: Box<dyn Engine>) {
+        Segmenter::set_engine(self, engine);
+    }
+    fn engine_name(&self) -> &'static str {
+        Segmenter::engine_name(self)
+    }
+}
+
+/// Instructions from the consumer to the worker.
+pub enum Command {
+    /// New seeds (scribbles); while paused, the current frame is segmented again.
+    SetSeeds(Seeds),
+    /// Forget the seeds: frames pass through unsegmented until new seeds arrive.
+    ClearSeeds,
+    /// New parameters; while paused, the current frame is segmented again.
+    SetParams(SegmentParams),
+    /// Switch engine (created on the worker: CUDA start-up never blocks the UI).
+    SetEngine(EngineChoice),
+    /// Switch source: the old capture thread is stopped and joined, the new source
+    /// opened on the worker, and its default seeds (if any) replace the current ones.
+    SetSource(SourceSpec),
+    /// Stop taking frames (a live source keeps running and its frames are dropped).
+    Pause,
+    /// Take frames again.
+    Resume,
+    /// Process exactly one more frame, then stay paused.
+    Step,
+    /// End the worker and the capture thread.
+    Stop,
+}
+
+/// Milliseconds of each stage of one frame.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FrameTimings {
+    /// Reading and decoding (or rendering) the frame; 0 for a frame segmented again.
+    pub decode_ms: f64,
+    /// Building the grid problem.
+    pub energy_ms: f64,
+    /// The engine's solve or update.
+    pub cut_ms: f64,
+    /// Mask cleanup.
+    pub cleanup_ms: f64,
+    /// Decode to mask: decoding plus the whole segmentation call (queueing excluded).
+    pub total_ms: f64,
+}
+
+/// The worker's answer for one frame.
+#[derive(Clone, Debug)]
+pub struct FrameResult {
+    /// The frame as captured (shared, not copied).
+    pub captured: Arc<CapturedFrame>,
+    /// The segmentation, unless there are no seeds yet or it failed.
+    pub output: Option<SegmentOutput>,
+    /// Why segmentation failed, if it did.
+    pub error: Option<String>,
+    /// Stage timings.
+    pub timings: FrameTimings,
+    /// Frames the latest-wins channel dropped since the previous result.
+    pub dropped: u64,
+    /// Engine that cut this frame.
+    pub engine: &'static str,
+    /// Whether this is the paused frame segmented again after a command.
+    pub reprocessed: bool,
+}
+
+impl FrameResult {
+    /// Intersection over union of the mask with the source's ground truth, where both
+    /// exist (the demo scene). Two empty masks agree perfectly.
+    pub fn iou(&self) -> Option<f64> {
+        let mask = &self.output.as_ref()?.mask;
+        let truth = self.captured.truth.as_ref()?;
+        Some(iou(mask, truth))
+    }
+}
+
+/// Intersection over union of two masks' foregrounds (1 when both are empty).
+pub fn iou(a: &Mask, b: &Mask) -> f64 {
+    let (mut inter, mut union) = (0u64, 0u64);
+    for (&x, &y) in a.data.iter().zip(&b.data) {
+        inter += (x != 0 && y != 0) as u64;
+        union += (x != 0 || y != 0) as u64;
+    }
+    if union == 0 { 1.0 } else { inter as f64 / union as f64 }
+}
+
+/// What the worker tells the consumer, in order.
+#[derive(Debug)]
+pub enum Event {
+    /// A source is open and running (at start and after `SetSource`).
+    SourceOpened(SourceInfo),
+    /// One frame's result.
+    Frame(Box<FrameResult>),
+    /// The source has no more frames (files; the frame limit reached).
+    SourceEnded,
+    /// The source failed (unreadable file, camera unplugged) or could not be opened;
+    /// the stream is over. The worker keeps running for a new `SetSource`.
+    SourceFailed(String),
+    /// The engine changed; `note` says if a fallback was taken.
+    EngineChanged {
+        /// Short engine name.
+        engine: &'static str,
+        /// Note for people, e.g. why CUDA was not used.
+        note: Option<String>,
+    },
+    /// A command could not be carried out (e.g. the engine could not be created).
+    CommandFailed(String),
+}
+
+/// How the pipeline starts.
+#[derive(Clone, Debug)]
+pub struct PipelineOptions {
+    /// Seeds for the first source; `None` uses the source's default seeds, if any.
+    pub seeds: Option<Seeds>,
+    /// Frame delivery; `None` picks latest-wins for live sources, lossless otherwise.
+    pub delivery: Option<Delivery>,
+    /// Frames the frame channel holds (at least 1).
+    pub queue: usize,
+    /// Stop each source after this many frames.
+    pub max_frames: Option<u64>,
+    /// Events the result channel holds before the worker waits for the consumer.
+    pub events: usize,
+}
+
+impl Default for PipelineOptions {
+    fn default() -> Self {
+        Self {
+            seeds: None,
+            delivery: None,
+            queue: 2,
+            max_frames: None,
+            events: 4,
+        }
+    }
+}
+
+/// The consumer's handle: send commands, receive events, shut down.
+pub struct Pipeline {
+    commands: Sender<Command>,
+    events: Receiver<Event>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl Pipeline {
+    /// Starts the worker (and through it the capture thread) on an open source.
+    pub fn start<P: FrameProcessor + 'static>(
+        processor: P,
+        source: Box<dyn FrameSource>,
+        options: PipelineOptions,
+    ) -> std::io::Result<Self> {
+        let (commands, command_rx) = unbounded();
+        let (event_tx, events) = bounded(options.events.max(1));
+        let worker = std::thread::Builder::new()
+            .name("livecut-worker".into())
+            .spawn(move || {
+                let mut worker = Worker::new(processor, command_rx, event_tx, options);
+                worker.run(source);
+            })?;
+        Ok(Self {
+            commands,
+            events,
+            worker: Some(worker),
+        })
+    }
+
+    /// Sends a command; `false` if the worker has ended.
+    pub fn send(&self, command: Command) -> bool {
+        self.commands.send(command).is_ok()
+    }
+
+    /// The event stream, for `recv`, `try_iter` or `select!`. It disconnects when the
+    /// worker ends.
+    pub fn events(&self) -> &Receiver<Event> {
+        &self.events
+    }
+
+    /// Stops the worker and the capture thread, waits for both, and returns the
+    /// events that were still on their way (none are lost).
+    pub fn finish(mut self) -> Vec<Event> {
+        self.shutdown()
+    }
+
+    fn shutdown(&mut self) -> Vec<Event> {
+        let _ = self.commands.send(Command::Stop);
+        // Draining lets a worker blocked on a full event channel see the command.
+        let rest: Vec<Event> = self.events.iter().collect();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+        rest
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        if self.worker.is_some() {
+            self.shutdown();
+        }
+    }
+}
+
+/// Whether the worker goes on.
+#[derive(PartialEq, Eq)]
+enum Flow {
+    Continue,
+    Stop,
+}
+
+struct Worker<P> {
+    processor: P,
+    commands: Receiver<Command>,
+    events: Sender<Event>,
+    options: PipelineOptions,
+    feed: Option<Feed>,
+    has_seeds: bool,
+    paused: bool,
+    steps: u32,
+    last: Option<Arc<CapturedFrame>>,
+}
+
+impl<P: FrameProcessor> Worker<P> {
+    fn new(processor: P, commands: Receiver<Command>, events: Sender<Event>, options: PipelineOptions) -> Self {
+        Self {
+            processor,
+            commands,
+            events,
+            options,
+            feed: None,
+            has_seeds: false,
+            paused: false,
+            steps: 0,
+            last: None,
+        }
+    }
+
+    fn run(&mut self, source: Box<dyn FrameSource>) {
+        let seeds = self.options.seeds.take();
+        if self.open(source, seeds) == Flow::Continue {
+            while self.step() == Flow::Continue {}
+        }
+        if let Some(feed) = self.feed.take() {
+            feed.stop();
+        }
+    }
+
+    fn emit(&self, event: Event) -> Flow {
+        match self.events.send(event) {
+            Ok(()) => Flow::Continue,
+            Err(_) => Flow::Stop,
+        }
+    }
+
+    /// Waits for one command or frame and handles it.
+    fn step(&mut self) -> Flow {
+        let wants_frame = !self.paused || self.steps > 0;
+        let frames = match &self.feed {
+            Some(feed) if wants_frame => feed.frames.raw().clone(),
+            _ => never(),
+        };
+        select_biased! {
+            recv(self.commands) -> command => match command {
+                Ok(command) => self.command(command),
+                Err(_) => Flow::Stop,
+            },
+            recv(frames) -> item => match item {
+                Ok(item) => self.frame(item),
+                Err(_) => self.source_done(),
+            },
+        }
+    }
+
+    fn command(&mut self, command: Command) -> Flow {
+        match command {
+            Command::SetSeeds(seeds) => {
+                self.processor.set_seeds(seeds);
+                self.has_seeds = true;
+                self.redo()
+            }
+            Command::ClearSeeds => {
+                self.has_seeds = false;
+                self.redo()
+            }
+            Command::SetParams(params) => {
+                self.processor.set_params(params);
+                self.redo()
+            }
+            Command::SetEngine(choice) => match create_engine(choice) {
+                Ok((engine, note)) => {
+                    self.processor.set_engine(engine);
+                    let engine = self.processor.engine_name();
+                    if self.emit(Event::EngineChanged { engine, note }) == Flow::Stop {
+                        return Flow::Stop;
+                    }
+                    self.redo()
+                }
+                Err(e) => self.emit(Event::CommandFailed(e.to_string())),
+            },
+            Command::SetSource(spec) => {
+                if let Some(feed) = self.feed.take() {
+                    feed.stop();
+                }
+                self.last = None;
+                match spec.open() {
+                    Ok(source) => self.open(source, None),
+                    Err(e) => self.emit(Event::SourceFailed(e.to_string())),
+                }
+            }
+            Command::Pause => {
+                self.paused = true;
+                self.steps = 0;
+                Flow::Continue
+            }
+            Command::Resume => {
+                self.paused = false;
+                self.steps = 0;
+                Flow::Continue
+            }
+            Command::Step => {
+                self.paused = true;
+                self.steps += 1;
+                Flow::Continue
+            }
+            Command::Stop => Flow::Stop,
+        }
+    }
+
+    /// Starts the capture thread on `source` with `seeds` or else its default seeds.
+    fn open(&mut self, source: Box<dyn FrameSource>, seeds: Option<Seeds>) -> Flow {
+        let (width, height) = source.size();
+        let live = source.is_live();
+        let delivery = self.options.delivery.unwrap_or(if live { Delivery::LatestWins } else { Delivery::Lossless });
+        let frames = match (source.len_hint(), self.options.max_frames) {
+            (Some(n), Some(m)) => Some(n.min(m)),
+            (n, m) => n.or(m),
+        };
+        let description = source.describe();
+        let seeds = seeds.or_else(|| source.default_seeds());
+        self.has_seeds = seeds.is_some();
+        if let Some(seeds) = &seeds {
+            self.processor.set_seeds(seeds.clone());
+        }
+        match Feed::start(source, delivery, self.options.queue, self.options.max_frames) {
+            Ok(feed) => self.feed = Some(feed),
+            Err(e) => return self.emit(Event::SourceFailed(format!("cannot start the capture thread: {e}"))),
+        }
+        self.emit(Event::SourceOpened(SourceInfo {
+            description,
+            width,
+            height,
+            live,
+            delivery,
+            frames,
+            seeds,
+        }))
+    }
+
+    fn frame(&mut self, item: Stamped<CapturedFrame>) -> Flow {
+        let Some(feed) = &mut self.feed else {
+            return Flow::Continue;
+        };
+        let received = feed.frames.accept(item);
+        self.steps = self.steps.saturating_sub(1);
+        let captured = Arc::new(received.value);
+        self.last = Some(captured.clone());
+        self.segment(captured, received.dropped, false)
+    }
+
+    /// Segments the paused frame again after a change, so the user sees its effect.
+    fn redo(&mut self) -> Flow {
+        match (&self.last, self.paused) {
+            (Some(last), true) => self.segment(last.clone(), 0, true),
+            _ => Flow::Continue,
+        }
+    }
+
+    fn segment(&mut self, captured: Arc<CapturedFrame>, dropped: u64, reprocessed: bool) -> Flow {
+        let decode_ms = if reprocessed { 0.0 } else { captured.decode_ms };
+        let start = Instant::now();
+        let result = self.has_seeds.then(|| self.processor.process(&captured.frame));
+        let segment_ms = start.elapsed().as_secs_f64() * 1e3;
+        let (output, error) = match result {
+            Some(Ok(output)) => (Some(output), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+            None => (None, None),
+        };
+        let stages = output.as_ref().map(|o| o.timings.clone()).unwrap_or_default();
+        let timings = FrameTimings {
+            decode_ms,
+            energy_ms: stages.energy_ms,
+            cut_ms: stages.cut_ms,
+            cleanup_ms: stages.cleanup_ms,
+            total_ms: decode_ms + segment_ms,
+        };
+        self.emit(Event::Frame(Box::new(FrameResult {
+            captured,
+            output,
+            error,
+            timings,
+            dropped,
+            engine: self.processor.engine_name(),
+            reprocessed,
+        })))
+    }
+
+    /// The frame channel ran dry and closed: report how the stream ended.
+    fn source_done(&mut self) -> Flow {
+        let Some(feed) = self.feed.take() else {
+            return Flow::Continue;
+        };
+        match feed.finish() {
+            Ok(()) => self.emit(Event::SourceEnded),
+            Err(message) => self.emit(Event::SourceFailed(message)),
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! Threads, channels and commands of the pipeline, with a fake processor standing in
+//! for the segmenter and small in-test sources whose pace the test controls.
+
+use crossbeam_channel::{Receiver, Sender, unbounded};
+use livecut::capture::{CaptureError, CapturedFrame, DemoConfig, Frame, FrameSource, SourceSpec};
+use livecut::energy::{SeedLabel, Seeds};
+use livecut::grid::Mask;
+use livecut::maxflow::{Engine, EngineChoice, SolveStats};
+use livecut::pipeline::segmenter::SegmentError;
+use livecut::pipeline::{
+    Command, Delivery, Event, FrameProcessor, FrameResult, Pipeline, PipelineOptions, SegmentOutput,
+    SegmentParams, StageTimings,
+};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Long enough that only a hung pipeline hits it.
+const HANG: Duration = Duration::from_secs(20);
+
+/// Records what it is told; its "mask" marks pixels whose red exceeds 127, its flow
+/// is the frame index. Fails frames while its seeds have no foreground.
+struct FakeProcessor {
+    log: Arc<Mutex<Vec<String>>>,
+    work: Duration,
+    engine: &'static str,
+    has_foreground: bool,
+}
+
+impl FakeProcessor {
+    fn new(work: Duration) -> (Self, Arc<Mutex<Vec<String>>>) {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let fake = Self {
+            log: log.clone(),
+            work,
+            engine: "fake",
+            has_foreground: true,
+        };
+        (fake, log)
+    }
+}
+
+impl FrameProcessor for FakeProcessor {
+    fn process(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
+        self.log.lock().unwrap().push(format!("frame {}", frame.index));
+        if !self.has_foreground {
+            return Err(SegmentError::Seeds("no foreground seed".into()));
+        }
+        std::thread::sleep(self.work);
+        Ok(SegmentOutput {
+            mask: Mask::from_fn(frame.width, frame.height, |i| frame.rgb[3 * i] > 127),
+            flow: frame.index,
+            timings: StageTimings {
+                energy_ms: 1.0,
+                cut_ms: 2.0,
+                cleanup_ms: 0.5,
+            },
+            stats: SolveStats::default(),
+        })
+    }
+    fn set_seeds(&mut self, seeds: Seeds) {
+        self.has_foreground = seeds.count(SeedLabel::Foreground) > 0;
+        self.log.lock().unwrap().push(format!("seeds {}x{}", seeds.width, seeds.height));
+    }
+    fn set_params(&mut self, params: SegmentParams) {
+        self.log.lock().unwrap().push(format!("lambda {}", params.lambda));
+    }
+    fn set_engine(&mut self, engine: Box<dyn Engine>) {
+        self.engine = engine.name();
+        self.log.lock().unwrap().push(format!("engine {}", engine.name()));
+    }
+    fn engine_name(&self) -> &'static str {
+        self.engine
+    }
+}
+
+fn tiny_frame(index: u64) -> CapturedFrame {
+    CapturedFrame {
+        frame: Frame {
+            width: 4,
+            height: 2,
+            rgb: (0..24).map(|i| if i < 12 { 200 } else { (index % 100) as u8 }).collect(),
+            timestamp: Duration::from_millis(index * 10),
+            index,
+        },
+        decode_ms: 0.25,
+        name: None,
+        truth: None,
+    }
+}
+
+/// Yields `frames` tiny frames (forever for `None`) as fast as it is read, failing
+/// at `fail_at`; sets `dropped` when dropped.
+struct Counter {
+    next: u64,
+    frames: Option<u64>,
+    live: bool,
+    fail_at: Option<u64>,
+    dropped: Arc<AtomicBool>,
+}
+
+impl Counter {
+    fn new(frames: Option<u64>, live: bool) -> (Self, Arc<AtomicBool>) {
+        let dropped = Arc::new(AtomicBool::new(false));
+        let counter = Self {
+            next: 0,
+            frames,
+            live,
+            fail_at: None,
+            dropped: dropped.clone(),
+        };
+        (counter, dropped)
+    }
+}
+
+impl FrameSource for Counter {
+    fn describe(&self) -> String {
+        "counter".into()
+    }
+    fn size(&self) -> (u32, u32) {
+        (4, 2)
+    }
+    fn is_live(&self) -> bool {
+        self.live
+    }
+    fn len_hint(&self) -> Option<u64> {
+        self.frames
+    }
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
+        if self.fail_at == Some(self.next) {
+            return Err(CaptureError::CameraLost {
+                index: 7,
+                reason: "unplugged".into(),
+            });
+        }
+        if self.frames.is_some_and(|n| self.next >= n) {
+            return Ok(None);
+        }
+        self.next += 1;
+        Ok(Some(tiny_frame(self.next - 1)))
+    }
+}
+
+impl Drop for Counter {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Yields one frame per message on its gate; ends when the gate closes.
+struct Gated {
+    gate: Receiver<()>,
+    next: u64,
+    dropped: Arc<AtomicBool>,
+}
+
+fn gated() -> (Gated, Sender<()>, Arc<AtomicBool>) {
+    let (tx, gate) = unbounded();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let source = Gated {
+        gate,
+        next: 0,
+        dropped: dropped.clone(),
+    };
+    (source, tx, dropped)
+}
+
+impl FrameSource for Gated {
+    fn describe(&self) -> String {
+        "gated".into()
+    }
+    fn size(&self) -> (u32, u32) {
+        (4, 2)
+    }
+    fn is_live(&self) -> bool {
+        false
+    }
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
+        if self.gate.recv().is_err() {
+            return Ok(None);
+        }
+        self.next += 1;
+        Ok(Some(tiny_frame(self.next - 1)))
+    }
+}
+
+impl Drop for Gated {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+fn seeds(foreground: bool) -> Seeds {
+    let mut s = Seeds::unknown(4, 2);
+    s.labels[0] = if foreground { SeedLabel::Foreground } else { SeedLabel::Background };
+    s.labels[7] = SeedLabel::Background;
+    s
+}
+
+fn next(p: &Pipeline) -> Event {
+    p.events().recv_timeout(HANG).expect("the pipeline answers")
+}
+
+fn next_frame(p: &Pipeline) -> Box<FrameResult> {
+    match next(p) {
+        Event::Frame(r) => r,
+        other => panic!("expected a frame, got {other:?}"),
+    }
+}
+
+/// Frames until the stream ends; panics on anything unexpected.
+fn frames_until_end(p: &Pipeline) -> Vec<Box<FrameResult>> {
+    let mut out = Vec::new();
+    loop {
+        match next(p) {
+            Event::Frame(r) => out.push(r),
+            Event::SourceEnded => return out,
+            Event::SourceOpened(_) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+fn with_seeds() -> PipelineOptions {
+    PipelineOptions {
+        seeds: Some(seeds(true)),
+        ..PipelineOptions::default()
+    }
+}
+
+#[test]
+fn a_file_source_is_processed_completely_and_in_order() {
+    let (fake, log) = FakeProcessor::new(Duration::from_millis(1));
+    let (source, source_dropped) = Counter::new(Some(40), false);
+    let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+    match next(&p) {
+        Event::SourceOpened(info) => {
+            assert_eq!(info.delivery, Delivery::Lossless);
+            assert_eq!((info.width, info.height, info.frames), (4, 2, Some(40)));
+            assert_eq!(info.seeds, Some(seeds(true)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let frames = frames_until_end(&p);
+    let indices: Vec<u64> = frames.iter().map(|r| r.captured.frame.index).collect();
+    assert_eq!(indices, (0..40).collect::<Vec<_>>());
+    for r in &frames {
+        let out = r.output.as_ref().unwrap();
+        assert_eq!(r.dropped, 0);
+        assert_eq!(out.flow, r.captured.frame.index);
+        assert_eq!(out.mask.count_source(), 4);
+        assert_eq!(r.timings.decode_ms, 0.25);
+        assert_eq!((r.timings.energy_ms, r.timings.cut_ms, r.timings.cleanup_ms), (1.0, 2.0, 0.5));
+        assert!(r.timings.total_ms >= r.timings.decode_ms + 1.0, "total includes the 1 ms of work");
+        assert_eq!(r.engine, "fake");
+    }
+    assert!(p.finish().is_empty());
+    assert!(source_dropped.load(Ordering::SeqCst), "the capture thread ended and closed its source");
+    assert_eq!(log.lock().unwrap()[0], "seeds 4x2");
+}
+
+#[test]
+fn a_slow_worker_drops_live_frames_and_counts_every_one() {
+    let (fake, _) = FakeProcessor::new(Duration::from_millis(3));
+    let (source, _) = Counter::new(Some(300), true);
+    let options = PipelineOptions {
+        events: 2,
+        ..with_seeds()
+    };
+    let p = Pipeline::start(fake, Box::new(source), options).unwrap();
+    let mut frames = Vec::new();
+    loop {
+        assert!(p.events().len() <= 2, "results are bounded");
+        match next(&p) {
+            Event::SourceOpened(info) => assert_eq!(info.delivery, Delivery::LatestWins),
+            Event::Frame(r) => frames.push(r),
+            Event::SourceEnded => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    let dropped: u64 = frames.iter().map(|r| r.dropped).sum();
+    assert!(dropped > 0, "a 3 ms solver cannot keep up with an instant camera");
+    assert_eq!(frames.len() as u64 + dropped, 300, "every frame is processed or counted as dropped");
+    assert_eq!(frames.last().unwrap().captured.frame.index, 299, "the newest frame wins");
+    let indices: Vec<u64> = frames.iter().map(|r| r.captured.frame.index).collect();
+    assert!(indices.windows(2).all(|w| w[0] < w[1]));
+    drop(p.finish());
+}
+
+#[test]
+fn commands_reach_the_worker_between_frames() {
+    let (fake, log) = FakeProcessor::new(Duration::ZERO);
+    let (source, gate, _) = gated();
+    let p = Pipeline::start(fake, Box::new(source), PipelineOptions::default()).unwrap();
+    assert!(matches!(next(&p), Event::SourceOpened(info) if info.seeds.is_none()));
+
+    gate.send(()).unwrap();
+    let r = next_frame(&p);
+    assert!(r.output.is_none() && r.error.is_none(), "no seeds yet: the frame passes through");
+
+    p.send(Command::SetSeeds(seeds(true)));
+    p.send(Command::SetParams(SegmentParams {
+        lambda: 7.5,
+        ..SegmentParams::default()
+    }));
+    p.send(Command::SetEngine(EngineChoice::Cpu));
+    assert!(matches!(next(&p), Event::EngineChanged { engine: "cpu", note: None }));
+    gate.send(()).unwrap();
+    let r = next_frame(&p);
+    assert_eq!((r.captured.frame.index, r.engine), (1, "cpu"));
+    assert!(r.output.is_some());
+    assert_eq!(*log.lock().unwrap(), ["seeds 4x2", "lambda 7.5", "engine cpu", "frame 1"]);
+
+    // Paused: a new frame waits in the channel; new seeds re-segment the shown frame.
+    p.send(Command::Pause);
+    gate.send(()).unwrap();
+    p.send(Command::SetSeeds(seeds(true)));
+    let r = next_frame(&p);
+    assert_eq!((r.captured.frame.index, r.reprocessed, r.timings.decode_ms), (1, true, 0.0));
+
+    // Step takes exactly the waiting frame.
+    p.send(Command::Step);
+    let r = next_frame(&p);
+    assert_eq!((r.captured.frame.index, r.reprocessed), (2, false));
+    p.send(Command::ClearSeeds);
+    let r = next_frame(&p);
+    assert!(r.reprocessed && r.output.is_none(), "cleared seeds show the plain frame");
+
+    p.send(Command::SetSeeds(seeds(true)));
+    assert!(next_frame(&p).reprocessed);
+    p.send(Command::Resume);
+    gate.send(()).unwrap();
+    gate.send(()).unwrap();
+    assert_eq!(next_frame(&p).captured.frame.index, 3);
+    assert_eq!(next_frame(&p).captured.frame.index, 4);
+    drop(p.finish());
+}
+
+#[test]
+fn segmentation_errors_are_reported_per_frame() {
+    let (fake, _) = FakeProcessor::new(Duration::ZERO);
+    let (source, _) = Counter::new(Some(2), false);
+    let options = PipelineOptions {
+        seeds: Some(seeds(false)),
+        ..PipelineOptions::default()
+    };
+    let p = Pipeline::start(fake, Box::new(source), options).unwrap();
+    let frames = frames_until_end(&p);
+    assert_eq!(frames.len(), 2);
+    for r in frames {
+        assert!(r.output.is_none());
+        assert_eq!(r.error.as_deref(), Some("no foreground seed"));
+    }
+}
+
+#[test]
+fn a_source_failure_ends_the_stream_with_its_message() {
+    let (fake, _) = FakeProcessor::new(Duration::ZERO);
+    let (mut source, _) = Counter::new(None, false);
+    source.fail_at = Some(3);
+    let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+    let mut frames = 0;
+    loop {
+        match next(&p) {
+            Event::SourceOpened(_) => {}
+            Event::Frame(_) => frames += 1,
+            Event::SourceFailed(message) => {
+                assert_eq!(message, "camera 7 stopped delivering frames: unplugged");
+                break;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(frames, 3, "frames before the failure are all delivered");
+    // The worker outlives its source: it still obeys commands.
+    p.send(Command::SetSeeds(seeds(true)));
+    drop(p.finish());
+}
+
+#[test]
+fn the_frame_limit_ends_the_stream() {
+    let (fake, _) = FakeProcessor::new(Duration::ZERO);
+    let (source, _) = Counter::new(None, false);
+    let options = PipelineOptions {
+        max_frames: Some(5),
+        ..with_seeds()
+    };
+    let p = Pipeline::start(fake, Box::new(source), options).unwrap();
+    assert_eq!(frames_until_end(&p).len(), 5);
+}
+
+#[test]
+fn finishing_mid_stream_joins_every_thread() {
+    for live in [true, false] {
+        let (fake, _) = FakeProcessor::new(Duration::from_millis(1));
+        let (source, source_dropped) = Counter::new(None, live);
+        let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+        for _ in 0..5 {
+            let _ = next(&p);
+        }
+        let rest = p.finish();
+        assert!(rest.len() <= PipelineOptions::default().events + 1, "only what was in flight");
+        assert!(source_dropped.load(Ordering::SeqCst), "live={live}: the capture thread ended");
+    }
+}
+
+#[test]
+fn dropping_the_handle_also_stops_everything() {
+    let (fake, _) = FakeProcessor::new(Duration::ZERO);
+    let (source, source_dropped) = Counter::new(None, false);
+    let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+    let _ = next(&p);
+    drop(p);
+    assert!(source_dropped.load(Ordering::SeqCst));
+}
+
+#[test]
+fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
+    let (fake, log) = FakeProcessor::new(Duration::ZERO);
+    let (source, gate, old_dropped) = gated();
+    let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+    assert!(matches!(next(&p), Event::SourceOpened(_)));
+    let demo = DemoConfig {
+        width: 32,
+        height: 24,
+        frames: Some(3),
+        ..DemoConfig::default()
+    };
+    p.send(Command::SetSource(SourceSpec::Demo(demo)));
+    match next(&p) {
+        Event::SourceOpened(info) => {
+            assert_eq!((info.width, info.height, info.frames), (32, 24, Some(3)));
+            assert!(info.description.starts_with("demo scene"));
+            assert!(info.seeds.is_some(), "the demo brings its own seeds");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(old_dropped.load(Ordering::SeqCst), "the old capture thread was joined");
+    drop(gate);
+    let frames = frames_until_end(&p);
+    assert_eq!(frames.len(), 3);
+    assert!(frames.iter().all(|r| r.captured.truth.is_some() && r.iou().is_some()));
+    assert!(log.lock().unwrap().contains(&"seeds 32x24".to_string()));
+
+    let missing = std::env::temp_dir().join("livecut-no-such-dir/none.png");
+    p.send(Command::SetSource(SourceSpec::Image(missing)));
+    assert!(matches!(next(&p), Event::SourceFailed(m) if m.contains("none.png")));
+}

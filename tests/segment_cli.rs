@@ -1,0 +1,344 @@
+//! `livecut segment` as a user runs it: the built binary on small generated inputs.
+
+use livecut::capture::{DemoScene, video};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_livecut");
+
+/// Frame size of the generated images.
+const W: u32 = 48;
+const H: u32 = 36;
+
+fn livecut(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Whether pixel (x, y) lies in the disc of frame `shift` (which moves right).
+fn in_disc(x: u32, y: u32, shift: u32) -> bool {
+    let (dx, dy) = (x as f32 - (20 + shift) as f32, y as f32 - 18.0);
+    dx * dx + dy * dy <= 100.0
+}
+
+/// An orange disc on a blue-grey background with a little deterministic texture.
+fn write_frame(path: &Path, shift: u32) {
+    let img = image::RgbImage::from_fn(W, H, |x, y| {
+        let t = ((x * 7 + y * 13) % 11) as u8;
+        if in_disc(x, y, shift) {
+            image::Rgb([215 + t, 120 + t, 40 + t])
+        } else {
+            image::Rgb([60 + t, 90 + t, 120 + t])
+        }
+    });
+    img.save(path).unwrap();
+}
+
+/// Seeds: foreground at the disc centre, background along the border (128 elsewhere).
+fn write_seeds(path: &Path, w: u32, h: u32, fg: bool, bg: bool) {
+    let img = image::GrayImage::from_fn(w, h, |x, y| {
+        let value = if fg && (18..=22).contains(&x) && (16..=20).contains(&y) {
+            255
+        } else if bg && (x < 2 || y < 2 || x >= w - 2 || y >= h - 2) {
+            0
+        } else {
+            128
+        };
+        image::Luma([value])
+    });
+    img.save(path).unwrap();
+}
+
+fn read_mask(path: &Path) -> image::GrayImage {
+    image::open(path).unwrap().into_luma8()
+}
+
+fn json_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+const FIELDS: [&str; 12] = [
+    "frame",
+    "decode_ms",
+    "energy_ms",
+    "cut_ms",
+    "cleanup_ms",
+    "total_ms",
+    "flow",
+    "iterations",
+    "dynamic",
+    "changed_arcs",
+    "dropped",
+    "engine",
+];
+
+fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // stderr is not a terminal here: no progress bar, and the CPU engine needs no note.
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// Exit 2, exactly one `error:` line, no panic, and none of `outputs` exists.
+fn assert_clean_failure(out: &Output, needle: &str, outputs: &[&Path]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "stderr: {stderr}");
+    assert!(errors[0].contains(needle), "expected {needle:?} in {:?}", errors[0]);
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+    for path in outputs {
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
+}
+
+struct Case {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    out: PathBuf,
+    json: PathBuf,
+}
+
+fn case() -> Case {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_path_buf();
+    Case {
+        out: root.join("masks"),
+        json: root.join("frames.jsonl"),
+        root,
+        _dir: dir,
+    }
+}
+
+#[test]
+fn an_image_gives_one_mask_named_after_it_and_one_json_line() {
+    let c = case();
+    let input = c.root.join("disc.png");
+    let seeds = c.root.join("seeds.png");
+    write_frame(&input, 0);
+    write_seeds(&seeds, W, H, true, true);
+    let out = livecut(&[
+        "segment", "--input", arg(&input), "--seeds", arg(&seeds), "--out", arg(&c.out), "--json", arg(&c.json),
+        "--engine", "cpu",
+    ]);
+    assert_success(&out);
+    let names: Vec<_> = std::fs::read_dir(&c.out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["disc.png"], "one mask, no temporary files");
+    let mask = read_mask(&c.out.join("disc.png"));
+    assert_eq!(mask.dimensions(), (W, H));
+    assert!(mask.pixels().all(|p| p[0] == 0 || p[0] == 255));
+    let wrong = mask.enumerate_pixels().filter(|(x, y, p)| (p[0] == 255) != in_disc(*x, *y, 0)).count();
+    assert!(wrong < (W * H / 20) as usize, "{wrong} pixels wrong");
+    let lines = json_lines(&c.json);
+    assert_eq!(lines.len(), 1);
+    for field in FIELDS {
+        assert!(lines[0].get(field).is_some(), "missing {field} in {}", lines[0]);
+    }
+    assert_eq!(lines[0]["frame"], 0);
+    assert_eq!(lines[0]["engine"], "cpu");
+    assert_eq!(lines[0]["dropped"], 0);
+    assert!(lines[0]["dynamic"].is_boolean());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("1 mask(s) written"));
+}
+
+#[test]
+fn a_folder_gives_a_mask_per_image_and_dynamic_follows_the_flag() {
+    let c = case();
+    let seq = c.root.join("seq");
+    std::fs::create_dir(&seq).unwrap();
+    for i in 0..4 {
+        write_frame(&seq.join(format!("f{i:02}.png")), i);
+    }
+    std::fs::write(seq.join("readme.txt"), "not an image").unwrap();
+    let seeds = c.root.join("seeds.png");
+    write_seeds(&seeds, W, H, true, true);
+    for (dynamic, json) in [("on", c.root.join("on.jsonl")), ("off", c.root.join("off.jsonl"))] {
+        let out = livecut(&[
+            "segment", "--input", arg(&seq), "--seeds", arg(&seeds), "--out", arg(&c.out), "--json", arg(&json),
+            "--engine", "cpu", "--dynamic", dynamic, "--connectivity", "4",
+        ]);
+        assert_success(&out);
+        let lines = json_lines(&json);
+        let frames: Vec<u64> = lines.iter().map(|l| l["frame"].as_u64().unwrap()).collect();
+        assert_eq!(frames, [0, 1, 2, 3], "every frame, in order");
+        let flags: Vec<bool> = lines.iter().map(|l| l["dynamic"].as_bool().unwrap()).collect();
+        if dynamic == "on" {
+            assert_eq!(flags, [false, true, true, true], "update after the first frame");
+        } else {
+            assert_eq!(flags, [false; 4]);
+        }
+    }
+    for i in 0..4 {
+        let mask = read_mask(&c.out.join(format!("f{i:02}.png")));
+        assert_eq!(mask.dimensions(), (W, H));
+    }
+    assert_eq!(std::fs::read_dir(&c.out).unwrap().count(), 4);
+}
+
+#[test]
+fn the_demo_needs_no_seeds_and_segments_well() {
+    let c = case();
+    let out = livecut(&[
+        "segment", "--input", "demo", "--size", "96x72", "--frames", "4", "--out", arg(&c.out), "--json",
+        arg(&c.json), "--engine", "cpu",
+    ]);
+    assert_success(&out);
+    for i in 0..4 {
+        assert!(c.out.join(format!("{i:06}.png")).is_file());
+    }
+    assert_eq!(std::fs::read_dir(&c.out).unwrap().count(), 4);
+    let lines = json_lines(&c.json);
+    assert_eq!(lines.len(), 4);
+    for line in &lines {
+        for field in FIELDS {
+            assert!(line.get(field).is_some(), "missing {field}");
+        }
+        let iou = line["iou"].as_f64().unwrap();
+        assert!(iou > 0.8, "demo frame {} has IoU {iou}", line["frame"]);
+    }
+}
+
+#[test]
+fn a_video_gives_numbered_masks() {
+    if !video::program_available("ffmpeg") || !video::program_available("ffprobe") {
+        eprintln!("note: ffmpeg not installed; skipping");
+        return;
+    }
+    let c = case();
+    let scene = DemoScene::new(64, 48, 10, 2);
+    let frames = c.root.join("frames");
+    std::fs::create_dir(&frames).unwrap();
+    for i in 0..5 {
+        let (frame, _) = scene.render(i);
+        image::RgbImage::from_raw(64, 48, frame.rgb).unwrap().save(frames.join(format!("{i}.png"))).unwrap();
+    }
+    let seeds = c.root.join("seeds.png");
+    image::GrayImage::from_raw(64, 48, scene.default_seeds().to_grey()).unwrap().save(&seeds).unwrap();
+    let clip = c.root.join("clip.mkv");
+    let made = Command::new("ffmpeg")
+        .args(["-v", "error", "-framerate", "10", "-i"])
+        .arg(frames.join("%d.png"))
+        .args(["-c:v", "ffv1"])
+        .arg(&clip)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let out = livecut(&[
+        "segment", "--input", arg(&clip), "--seeds", arg(&seeds), "--out", arg(&c.out), "--json", arg(&c.json),
+        "--engine", "cpu",
+    ]);
+    assert_success(&out);
+    let names: Vec<String> = (0..5).map(|i| format!("{i:06}.png")).collect();
+    for name in &names {
+        assert_eq!(read_mask(&c.out.join(name)).dimensions(), (64, 48));
+    }
+    assert_eq!(json_lines(&c.json).len(), 5);
+}
+
+#[test]
+fn bad_inputs_fail_cleanly_without_output() {
+    let c = case();
+    let good = c.root.join("good.png");
+    write_frame(&good, 0);
+    let seeds = c.root.join("seeds.png");
+    write_seeds(&seeds, W, H, true, true);
+    let broken = c.root.join("broken.png");
+    std::fs::write(&broken, b"definitely not a png").unwrap();
+    let small_seeds = c.root.join("small.png");
+    write_seeds(&small_seeds, W - 1, H, true, true);
+    let no_fg = c.root.join("no_fg.png");
+    write_seeds(&no_fg, W, H, false, true);
+    let no_bg = c.root.join("no_bg.png");
+    write_seeds(&no_bg, W, H, true, false);
+    let empty = c.root.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let outputs = [c.out.as_path(), c.json.as_path()];
+    let run = |input: &Path, seeds: &Path, extra: &[&str]| {
+        let mut args = vec!["segment", "--input", arg(input), "--seeds", arg(seeds), "--out", arg(&c.out)];
+        args.extend(["--json", arg(&c.json), "--engine", "cpu"]);
+        args.extend(extra);
+        livecut(&args)
+    };
+    let cases: Vec<(Output, &str)> = vec![
+        (run(&broken, &seeds, &[]), "broken.png"),
+        (run(&good, &broken, &[]), "seeds"),
+        (run(&good, &small_seeds, &[]), "47x36 but the frame is 48x36"),
+        (run(&good, &no_fg, &[]), "no foreground seed"),
+        (run(&good, &no_bg, &[]), "no background seed"),
+        (run(&empty, &seeds, &[]), "no images in folder"),
+        (run(&c.root.join("absent.png"), &seeds, &[]), "absent.png: no such file"),
+        (run(&good, &seeds, &["--connectivity", "6"]), "expected 4 or 8"),
+        (run(&good, &seeds, &["--frames", "0"]), "--frames must be at least 1"),
+        (run(&good, &seeds, &["--lambda=-1"]), "--lambda must be a number"),
+    ];
+    for (out, needle) in &cases {
+        assert_clean_failure(out, needle, &outputs);
+    }
+}
+
+#[test]
+fn seeds_are_required_except_for_the_demo() {
+    let c = case();
+    let good = c.root.join("good.png");
+    write_frame(&good, 0);
+    let out = livecut(&["segment", "--input", arg(&good), "--out", arg(&c.out), "--engine", "cpu"]);
+    assert_clean_failure(&out, "--seeds PNG is needed", &[&c.out]);
+}
+
+#[test]
+fn masks_may_not_replace_the_inputs() {
+    let c = case();
+    let seq = c.root.join("seq");
+    std::fs::create_dir(&seq).unwrap();
+    write_frame(&seq.join("a.png"), 0);
+    let seeds = c.root.join("seeds.png");
+    write_seeds(&seeds, W, H, true, true);
+    let out = livecut(&["segment", "--input", arg(&seq), "--seeds", arg(&seeds), "--out", arg(&seq)]);
+    assert_clean_failure(&out, "is the input folder", &[]);
+    let out = livecut(&["segment", "--input", arg(&seq.join("a.png")), "--seeds", arg(&seeds), "--out", arg(&seq)]);
+    assert_clean_failure(&out, "would replace the input image", &[]);
+    assert_eq!(std::fs::read_dir(&seq).unwrap().count(), 1, "the input is untouched");
+}
+
+#[test]
+fn a_missing_camera_is_a_clear_error() {
+    let c = case();
+    let out = livecut(&["segment", "--input", "camera:99", "--out", arg(&c.out), "--json", arg(&c.json)]);
+    assert_clean_failure(&out, "camera", &[&c.out, &c.json]);
+}
+
+#[test]
+fn a_missing_ffmpeg_is_a_clear_error() {
+    let c = case();
+    let clip = c.root.join("clip.mp4");
+    std::fs::write(&clip, b"not really a video").unwrap();
+    let seeds = c.root.join("seeds.png");
+    write_seeds(&seeds, W, H, true, true);
+    let empty_path = c.root.join("no-programs");
+    std::fs::create_dir(&empty_path).unwrap();
+    let out = Command::new(BIN)
+        .args(["segment", "--input", arg(&clip), "--seeds", arg(&seeds), "--out", arg(&c.out)])
+        .env("PATH", &empty_path)
+        .output()
+        .unwrap();
+    assert_clean_failure(&out, "is not installed", &[&c.out]);
+}
+
+#[test]
+fn cameras_are_listed_or_their_absence_said() {
+    let out = livecut(&["cameras"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("camera:") || text.starts_with("no camera found"), "{text}");
+}
