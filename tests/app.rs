@@ -76,6 +76,14 @@ fn foreground(app: &LivecutApp) -> usize {
     app.mask().map_or(0, |m| m.count_source())
 }
 
+/// Clicks the widget labelled `label`, scrolling the controls to it first.
+fn click(h: &mut Harness<'_, LivecutApp>, label: &str) {
+    h.get_by_label(label).scroll_to_me();
+    h.run();
+    h.get_by_label(label).click();
+    h.run();
+}
+
 /// Drags with the left button along `points` (screen positions).
 fn drag(h: &mut Harness<'_, LivecutApp>, points: &[Pos2]) {
     let button = |pos, pressed| Event::PointerButton {
@@ -116,7 +124,7 @@ fn a_foreground_stroke_changes_the_mask() {
     assert!(foreground(h.state()) > before, "the mask grew");
 
     // Undo takes the stroke back.
-    h.get_by_label("Undo").click();
+    click(&mut h, "Undo");
     step_until(&mut h, "the mask to drop the stroke", |app| {
         app.mask().is_some_and(|m| m.data[(row * W + W / 2) as usize] == 0)
     });
@@ -170,17 +178,15 @@ fn snapshots_of_the_main_views() {
 #[test]
 fn engine_and_source_switch_from_the_controls() {
     let mut h = first_frame_harness();
-    h.get_by_label("Auto").click();
-    h.run();
+    click(&mut h, "Auto");
     assert_eq!(h.state().settings().engine, EngineChoice::Auto);
     step_until(&mut h, "the engine change", |app| !app.notices().is_empty() || app.engine_in_use() == "cuda");
-    h.get_by_label("CPU").click();
-    h.run();
+    click(&mut h, "CPU");
     assert_eq!(h.state().settings().engine, EngineChoice::Cpu);
     step_until(&mut h, "the CPU engine", |app| app.engine_in_use() == "cpu");
 
     // The demo button opens the built-in scene at its full size, in real time.
-    h.get_by_label("Demo scene").click();
+    click(&mut h, "Demo scene");
     step_until(&mut h, "the demo scene", |app| {
         app.source_description().is_some_and(|d| d.contains("640x480")) && app.mask().is_some_and(|m| m.width == 640)
     });
@@ -207,9 +213,9 @@ fn an_image_file_is_segmented_and_kept_for_editing() {
     h.run();
     assert!(h.state().is_paused());
     // Clearing the seeds leaves nothing to cut: the frame passes through unsegmented.
-    h.get_by_label("Clear").click();
+    click(&mut h, "Clear");
     step_until(&mut h, "the unsegmented frame", |app| app.processed_frames() > processed && app.mask().is_none());
-    h.get_by_label("Reset").click();
+    click(&mut h, "Reset");
     step_until(&mut h, "the default seeds again", |app| app.mask().is_some());
 }
 
@@ -226,12 +232,14 @@ fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
     settings.store(&mut storage);
     let mut h = harness(app_on(demo(None), Some(&storage)));
     step_until(&mut h, "frames", |app| app.mask().is_some());
-    h.get_by_label("Record").click();
-    step_until(&mut h, "three recorded frames", |_| {
+    click(&mut h, "Record");
+    step_until(&mut h, "three recorded frames", |app| {
+        assert!(app.recording().active, "recording");
         std::fs::read_dir(&folder).map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| !is_tmp(&e.path()))).count()) >= 3
     });
-    h.get_by_label("Stop recording").click();
-    h.run();
+    click(&mut h, "Stop recording");
+    assert!(!h.state().recording().active);
+    assert!(h.state().recording().written >= 3);
     let first = std::fs::read_dir(&folder)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -248,8 +256,7 @@ fn settings_persist_between_runs() {
     let mut storage = MemoryStorage::default();
     let mut h = first_frame_harness();
     h.get_by_label("Mask").click();
-    h.get_by_label("4-connected").click();
-    h.run();
+    click(&mut h, "4-connected");
     eframe::App::save(h.state_mut(), &mut storage);
     let again = harness(app_on(demo(Some(1)), Some(&storage)));
     let s = again.state().settings();

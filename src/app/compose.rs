@@ -139,7 +139,7 @@ fn heatmap_view(frame: &Frame, activity: Option<&BlockActivity>) -> RgbaImage {
             .flatten();
         match colour {
             Some(c) => {
-                let mix = |c: u8| ((c as u16 * 3 + g as u16) / 4) as u8;
+                let mix = |c: u8| ((c as u16 + g as u16) / 2) as u8;
                 [mix(c[0]), mix(c[1]), mix(c[2]), 255]
             }
             None => [g, g, g, 255],

@@ -222,6 +222,21 @@ impl LivecutApp {
             .add(Slider::new(&mut s.cleanup_min_area, 0..=20_000).logarithmic(true).text("cleanup px"))
             .on_hover_text("Drop foreground specks and fill holes smaller than this many pixels")
             .changed();
+        changed |= ui
+            .checkbox(&mut s.drop_unanchored, "Drop unanchored parts")
+            .on_hover_text("Remove foreground parts that touch no foreground seed or previous foreground")
+            .changed();
+        ui.horizontal(|ui| {
+            ui.label("Colours:");
+            changed |= ui
+                .radio_value(&mut s.gmm, false, "Histogram")
+                .on_hover_text("Colour histograms of the seeds: fast")
+                .changed();
+            changed |= ui
+                .radio_value(&mut s.gmm, true, "GMM")
+                .on_hover_text("Gaussian mixtures of the seeds (GrabCut): smoother on few seeds")
+                .changed();
+        });
         if changed {
             self.params_changed();
         }

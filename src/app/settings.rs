@@ -1,5 +1,6 @@
 //! What the user chose in the window, kept between runs through eframe's storage.
 
+use crate::energy::ColorModelKind;
 use crate::grid::Connectivity;
 use crate::maxflow::EngineChoice;
 use crate::pipeline::SegmentParams;
@@ -109,8 +110,10 @@ pub struct Settings {
     pub eight_connected: bool,
     /// Continue from the previous frame's residual graph.
     pub dynamic: bool,
-    /// Stochastic block skipping of the CUDA engine.
-    pub stochastic: bool,
+    /// Gaussian mixtures as colour models (else colour histograms).
+    pub gmm: bool,
+    /// Drop foreground components that touch no seed or previous foreground.
+    pub drop_unanchored: bool,
     /// Weight of the temporal prior (0 = off).
     pub temporal: f32,
     /// Cleanup: smallest foreground component and largest hole kept, in pixels.
@@ -140,7 +143,8 @@ impl Default for Settings {
             sigma: params.sigma.unwrap_or(10.0),
             eight_connected: params.connectivity == Connectivity::Eight,
             dynamic: params.dynamic,
-            stochastic: true,
+            gmm: matches!(params.color_model, ColorModelKind::Gmm { .. }),
+            drop_unanchored: params.drop_unanchored,
             temporal: params.temporal,
             cleanup_min_area: params.cleanup_min_area,
             brush_radius: 6.0,
@@ -165,6 +169,12 @@ impl Settings {
             dynamic: self.dynamic,
             temporal: self.temporal,
             cleanup_min_area: self.cleanup_min_area,
+            color_model: if self.gmm {
+                ColorModelKind::Gmm { components: 5 }
+            } else {
+                ColorModelKind::Histogram { bits: 4 }
+            },
+            drop_unanchored: self.drop_unanchored,
             ..SegmentParams::default()
         }
     }
@@ -213,6 +223,8 @@ mod tests {
             dynamic: false,
             temporal: 0.25,
             cleanup_min_area: 40,
+            gmm: true,
+            drop_unanchored: true,
             ..Settings::default()
         };
         let p = s.segment_params();
@@ -222,6 +234,8 @@ mod tests {
         assert!(!p.dynamic);
         assert_eq!(p.temporal, 0.25);
         assert_eq!(p.cleanup_min_area, 40);
+        assert_eq!(p.color_model, ColorModelKind::Gmm { components: 5 });
+        assert!(p.drop_unanchored);
         s.sigma_auto = true;
         assert_eq!(s.segment_params().sigma, None);
     }

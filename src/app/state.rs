@@ -212,6 +212,11 @@ impl LivecutApp {
         &self.notices
     }
 
+    /// Progress of the current or last recording.
+    pub fn recording(&self) -> &super::recorder::Progress {
+        self.recorder.progress()
+    }
+
     /// Whether frames are paused.
     pub fn is_paused(&self) -> bool {
         self.paused
@@ -302,8 +307,18 @@ impl LivecutApp {
     }
 
     fn on_source(&mut self, info: SourceInfo) {
-        let base = info.seeds.clone().unwrap_or_else(|| default_seeds(info.width, info.height));
-        self.scribbles = Some(Scribbles::new(base));
+        let scribbles = match &info.seeds {
+            Some(seeds) => {
+                // The worker already cuts with the source's own seeds: nothing to send.
+                let mut s = Scribbles::new(seeds.clone());
+                s.take_changed();
+                self.seeds_usable = usable(seeds);
+                self.seeds_stale = true;
+                s
+            }
+            None => Scribbles::new(default_seeds(info.width, info.height)),
+        };
+        self.scribbles = Some(scribbles);
         self.source_state = SourceState::Running;
         self.falling_back = false;
         self.timing.clear_samples();
@@ -550,7 +565,7 @@ impl LivecutApp {
             return;
         }
         let seeds = scribbles.rasterize();
-        self.seeds_usable = seeds.count(SeedLabel::Foreground) > 0 && seeds.count(SeedLabel::Background) > 0;
+        self.seeds_usable = usable(&seeds);
         if self.seeds_usable {
             self.backend.set_seeds(seeds);
         } else {
@@ -581,6 +596,11 @@ impl LivecutApp {
             self.seeds_stale = false;
         }
     }
+}
+
+/// Whether seeds can be cut: they need both a foreground and a background seed.
+fn usable(seeds: &Seeds) -> bool {
+    seeds.count(SeedLabel::Foreground) > 0 && seeds.count(SeedLabel::Background) > 0
 }
 
 /// Uploads `image` into `slot`, reusing the texture when there is one.
