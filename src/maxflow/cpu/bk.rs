@@ -23,6 +23,7 @@ impl<T: Topology> Solver<T> {
                 break;
             };
             let w = self.w(p);
+            prof(0, 1);
             let hit = if w & TREE == SOURCE {
                 self.grow::<true>(p, w)
             } else {
@@ -109,93 +110,79 @@ impl<T: Topology> Solver<T> {
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour
     /// in direction `d`; nodes whose parent arc saturates become orphans.
     fn augment(&mut self, a: u32, d: usize) {
-        let k = T::K;
         let b = self.layout.neighbour(a, d);
         self.count(a);
-        let mut m = self.rc[a as usize * k + d] as u64;
-        // Source side: from a up to its root.
+        let mut m = self.rc_at(a, d) as u64;
+        self.path.clear();
+        // Source side: arcs parent → child from a up to its root.
         let mut x = a;
-        loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                m = m.min(self.tr[x as usize] as u64);
-                break;
+        let root_s = loop {
+            let pc = self.w(x) & PARENT;
+            if pc == TERMINAL {
+                break x;
             }
-            let y = self.layout.neighbour(x, pc);
-            m = m.min(self.rc[y as usize * k + (pc ^ 1)] as u64);
+            let y = self.layout.neighbour(x, pc as usize);
+            m = m.min(self.rc_at(y, pc as usize ^ 1) as u64);
+            prof(1, 1);
+            self.path.push((y, x, pc ^ 1));
             x = y;
-        }
-        // Sink side: from b down to its root.
+        };
+        m = m.min(*self.tr_mut(root_s) as u64);
+        let split = self.path.len();
+        // Sink side: arcs child → parent from b down to its root.
         let mut x = b;
-        loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                m = m.min(self.tr[x as usize].unsigned_abs());
-                break;
+        let root_t = loop {
+            let pc = self.w(x) & PARENT;
+            if pc == TERMINAL {
+                break x;
             }
-            m = m.min(self.rc[x as usize * k + pc] as u64);
-            x = self.layout.neighbour(x, pc);
-        }
+            let y = self.layout.neighbour(x, pc as usize);
+            m = m.min(self.rc_at(x, pc as usize) as u64);
+            prof(1, 1);
+            self.path.push((x, y, pc));
+            x = y;
+        };
+        m = m.min(self.tr_mut(root_t).unsigned_abs());
         let m32 = m as u32;
-        self.push(a, d, m32);
-        let mut x = a;
-        loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                self.tr[x as usize] -= m as i64;
-                if self.tr[x as usize] == 0 {
-                    self.orphan_front(x);
-                }
-                break;
+        self.push(a, b, d, m32);
+        for idx in 0..self.path.len() {
+            let (tail, head, dir) = self.path[idx];
+            if self.push(tail, head, dir as usize, m32) {
+                // The child end of a saturated tree arc loses its parent.
+                self.orphan_front(if idx < split { head } else { tail });
             }
-            let y = self.layout.neighbour(x, pc);
-            if self.push(y, pc ^ 1, m32) {
-                self.orphan_front(x);
-            }
-            x = y;
         }
-        let mut x = b;
-        loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                self.tr[x as usize] += m as i64;
-                if self.tr[x as usize] == 0 {
-                    self.orphan_front(x);
-                }
-                break;
-            }
-            let y = self.layout.neighbour(x, pc);
-            if self.push(x, pc, m32) {
-                self.orphan_front(x);
-            }
-            x = y;
+        let tr = self.tr_mut(root_s);
+        *tr -= m as i64;
+        if *tr == 0 {
+            self.orphan_front(root_s);
+        }
+        let tr = self.tr_mut(root_t);
+        *tr += m as i64;
+        if *tr == 0 {
+            self.orphan_front(root_t);
         }
         self.flow += m as i64;
     }
 
-    /// Sends `m` along arc (x, d), keeping both ends' saturation bits; true when the
-    /// arc saturated.
+    /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;
+    /// true when the arc saturated.
     #[inline(always)]
-    fn push(&mut self, x: u32, d: usize, m: u32) -> bool {
-        let k = T::K;
-        let y = self.layout.neighbour(x, d);
-        let i = x as usize * k + d;
-        let j = y as usize * k + (d ^ 1);
-        let r = self.rc[i] - m;
-        self.rc[i] = r;
-        let back = self.rc[j];
-        self.rc[j] = back + m;
-        let (mut wx, mut wy) = (self.w(x), self.w(y));
-        if back == 0 {
-            wy |= out_bit::<T>(d ^ 1);
-            wx |= in_bit::<T>(d);
+    fn push(&mut self, x: u32, y: u32, d: usize, m: u32) -> bool {
+        let fwd = self.rc_mut(x, d);
+        let r = *fwd - m;
+        *fwd = r;
+        let back = self.rc_mut(y, d ^ 1);
+        let was = *back;
+        *back = was + m;
+        if was == 0 {
+            self.set(y, self.w(y) | out_bit::<T>(d ^ 1));
+            self.set(x, self.w(x) | in_bit::<T>(d));
         }
         if r == 0 {
-            wx &= !out_bit::<T>(d);
-            wy &= !in_bit::<T>(d ^ 1);
+            self.set(x, self.w(x) & !out_bit::<T>(d));
+            self.set(y, self.w(y) & !in_bit::<T>(d ^ 1));
         }
-        self.set(x, wx);
-        self.set(y, wy);
         r == 0
     }
 
@@ -221,6 +208,7 @@ impl<T: Topology> Solver<T> {
                 continue;
             }
             self.count(i);
+            prof(2, 1);
             if w & TREE == SOURCE {
                 self.adopt_one::<true>(i, w);
             } else {
@@ -256,6 +244,7 @@ impl<T: Topology> Solver<T> {
             if wj & TREE != mine || wj & PARENT == ORPHAN {
                 continue;
             }
+            prof(5, 1);
             if let Some(dist) = self.origin_distance(j) {
                 if !T::MARKING {
                     best = Some((d, dist));
@@ -272,6 +261,7 @@ impl<T: Topology> Solver<T> {
             return;
         }
         // No parent: free i.
+        prof(4, 1);
         let w = self.w(i) & !(TREE | PARENT);
         self.set(i, w);
         let feeds = if SRC { in_mask::<T>(w) } else { out_mask::<T>(w) };
@@ -303,11 +293,12 @@ impl<T: Topology> Solver<T> {
             let wx = self.w(x);
             if wx & MARK != 0 {
                 if T::MARKING {
-                    dist += self.dist[x as usize];
+                    dist += *self.dist_mut(x);
                 }
                 break;
             }
             let pc = wx & PARENT;
+            prof(3, 1);
             dist += 1;
             if pc == TERMINAL {
                 self.mark(x, 1);
@@ -338,7 +329,12 @@ impl<T: Topology> Solver<T> {
         self.set(x, self.w(x) | MARK);
         self.marked.push(x);
         if T::MARKING {
-            self.dist[x as usize] = dist;
+            *self.dist_mut(x) = dist;
         }
     }
 }
+
+pub(super) static PROF: [std::sync::atomic::AtomicU64; 8] = [const { std::sync::atomic::AtomicU64::new(0) }; 8];
+#[inline(always)]
+fn prof(_i: usize, _v: u64) {}
+pub fn dump_prof() { let v: Vec<u64> = PROF.iter().map(|a| a.swap(0, std::sync::atomic::Ordering::Relaxed)).collect(); eprintln!("PROF grow={} pathlen={} orphans={} walksteps={} freed={} cands={}", v[0], v[1], v[2], v[3], v[4], v[5]); }

@@ -82,6 +82,7 @@ impl Engine for CpuEngine {
         solver.run();
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, false, 0);
+        if std::env::var_os("LC_PROF").is_some() { bk::dump_prof(); }
         self.ready = true;
         Ok(solution)
     }

@@ -42,6 +42,8 @@ pub(super) struct Solver<T: Topology> {
     pub(super) activity: Vec<u32>,
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
+    /// Arcs (tail, head, direction) of the path being augmented.
+    pub(super) path: Vec<(u32, u32, u32)>,
 }
 
 impl<T: Topology> Solver<T> {
@@ -63,6 +65,7 @@ impl<T: Topology> Solver<T> {
             kept_fwd: Vec::new(),
             activity: Vec::new(),
             iterations: 0,
+            path: Vec::new(),
         }
     }
 
@@ -73,16 +76,59 @@ impl<T: Topology> Solver<T> {
             && problem.connectivity() == T::connectivity()
     }
 
+    // The accessors below skip bounds checks: the solver only follows arcs whose
+    // saturation bits are set, those bits are only ever set for arcs between two
+    // pixels of the grid (`GridProblem` guarantees zero capacity on arcs leaving it),
+    // so every index it computes lies inside the padded grid. Debug builds check.
+
     /// State bits of node `u`.
     #[inline(always)]
     pub(super) fn w(&self, u: u32) -> u32 {
-        T::get(self.st[u as usize])
+        debug_assert!((u as usize) < self.st.len());
+        // SAFETY: see above.
+        T::get(unsafe { *self.st.get_unchecked(u as usize) })
     }
 
     /// Sets the state bits of node `u`.
     #[inline(always)]
     pub(super) fn set(&mut self, u: u32, v: u32) {
-        self.st[u as usize] = T::put(v);
+        debug_assert!((u as usize) < self.st.len());
+        // SAFETY: see above.
+        unsafe { *self.st.get_unchecked_mut(u as usize) = T::put(v) };
+    }
+
+    /// Residual capacity of arc (u, d).
+    #[inline(always)]
+    pub(super) fn rc_at(&self, u: u32, d: usize) -> u32 {
+        let i = u as usize * T::K + d;
+        debug_assert!(i < self.rc.len() && d < T::K);
+        // SAFETY: see above.
+        unsafe { *self.rc.get_unchecked(i) }
+    }
+
+    /// Mutable residual capacity of arc (u, d).
+    #[inline(always)]
+    pub(super) fn rc_mut(&mut self, u: u32, d: usize) -> &mut u32 {
+        let i = u as usize * T::K + d;
+        debug_assert!(i < self.rc.len() && d < T::K);
+        // SAFETY: see above.
+        unsafe { self.rc.get_unchecked_mut(i) }
+    }
+
+    /// Mutable folded terminal residual of `u`.
+    #[inline(always)]
+    pub(super) fn tr_mut(&mut self, u: u32) -> &mut i64 {
+        debug_assert!((u as usize) < self.tr.len());
+        // SAFETY: see above.
+        unsafe { self.tr.get_unchecked_mut(u as usize) }
+    }
+
+    /// Mutable adoption distance of `u` (only with `T::MARKING`).
+    #[inline(always)]
+    pub(super) fn dist_mut(&mut self, u: u32) -> &mut u32 {
+        debug_assert!(T::MARKING && (u as usize) < self.dist.len());
+        // SAFETY: see above; `dist` has one entry per node when `T::MARKING`.
+        unsafe { self.dist.get_unchecked_mut(u as usize) }
     }
 
     /// Builds the residual graph of `problem` from scratch: terminal pairs folded,
@@ -176,6 +222,7 @@ impl<T: Topology> Solver<T> {
             + self.kept_td.capacity() * 4
             + self.kept_fwd.capacity() * 4
             + self.activity.capacity() * 4
+            + self.path.capacity() * size_of::<(u32, u32, u32)>()
             + size_of::<Self>()) as u64
     }
 
