@@ -27,7 +27,11 @@ fn scene(w: u32, h: u32, cx: f64, cy: f64) -> Vec<f64> {
         for x in 0..w {
             let (dx, dy) = (x as f64 - cx, y as f64 - cy);
             let inside = dx * dx + dy * dy < r * r;
-            let base = if inside { 170.0 } else { 70.0 + 25.0 * ((x / 16 + y / 24) % 2) as f64 };
+            let base = if inside {
+                170.0
+            } else {
+                70.0 + 25.0 * ((x / 16 + y / 24) % 2) as f64
+            };
             img.push(base + 60.0 * noise());
         }
     }
@@ -38,7 +42,8 @@ fn scene(w: u32, h: u32, cx: f64, cy: f64) -> Vec<f64> {
 /// means (folded), neighbour arcs round(500·exp(−ΔI²/2σ²)/dist).
 fn problem(img: &[f64], w: u32, h: u32, c: Connectivity) -> GridProblem {
     let n = (w * h) as usize;
-    let cost = |v: f64, mean: f64| (10.0 * (v - mean).powi(2) / (2.0 * 40.0f64.powi(2))).round() as i32;
+    let cost =
+        |v: f64, mean: f64| (10.0 * (v - mean).powi(2) / (2.0 * 40.0f64.powi(2))).round() as i32;
     let (mut source, mut sink) = (vec![0; n], vec![0; n]);
     for (i, &v) in img.iter().enumerate() {
         let (bg, fg) = (cost(v, 70.0), cost(v, 170.0));

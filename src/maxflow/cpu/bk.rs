@@ -2,7 +2,7 @@
 //! trees from active nodes, augment along the path where they meet, adopt the
 //! orphans the augmentation left, until no active node remains.
 
-use super::solver::Solver;
+use super::solver::{PA_NONE, PA_TERMINAL, Solver};
 use super::state::{
     ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
     out_bit, out_mask,
@@ -23,7 +23,6 @@ impl<T: Topology> Solver<T> {
                 break;
             };
             let w = self.w(p);
-            prof(0, 1);
             let hit = if w & TREE == SOURCE {
                 self.grow::<true>(p, w)
             } else {
@@ -34,6 +33,7 @@ impl<T: Topology> Solver<T> {
                 // Keep growing from p after this path; the flag keeps it off the queue.
                 self.set(p, self.w(p) | ACTIVE);
                 current = Some(p);
+                self.time = self.time.wrapping_add(1);
                 self.augment(a, d);
                 self.adopt();
                 self.iterations += 1;
@@ -82,13 +82,25 @@ impl<T: Topology> Solver<T> {
         }
     }
 
+    /// Hangs `q` (state `wq`, keeping its other bits) below its neighbour `p`, which
+    /// sees `q` in direction `d`.
+    #[inline(always)]
+    fn attach(&mut self, q: u32, wq: u32, p: u32, d: usize) {
+        self.set(q, (wq & !PARENT) | (d as u32 ^ 1));
+        self.set_pa(q, Self::arc(p, d));
+    }
+
     /// Grows the tree of `p` (source tree when `SRC`) over the arcs with residual
     /// capacity; returns the arc (a, d), a in S and its neighbour in T, where the
     /// trees touch.
     #[inline(always)]
     fn grow<const SRC: bool>(&mut self, p: u32, w: u32) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
-        let mut bits = if SRC { out_mask::<T>(w) } else { in_mask::<T>(w) };
+        let mut bits = if SRC {
+            out_mask::<T>(w)
+        } else {
+            in_mask::<T>(w)
+        };
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -96,61 +108,89 @@ impl<T: Topology> Solver<T> {
             let wq = self.w(q);
             let tree = wq & TREE;
             if tree == FREE {
-                self.set(q, wq | mine | (d as u32 ^ 1) | ACTIVE);
+                self.attach(q, wq | mine | ACTIVE, p, d);
                 if wq & ACTIVE == 0 {
                     self.queue.push_back(q);
                 }
+                if T::GROW_MARK {
+                    let (tp, dp) = (*self.ts_mut(p), *self.dist_mut(p));
+                    *self.ts_mut(q) = tp;
+                    *self.dist_mut(q) = dp + 1;
+                }
             } else if tree == other {
                 return Some(if SRC { (p, d) } else { (q, d ^ 1) });
+            } else if T::GROW_MARK && wq & PARENT < TERMINAL {
+                // BK's marking heuristic: re-hang q below p when p is closer to the
+                // terminal by information at least as recent.
+                let (tp, dp) = (*self.ts_mut(p), *self.dist_mut(p));
+                if *self.ts_mut(q) <= tp && *self.dist_mut(q) > dp {
+                    self.attach(q, wq, p, d);
+                    *self.ts_mut(q) = tp;
+                    *self.dist_mut(q) = dp + 1;
+                }
             }
         }
         None
     }
 
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour
-    /// in direction `d`; nodes whose parent arc saturates become orphans.
+    /// in direction `d`; nodes whose tree arc saturates become orphans.
     fn augment(&mut self, a: u32, d: usize) {
+        let mask = T::K as u32 - 1;
         let b = self.layout.neighbour(a, d);
         self.count(a);
-        let mut m = self.rc_at(a, d) as u64;
-        self.path.clear();
-        // Source side: arcs parent → child from a up to its root.
+        // First pass: the bottleneck. Source side: arcs parent → child.
+        let mut m = self.rc_i(Self::arc(a, d)) as u64;
         let mut x = a;
-        let root_s = loop {
-            let pc = self.w(x) & PARENT;
-            if pc == TERMINAL {
-                break x;
+        loop {
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
+                break;
             }
-            let y = self.layout.neighbour(x, pc as usize);
-            m = m.min(self.rc_at(y, pc as usize ^ 1) as u64);
-            prof(1, 1);
-            self.path.push((y, x, pc ^ 1));
-            x = y;
-        };
+            m = m.min(self.rc_i(p) as u64);
+            x = p >> T::SHIFT;
+        }
+        let root_s = x;
         m = m.min(*self.tr_mut(root_s) as u64);
-        let split = self.path.len();
-        // Sink side: arcs child → parent from b down to its root.
+        // Sink side: arcs child → parent.
         let mut x = b;
-        let root_t = loop {
-            let pc = self.w(x) & PARENT;
-            if pc == TERMINAL {
-                break x;
+        loop {
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
+                break;
             }
-            let y = self.layout.neighbour(x, pc as usize);
-            m = m.min(self.rc_at(x, pc as usize) as u64);
-            prof(1, 1);
-            self.path.push((x, y, pc));
-            x = y;
-        };
+            m = m.min(self.rc_i((x << T::SHIFT) | ((p & mask) ^ 1)) as u64);
+            x = p >> T::SHIFT;
+        }
+        let root_t = x;
         m = m.min(self.tr_mut(root_t).unsigned_abs());
+        debug_assert!(self.pa_of(root_s) == PA_TERMINAL && self.pa_of(root_t) == PA_TERMINAL);
+        // Second pass: push m; the child end of a saturated tree arc is orphaned.
         let m32 = m as u32;
-        self.push(a, b, d, m32);
-        for idx in 0..self.path.len() {
-            let (tail, head, dir) = self.path[idx];
-            if self.push(tail, head, dir as usize, m32) {
-                // The child end of a saturated tree arc loses its parent.
-                self.orphan_front(if idx < split { head } else { tail });
+        self.push(a, b, d as u32, m32);
+        let mut x = a;
+        loop {
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
+                break;
             }
+            let y = p >> T::SHIFT;
+            if self.push(y, x, p & mask, m32) {
+                self.orphan_front(x);
+            }
+            x = y;
+        }
+        let mut x = b;
+        loop {
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
+                break;
+            }
+            let y = p >> T::SHIFT;
+            if self.push(x, y, (p & mask) ^ 1, m32) {
+                self.orphan_front(x);
+            }
+            x = y;
         }
         let tr = self.tr_mut(root_s);
         *tr -= m as i64;
@@ -168,13 +208,14 @@ impl<T: Topology> Solver<T> {
     /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;
     /// true when the arc saturated.
     #[inline(always)]
-    fn push(&mut self, x: u32, y: u32, d: usize, m: u32) -> bool {
-        let fwd = self.rc_mut(x, d);
+    fn push(&mut self, x: u32, y: u32, d: u32, m: u32) -> bool {
+        let fwd = self.rc_i_mut((x << T::SHIFT) | d);
         let r = *fwd - m;
         *fwd = r;
-        let back = self.rc_mut(y, d ^ 1);
+        let back = self.rc_i_mut((y << T::SHIFT) | (d ^ 1));
         let was = *back;
         *back = was + m;
+        let d = d as usize;
         if was == 0 {
             self.set(y, self.w(y) | out_bit::<T>(d ^ 1));
             self.set(x, self.w(x) | in_bit::<T>(d));
@@ -190,6 +231,7 @@ impl<T: Topology> Solver<T> {
     #[inline(always)]
     fn orphan_front(&mut self, x: u32) {
         self.set(x, (self.w(x) & !PARENT) | ORPHAN);
+        self.set_pa(x, PA_NONE);
         self.orphans.push_front(x);
     }
 
@@ -197,7 +239,19 @@ impl<T: Topology> Solver<T> {
     #[inline(always)]
     pub(super) fn orphan_rear(&mut self, x: u32) {
         self.set(x, (self.w(x) & !PARENT) | ORPHAN);
+        self.set_pa(x, PA_NONE);
         self.orphans.push_back(x);
+    }
+
+    /// Makes `x` a root of the tree `tree`.
+    #[inline(always)]
+    pub(super) fn make_root(&mut self, x: u32, tree: u32) {
+        self.set(x, (self.w(x) & !(TREE | PARENT)) | tree | TERMINAL);
+        self.set_pa(x, PA_TERMINAL);
+        if T::GROW_MARK {
+            *self.ts_mut(x) = self.time;
+            *self.dist_mut(x) = 1;
+        }
     }
 
     /// Finds new parents for all orphans or frees them, then clears the marks.
@@ -208,7 +262,6 @@ impl<T: Topology> Solver<T> {
                 continue;
             }
             self.count(i);
-            prof(2, 1);
             if w & TREE == SOURCE {
                 self.adopt_one::<true>(i, w);
             } else {
@@ -234,7 +287,11 @@ impl<T: Topology> Solver<T> {
     /// grow into it become active.
     fn adopt_one<const SRC: bool>(&mut self, i: u32, w: u32) {
         let mine = if SRC { SOURCE } else { SINK };
-        let mut bits = if SRC { in_mask::<T>(w) } else { out_mask::<T>(w) };
+        let mut bits = if SRC {
+            in_mask::<T>(w)
+        } else {
+            out_mask::<T>(w)
+        };
         let mut best: Option<(usize, u32)> = None;
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
@@ -244,7 +301,6 @@ impl<T: Topology> Solver<T> {
             if wj & TREE != mine || wj & PARENT == ORPHAN {
                 continue;
             }
-            prof(5, 1);
             if let Some(dist) = self.origin_distance(j) {
                 if !T::MARKING {
                     best = Some((d, dist));
@@ -256,15 +312,19 @@ impl<T: Topology> Solver<T> {
             }
         }
         if let Some((d, dist)) = best {
-            self.set(i, (self.w(i) & !PARENT) | d as u32);
+            let j = self.layout.neighbour(i, d);
+            self.attach(i, self.w(i), j, d ^ 1);
             self.mark(i, dist + 1);
             return;
         }
         // No parent: free i.
-        prof(4, 1);
         let w = self.w(i) & !(TREE | PARENT);
         self.set(i, w);
-        let feeds = if SRC { in_mask::<T>(w) } else { out_mask::<T>(w) };
+        let feeds = if SRC {
+            in_mask::<T>(w)
+        } else {
+            out_mask::<T>(w)
+        };
         let mut bits = in_mask::<T>(w) | out_mask::<T>(w);
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
@@ -286,39 +346,34 @@ impl<T: Topology> Solver<T> {
     /// Distance from `j` to its terminal along parent links, or `None` when the
     /// chain ends in an orphan. Marks the nodes of a successful walk as verified (with
     /// their distances) so later walks of this adoption phase stop there.
+    #[inline]
     fn origin_distance(&mut self, j: u32) -> Option<u32> {
         let mut x = j;
         let mut dist = 0u32;
         loop {
-            let wx = self.w(x);
-            if wx & MARK != 0 {
-                if T::MARKING {
+            if self.w(x) & MARK != 0 {
+                if T::MARKING || T::GROW_MARK {
                     dist += *self.dist_mut(x);
                 }
                 break;
             }
-            let pc = wx & PARENT;
-            prof(3, 1);
             dist += 1;
-            if pc == TERMINAL {
+            let p = self.pa_of(x);
+            if p == PA_TERMINAL {
                 self.mark(x, 1);
                 break;
             }
-            if pc == ORPHAN {
+            if p == PA_NONE {
                 return None;
             }
-            x = self.layout.neighbour(x, pc as usize);
+            x = p >> T::SHIFT;
         }
         let mut x = j;
         let mut dx = dist;
-        loop {
-            let wx = self.w(x);
-            if wx & MARK != 0 {
-                break;
-            }
+        while self.w(x) & MARK == 0 {
             self.mark(x, dx);
             dx = dx.saturating_sub(1);
-            x = self.layout.neighbour(x, (wx & PARENT) as usize);
+            x = self.pa_of(x) >> T::SHIFT;
         }
         Some(dist)
     }
@@ -328,13 +383,11 @@ impl<T: Topology> Solver<T> {
     pub(super) fn mark(&mut self, x: u32, dist: u32) {
         self.set(x, self.w(x) | MARK);
         self.marked.push(x);
-        if T::MARKING {
+        if T::MARKING || T::GROW_MARK {
             *self.dist_mut(x) = dist;
+        }
+        if T::GROW_MARK {
+            *self.ts_mut(x) = self.time;
         }
     }
 }
-
-pub(super) static PROF: [std::sync::atomic::AtomicU64; 8] = [const { std::sync::atomic::AtomicU64::new(0) }; 8];
-#[inline(always)]
-fn prof(_i: usize, _v: u64) {}
-pub fn dump_prof() { let v: Vec<u64> = PROF.iter().map(|a| a.swap(0, std::sync::atomic::Ordering::Relaxed)).collect(); eprintln!("PROF grow={} pathlen={} orphans={} walksteps={} freed={} cands={}", v[0], v[1], v[2], v[3], v[4], v[5]); }

@@ -82,7 +82,6 @@ impl Engine for CpuEngine {
         solver.run();
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, false, 0);
-        if std::env::var_os("LC_PROF").is_some() { bk::dump_prof(); }
         self.ready = true;
         Ok(solution)
     }
@@ -206,7 +205,10 @@ mod tests {
         e.solve(&p).unwrap();
         let s = e.update(&p).unwrap();
         assert!(s.stats.dynamic);
-        assert_eq!((s.flow, s.stats.changed_arcs, s.stats.iterations), (4, 0, 0));
+        assert_eq!(
+            (s.flow, s.stats.changed_arcs, s.stats.iterations),
+            (4, 0, 0)
+        );
         assert_eq!(s.mask.data, vec![255, 0]);
     }
 
