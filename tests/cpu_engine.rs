@@ -13,7 +13,11 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 
 fn connectivity(eight: bool) -> Connectivity {
-    if eight { Connectivity::Eight } else { Connectivity::Four }
+    if eight {
+        Connectivity::Eight
+    } else {
+        Connectivity::Four
+    }
 }
 
 /// Checks `s` against the reference solution of `p`.
@@ -88,7 +92,12 @@ fn one_engine_reused_across_shapes_and_connectivities() {
         let (w, h) = (1 + rng.below(12) as u32, 1 + rng.below(12) as u32);
         let p = random_problem(&mut rng, w, h, connectivity(round % 3 == 0));
         // Alternate solve and update: an update after a shape change is a solve.
-        let s = if round % 2 == 0 { engine.solve(&p) } else { engine.update(&p) }.unwrap();
+        let s = if round % 2 == 0 {
+            engine.solve(&p)
+        } else {
+            engine.update(&p)
+        }
+        .unwrap();
         assert_eq!(s.flow, max_flow(&p).flow, "round {round}");
     }
 }
@@ -97,7 +106,11 @@ fn one_engine_reused_across_shapes_and_connectivities() {
 fn degenerate_problems() {
     let mut engine = CpuEngine::new();
     assert_eq!(engine.cut_side(), CutSide::ReachableFromSource);
-    for (w, h, c) in [(1, 1, Connectivity::Four), (1, 9, Connectivity::Eight), (9, 1, Connectivity::Four)] {
+    for (w, h, c) in [
+        (1, 1, Connectivity::Four),
+        (1, 9, Connectivity::Eight),
+        (9, 1, Connectivity::Four),
+    ] {
         let p = GridProblem::zeros(w, h, c).unwrap();
         let s = engine.solve(&p).unwrap();
         assert_eq!((s.flow, s.mask.count_source()), (0, 0));
@@ -133,7 +146,10 @@ fn statistics_describe_the_call() {
     assert!(!s.stats.dynamic);
     assert!(s.stats.iterations > 0);
     let a = s.stats.activity.expect("activity recorded");
-    assert_eq!((a.block_width, a.block_height, a.columns, a.rows), (8, 8, 3, 2));
+    assert_eq!(
+        (a.block_width, a.block_height, a.columns, a.rows),
+        (8, 8, 3, 2)
+    );
     assert_eq!(a.counts.len(), 6);
     assert!(a.counts.iter().all(|&c| c > 0));
     let s = engine.update(&p).unwrap();
@@ -146,7 +162,10 @@ fn shared_grids() -> Option<PathBuf> {
     if dir.join("manifest.csv").exists() {
         Some(dir)
     } else {
-        eprintln!("note: {} not found; skipping the shared instances", dir.display());
+        eprintln!(
+            "note: {} not found; skipping the shared instances",
+            dir.display()
+        );
         None
     }
 }
@@ -175,7 +194,10 @@ fn shared_instances_give_manifest_flows_and_reference_masks() {
         assert_eq!(cut_capacity(&p, &s.mask), flow, "{file}: cut capacity");
         let mask_path = dir.join(file.replace(".max.gz", ".mask.png"));
         let reference = Mask::read_png(&mask_path).unwrap();
-        assert!(s.mask == reference, "{file}: mask differs from the reference");
+        assert!(
+            s.mask == reference,
+            "{file}: mask differs from the reference"
+        );
     }
 }
 
@@ -183,7 +205,11 @@ fn shared_instances_give_manifest_flows_and_reference_masks() {
 fn shared_instances_updated_like_video_frames_match_fresh_solves() {
     let Some(dir) = shared_grids() else { return };
     let mut rng = Rng(42);
-    for file in ["coins_384x303_4c.max.gz", "camera_320x240_8c.max.gz", "seeds_disk_320x240_4c.max.gz"] {
+    for file in [
+        "coins_384x303_4c.max.gz",
+        "camera_320x240_8c.max.gz",
+        "seeds_disk_320x240_4c.max.gz",
+    ] {
         let mut p = livecut::maxflow::dimacs::read_path(&dir.join(file)).unwrap();
         let mut engine = CpuEngine::new();
         engine.solve(&p).unwrap();
@@ -192,7 +218,11 @@ fn shared_instances_updated_like_video_frames_match_fresh_solves() {
             let s = engine.update(&p).unwrap();
             let fresh = CpuEngine::new().solve(&p).unwrap();
             assert_eq!(s.flow, fresh.flow, "{file}: flow after update");
-            assert_eq!(cut_capacity(&p, &s.mask), s.flow, "{file}: cut capacity after update");
+            assert_eq!(
+                cut_capacity(&p, &s.mask),
+                s.flow,
+                "{file}: cut capacity after update"
+            );
             assert!(s.mask == fresh.mask, "{file}: mask after update");
         }
     }

@@ -86,7 +86,11 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         wrong.is_empty(),
         "{} result(s) differ from the manifest: {}",
         wrong.len(),
-        wrong.iter().map(|r| format!("{} {}", r.engine, r.instance)).collect::<Vec<_>>().join(", ")
+        wrong
+            .iter()
+            .map(|r| format!("{} {}", r.engine, r.instance))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(())
 }
@@ -108,7 +112,11 @@ fn time_one(
     let last = solutions.last().expect("runs > 0");
     let flow = last.flow;
     Ok(Row {
-        instance: file.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        instance: file
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned(),
         width: problem.width(),
         height: problem.height(),
         connectivity: problem.connectivity().number(),
@@ -118,7 +126,10 @@ fn time_one(
         correct: expected.map(|e| solutions.iter().all(|s| s.flow == e)),
         runs: args.runs,
         solve_ms_median: stat(|s| s.stats.solve_ms),
-        solve_ms_min: solutions.iter().map(|s| s.stats.solve_ms).fold(f64::INFINITY, f64::min),
+        solve_ms_min: solutions
+            .iter()
+            .map(|s| s.stats.solve_ms)
+            .fold(f64::INFINITY, f64::min),
         upload_ms_median: stat(|s| s.stats.upload_ms),
         readback_ms_median: stat(|s| s.stats.readback_ms),
         iterations: last.stats.iterations,
@@ -133,13 +144,28 @@ fn time_one(
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 fn print_table(rows: &[Row]) {
     println!(
         "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
-        "instance", "size", "C", "engine", "flow", "ok", "solve ms", "min ms", "upload", "readback", "iters", "B/px"
+        "instance",
+        "size",
+        "C",
+        "engine",
+        "flow",
+        "ok",
+        "solve ms",
+        "min ms",
+        "upload",
+        "readback",
+        "iters",
+        "B/px"
     );
     for r in rows {
         let ok = match r.correct {
@@ -178,7 +204,11 @@ impl Manifests {
             None => file.with_file_name("manifest.csv"),
         };
         if !self.cache.contains_key(&path) {
-            let table = if path.exists() { read_manifest(&path)? } else { HashMap::new() };
+            let table = if path.exists() {
+                read_manifest(&path)?
+            } else {
+                HashMap::new()
+            };
             self.cache.insert(path.clone(), table);
         }
         let name = file.file_name().unwrap_or_default().to_string_lossy();
@@ -188,7 +218,8 @@ impl Manifests {
 
 /// Reads `file,W,H,C,maxflow` lines (header first) into file → flow.
 pub fn read_manifest(path: &Path) -> anyhow::Result<HashMap<String, u64>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut table = HashMap::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         let fields: Vec<&str> = line.split(',').collect();
@@ -198,7 +229,9 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<HashMap<String, u64>> {
         let flow = fields
             .get(4)
             .and_then(|f| f.trim().parse::<u64>().ok())
-            .with_context(|| format!("{}:{}: expected file,W,H,C,maxflow", path.display(), i + 1))?;
+            .with_context(|| {
+                format!("{}:{}: expected file,W,H,C,maxflow", path.display(), i + 1)
+            })?;
         table.insert(fields[0].trim().to_string(), flow);
     }
     Ok(table)

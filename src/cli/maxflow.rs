@@ -41,7 +41,9 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
-    let solution = engine.solve(&problem).with_context(|| format!("{} engine", engine.name()))?;
+    let solution = engine
+        .solve(&problem)
+        .with_context(|| format!("{} engine", engine.name()))?;
     let cut = cut_capacity(&problem, &solution.mask);
     anyhow::ensure!(
         cut == solution.flow,
@@ -80,14 +82,30 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
         println!("{out}");
     } else {
         println!("{}", args.file.display());
-        println!("  grid        {}x{} {}-connected", problem.width(), problem.height(), problem.connectivity().number());
+        println!(
+            "  grid        {}x{} {}-connected",
+            problem.width(),
+            problem.height(),
+            problem.connectivity().number()
+        );
         println!("  engine      {} ({})", engine.name(), engine.description());
         println!("  max flow    {}", solution.flow);
-        println!("  min cut     {} source-side pixels ({})", solution.mask.count_source(), engine.cut_side().describe());
+        println!(
+            "  min cut     {} source-side pixels ({})",
+            solution.mask.count_source(),
+            engine.cut_side().describe()
+        );
         println!("  read        {read_ms:.1} ms");
         println!("  build       {:.1} ms", s.upload_ms);
-        println!("  solve       {:.1} ms ({} iterations)", s.solve_ms, s.iterations);
-        println!("  memory      {:.1} MB ({:.1} bytes/pixel)", s.engine_bytes as f64 / 1e6, s.engine_bytes as f64 / problem.pixels() as f64);
+        println!(
+            "  solve       {:.1} ms ({} iterations)",
+            s.solve_ms, s.iterations
+        );
+        println!(
+            "  memory      {:.1} MB ({:.1} bytes/pixel)",
+            s.engine_bytes as f64 / 1e6,
+            s.engine_bytes as f64 / problem.pixels() as f64
+        );
         if let Some(path) = &args.mask_out {
             println!("  mask        {}", path.display());
         }

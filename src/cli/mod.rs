@@ -14,7 +14,12 @@ use std::process::ExitCode;
 /// Real-time foreground extraction with exact graph cuts. With no command, opens the
 /// window on the first camera, or on the built-in demo scene when there is none.
 #[derive(Parser, Debug)]
-#[command(name = "livecut", version, about, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "livecut",
+    version,
+    about,
+    args_conflicts_with_subcommands = true
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -31,7 +31,11 @@ impl Mask {
         let data = (0..width as usize * height as usize)
             .map(|i| if source_side(i) { 255 } else { 0 })
             .collect();
-        Self { width, height, data }
+        Self {
+            width,
+            height,
+            data,
+        }
     }
 
     /// Whether pixel `i` (row-major) is on the source side.
@@ -44,7 +48,9 @@ impl Mask {
     pub fn write_png(&self, path: &Path) -> io::Result<()> {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let result = self.write_png_to(&tmp).and_then(|()| std::fs::rename(&tmp, path));
+        let result = self
+            .write_png_to(&tmp)
+            .and_then(|()| std::fs::rename(&tmp, path));
         if result.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
@@ -57,7 +63,9 @@ impl Mask {
         encoder.set_color(png::ColorType::Grayscale);
         encoder.set_depth(png::BitDepth::Eight);
         let mut writer = encoder.write_header().map_err(io::Error::other)?;
-        writer.write_image_data(&self.data).map_err(io::Error::other)?;
+        writer
+            .write_image_data(&self.data)
+            .map_err(io::Error::other)?;
         writer.finish().map_err(io::Error::other)
     }
 
@@ -66,8 +74,16 @@ impl Mask {
     pub fn read_png(path: &Path) -> Result<Self, image::ImageError> {
         let grey = image::open(path)?.into_luma8();
         let (width, height) = grey.dimensions();
-        let data = grey.into_raw().into_iter().map(|v| if v >= 128 { 255 } else { 0 }).collect();
-        Ok(Self { width, height, data })
+        let data = grey
+            .into_raw()
+            .into_iter()
+            .map(|v| if v >= 128 { 255 } else { 0 })
+            .collect();
+        Ok(Self {
+            width,
+            height,
+            data,
+        })
     }
 
     /// Number of source-side pixels.
@@ -137,7 +153,11 @@ mod tests {
         let mask = Mask::from_fn(7, 3, |i| i % 3 == 0);
         mask.write_png(&path).unwrap();
         assert_eq!(Mask::read_png(&path).unwrap(), mask);
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "no temporary file left");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "no temporary file left"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -206,7 +206,11 @@ impl GridProblem {
         let n = checked_pixels(width, height)?;
         check_len("source", source.len(), n)?;
         check_len("sink", sink.len(), n)?;
-        check_len("edge direction list", edges.len(), connectivity.number() as usize)?;
+        check_len(
+            "edge direction list",
+            edges.len(),
+            connectivity.number() as usize,
+        )?;
         for e in &edges {
             check_len("edge", e.len(), n)?;
         }
@@ -228,14 +232,24 @@ impl GridProblem {
         for (what, arr) in [("source", &self.source), ("sink", &self.sink)] {
             if let Some(i) = arr.iter().position(|&c| c < 0) {
                 let (x, y) = at(i);
-                return Err(GridError::Negative { what, x, y, value: arr[i] });
+                return Err(GridError::Negative {
+                    what,
+                    x,
+                    y,
+                    value: arr[i],
+                });
             }
         }
         for &dir in self.connectivity.directions() {
             let arr = &self.edges[dir.index()];
             if let Some(i) = arr.iter().position(|&c| c < 0) {
                 let (x, y) = at(i);
-                return Err(GridError::Negative { what: "edge", x, y, value: arr[i] });
+                return Err(GridError::Negative {
+                    what: "edge",
+                    x,
+                    y,
+                    value: arr[i],
+                });
             }
             // Only pixels on the border can have an arc leaving the grid.
             let (dx, dy) = dir.offset();
@@ -334,7 +348,11 @@ fn check_len(what: &'static str, got: usize, expected: usize) -> Result<(), Grid
     if got == expected {
         Ok(())
     } else {
-        Err(GridError::BadLength { what, got, expected })
+        Err(GridError::BadLength {
+            what,
+            got,
+            expected,
+        })
     }
 }
 

@@ -107,7 +107,9 @@ pub fn read<R: Read + Send + 'static>(reader: R) -> Result<GridProblem, DimacsEr
 fn io_error(e: io::Error, line: u64) -> DimacsError {
     let what = match e.kind() {
         io::ErrorKind::UnexpectedEof => "truncated compressed stream".to_string(),
-        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => format!("corrupt compressed stream ({e})"),
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => {
+            format!("corrupt compressed stream ({e})")
+        }
         _ => format!("read failed ({e})"),
     };
     DimacsError::Io(format!("{what} after line {line}"))
@@ -117,7 +119,10 @@ fn io_error(e: io::Error, line: u64) -> DimacsError {
 /// through the second channel so buffers are reused.
 fn spawn_reader<R: Read + Send + 'static>(
     mut reader: R,
-) -> (Receiver<io::Result<Vec<u8>>>, crossbeam_channel::Sender<Vec<u8>>) {
+) -> (
+    Receiver<io::Result<Vec<u8>>>,
+    crossbeam_channel::Sender<Vec<u8>>,
+) {
     let (tx, rx) = bounded::<io::Result<Vec<u8>>>(4);
     let (recycle_tx, recycle_rx) = bounded::<Vec<u8>>(4);
     std::thread::spawn(move || {
@@ -199,10 +204,16 @@ impl Parser {
         let height = tokens.number("height")?;
         let c = tokens.number("connectivity")?;
         tokens.end()?;
-        let connectivity = u32::try_from(c).ok().and_then(Connectivity::from_number).ok_or_else(bad)?;
+        let connectivity = u32::try_from(c)
+            .ok()
+            .and_then(Connectivity::from_number)
+            .ok_or_else(bad)?;
         let pixels = width.saturating_mul(height);
         if width == 0 || height == 0 || pixels > crate::grid::MAX_PIXELS {
-            return Err(syntax(1, format!("grid size {width}x{height} is not supported")));
+            return Err(syntax(
+                1,
+                format!("grid size {width}x{height} is not supported"),
+            ));
         }
         let bytes = pixels * (2 + connectivity.number() as u64) * 4;
         if bytes > MAX_GRID_BYTES {
@@ -238,7 +249,10 @@ impl Parser {
         if nodes != header.pixels + 2 {
             return Err(syntax(
                 self.line,
-                format!("node count {nodes} does not match the grid: expected W*H+2 = {}", header.pixels + 2),
+                format!(
+                    "node count {nodes} does not match the grid: expected W*H+2 = {}",
+                    header.pixels + 2
+                ),
             ));
         }
         self.declared_arcs = Some(arcs);
@@ -259,12 +273,19 @@ impl Parser {
             return Err(syntax(self.line, format!("second {name} line")));
         }
         if id != expected {
-            let other = if name == "source" { header.pixels + 2 } else { header.pixels + 1 };
+            let other = if name == "source" {
+                header.pixels + 2
+            } else {
+                header.pixels + 1
+            };
             let msg = if id == other {
                 "source and sink must be different nodes: the grid dialect has s = W*H+1, t = W*H+2"
                     .to_string()
             } else {
-                format!("the {name} must be node {expected} (W*H+{}), not {id}", expected - header.pixels)
+                format!(
+                    "the {name} must be node {expected} (W*H+{}), not {id}",
+                    expected - header.pixels
+                )
             };
             return Err(syntax(self.line, msg));
         }
@@ -274,7 +295,10 @@ impl Parser {
 
     fn require_p(&self) -> Result<(), DimacsError> {
         if self.declared_arcs.is_none() {
-            return Err(syntax(self.line, "expected the 'p max N M' line before this one"));
+            return Err(syntax(
+                self.line,
+                "expected the 'p max N M' line before this one",
+            ));
         }
         Ok(())
     }
@@ -290,7 +314,10 @@ impl Parser {
         let (s, t) = (n + 1, n + 2);
         for id in [u, v] {
             if id == 0 || id > t {
-                return Err(syntax(self.line, format!("node id {id} out of range 1..{t}")));
+                return Err(syntax(
+                    self.line,
+                    format!("node id {id} out of range 1..{t}"),
+                ));
             }
         }
         let line = self.line;
@@ -306,7 +333,10 @@ impl Parser {
                 (x, _) if x == t => "an arc out of the sink",
                 _ => "an arc from the source to the sink",
             };
-            return Err(syntax(line, format!("{what} ({u} -> {v}) is not a grid arc")));
+            return Err(syntax(
+                line,
+                format!("{what} ({u} -> {v}) is not a grid arc"),
+            ));
         }
         let w = header.width as u64;
         let (ux, uy) = ((u - 1) % w, (u - 1) / w);
@@ -324,7 +354,13 @@ impl Parser {
                     ),
                 )
             })?;
-        add(grow(&mut self.edges[dir.index()], u - 1, n), cap, line, u, v)
+        add(
+            grow(&mut self.edges[dir.index()], u - 1, n),
+            cap,
+            line,
+            u,
+            v,
+        )
     }
 
     fn finish(mut self) -> Result<GridProblem, DimacsError> {
@@ -380,7 +416,9 @@ fn add(slot: &mut i32, cap: u64, line: u64, u: u64, v: u64) -> Result<(), Dimacs
     if sum > MAX_CAP {
         return Err(syntax(
             line,
-            format!("capacity of arc {u} -> {v} adds up to {sum} over duplicate arcs, more than 2^31-1"),
+            format!(
+                "capacity of arc {u} -> {v} adds up to {sum} over duplicate arcs, more than 2^31-1"
+            ),
         ));
     }
     *slot = sum as i32;
@@ -401,7 +439,10 @@ impl<'a> Tokens<'a> {
     fn next_word(&mut self) -> Option<&'a [u8]> {
         let start = self.rest.iter().position(|b| !b.is_ascii_whitespace())?;
         let rest = &self.rest[start..];
-        let end = rest.iter().position(u8::is_ascii_whitespace).unwrap_or(rest.len());
+        let end = rest
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .unwrap_or(rest.len());
         self.rest = &rest[end..];
         Some(&rest[..end])
     }
@@ -413,7 +454,10 @@ impl<'a> Tokens<'a> {
         parse_u64(word).ok_or_else(|| {
             syntax(
                 self.line,
-                format!("{what} must be a non-negative integer, found '{}'", show(word)),
+                format!(
+                    "{what} must be a non-negative integer, found '{}'",
+                    show(word)
+                ),
             )
         })
     }
@@ -423,13 +467,22 @@ impl<'a> Tokens<'a> {
             .next_word()
             .ok_or_else(|| syntax(self.line, "truncated line: missing capacity"))?;
         if word.first() == Some(&b'-') && parse_u64(&word[1..]).is_some() {
-            return Err(syntax(self.line, format!("negative capacity {}", show(word))));
+            return Err(syntax(
+                self.line,
+                format!("negative capacity {}", show(word)),
+            ));
         }
         let cap = parse_u64(word).ok_or_else(|| {
-            syntax(self.line, format!("capacity must be an integer, found '{}'", show(word)))
+            syntax(
+                self.line,
+                format!("capacity must be an integer, found '{}'", show(word)),
+            )
         })?;
         if cap > MAX_CAP {
-            return Err(syntax(self.line, format!("capacity {cap} is more than 2^31-1")));
+            return Err(syntax(
+                self.line,
+                format!("capacity {cap} is more than 2^31-1"),
+            ));
         }
         Ok(cap)
     }
@@ -437,7 +490,10 @@ impl<'a> Tokens<'a> {
     fn end(&mut self) -> Result<(), DimacsError> {
         match self.next_word() {
             None => Ok(()),
-            Some(extra) => Err(syntax(self.line, format!("unexpected '{}' at the end of the line", show(extra)))),
+            Some(extra) => Err(syntax(
+                self.line,
+                format!("unexpected '{}' at the end of the line", show(extra)),
+            )),
         }
     }
 }

@@ -144,7 +144,9 @@ pub enum EngineChoice {
 
 /// Creates the engine the user chose. Returns the engine and a note for people when
 /// `Auto` fell back to the CPU (e.g. "no CUDA device: using the CPU engine").
-pub fn create_engine(choice: EngineChoice) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
+pub fn create_engine(
+    choice: EngineChoice,
+) -> Result<(Box<dyn Engine>, Option<String>), EngineError> {
     match choice {
         EngineChoice::Cpu => Ok((Box::new(cpu::CpuEngine::new()), None)),
         EngineChoice::Cuda => Ok((Box::new(cuda::CudaEngine::new()?), None)),

@@ -61,7 +61,14 @@ impl Graph {
         level
     }
 
-    fn push(&mut self, u: usize, t: usize, limit: u64, level: &[Option<u32>], next: &mut [usize]) -> u64 {
+    fn push(
+        &mut self,
+        u: usize,
+        t: usize,
+        limit: u64,
+        level: &[Option<u32>],
+        next: &mut [usize],
+    ) -> u64 {
         if u == t {
             return limit;
         }
@@ -167,7 +174,11 @@ pub fn random_problem(rng: &mut Rng, w: u32, h: u32, c: Connectivity) -> GridPro
                 .map(|i| {
                     let (x, y) = (i as u32 % w, i as u32 / w);
                     let c = rng.capacity();
-                    if probe_neighbour(w, h, x, y, dir) { c } else { 0 }
+                    if probe_neighbour(w, h, x, y, dir) {
+                        c
+                    } else {
+                        0
+                    }
                 })
                 .collect()
         })

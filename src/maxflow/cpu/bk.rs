@@ -2,7 +2,7 @@
 //! trees from active nodes, augment along the path where they meet, adopt the
 //! orphans the augmentation left, until no active node remains.
 
-use super::solver::Solver;
+use super::solver::{PA_NONE, PA_TERMINAL, Solver};
 use super::state::{
     ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
     out_bit, out_mask,
@@ -33,6 +33,7 @@ impl<T: Topology> Solver<T> {
                 // Keep growing from p after this path; the flag keeps it off the queue.
                 self.set(p, self.w(p) | ACTIVE);
                 current = Some(p);
+                self.time = self.time.wrapping_add(1);
                 self.augment(a, d);
                 self.adopt();
                 self.iterations += 1;
@@ -81,13 +82,25 @@ impl<T: Topology> Solver<T> {
         }
     }
 
+    /// Hangs `q` (state `wq`, keeping its other bits) below its neighbour `p`, which
+    /// sees `q` in direction `d`.
+    #[inline(always)]
+    fn attach(&mut self, q: u32, wq: u32, p: u32, d: usize) {
+        self.set(q, (wq & !PARENT) | (d as u32 ^ 1));
+        self.set_pa(q, Self::arc(p, d));
+    }
+
     /// Grows the tree of `p` (source tree when `SRC`) over the arcs with residual
     /// capacity; returns the arc (a, d), a in S and its neighbour in T, where the
     /// trees touch.
     #[inline(always)]
     fn grow<const SRC: bool>(&mut self, p: u32, w: u32) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
-        let mut bits = if SRC { out_mask::<T>(w) } else { in_mask::<T>(w) };
+        let mut bits = if SRC {
+            out_mask::<T>(w)
+        } else {
+            in_mask::<T>(w)
+        };
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;
@@ -95,107 +108,122 @@ impl<T: Topology> Solver<T> {
             let wq = self.w(q);
             let tree = wq & TREE;
             if tree == FREE {
-                self.set(q, wq | mine | (d as u32 ^ 1) | ACTIVE);
+                self.attach(q, wq | mine | ACTIVE, p, d);
                 if wq & ACTIVE == 0 {
                     self.queue.push_back(q);
                 }
+                if T::GROW_MARK {
+                    let (tp, dp) = (*self.ts_mut(p), *self.dist_mut(p));
+                    *self.ts_mut(q) = tp;
+                    *self.dist_mut(q) = dp + 1;
+                }
             } else if tree == other {
                 return Some(if SRC { (p, d) } else { (q, d ^ 1) });
+            } else if T::GROW_MARK && wq & PARENT < TERMINAL {
+                // BK's marking heuristic: re-hang q below p when p is closer to the
+                // terminal by information at least as recent.
+                let (tp, dp) = (*self.ts_mut(p), *self.dist_mut(p));
+                if *self.ts_mut(q) <= tp && *self.dist_mut(q) > dp {
+                    self.attach(q, wq, p, d);
+                    *self.ts_mut(q) = tp;
+                    *self.dist_mut(q) = dp + 1;
+                }
             }
         }
         None
     }
 
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour
-    /// in direction `d`; nodes whose parent arc saturates become orphans.
+    /// in direction `d`; nodes whose tree arc saturates become orphans.
     fn augment(&mut self, a: u32, d: usize) {
-        let k = T::K;
+        let mask = T::K as u32 - 1;
         let b = self.layout.neighbour(a, d);
         self.count(a);
-        let mut m = self.rc[a as usize * k + d] as u64;
-        // Source side: from a up to its root.
+        // First pass: the bottleneck. Source side: arcs parent → child.
+        let mut m = self.rc_i(Self::arc(a, d)) as u64;
         let mut x = a;
         loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                m = m.min(self.tr[x as usize] as u64);
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
                 break;
             }
-            let y = self.layout.neighbour(x, pc);
-            m = m.min(self.rc[y as usize * k + (pc ^ 1)] as u64);
-            x = y;
+            m = m.min(self.rc_i(p) as u64);
+            x = p >> T::SHIFT;
         }
-        // Sink side: from b down to its root.
+        let root_s = x;
+        m = m.min(*self.tr_mut(root_s) as u64);
+        // Sink side: arcs child → parent.
         let mut x = b;
         loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                m = m.min(self.tr[x as usize].unsigned_abs());
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
                 break;
             }
-            m = m.min(self.rc[x as usize * k + pc] as u64);
-            x = self.layout.neighbour(x, pc);
+            m = m.min(self.rc_i((x << T::SHIFT) | ((p & mask) ^ 1)) as u64);
+            x = p >> T::SHIFT;
         }
+        let root_t = x;
+        m = m.min(self.tr_mut(root_t).unsigned_abs());
+        debug_assert!(self.pa_of(root_s) == PA_TERMINAL && self.pa_of(root_t) == PA_TERMINAL);
+        // Second pass: push m; the child end of a saturated tree arc is orphaned.
         let m32 = m as u32;
-        self.push(a, d, m32);
+        self.push(a, b, d as u32, m32);
         let mut x = a;
         loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                self.tr[x as usize] -= m as i64;
-                if self.tr[x as usize] == 0 {
-                    self.orphan_front(x);
-                }
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
                 break;
             }
-            let y = self.layout.neighbour(x, pc);
-            if self.push(y, pc ^ 1, m32) {
+            let y = p >> T::SHIFT;
+            if self.push(y, x, p & mask, m32) {
                 self.orphan_front(x);
             }
             x = y;
         }
         let mut x = b;
         loop {
-            let pc = (self.w(x) & PARENT) as usize;
-            if pc == TERMINAL as usize {
-                self.tr[x as usize] += m as i64;
-                if self.tr[x as usize] == 0 {
-                    self.orphan_front(x);
-                }
+            let p = self.pa_of(x);
+            if p >= PA_NONE {
                 break;
             }
-            let y = self.layout.neighbour(x, pc);
-            if self.push(x, pc, m32) {
+            let y = p >> T::SHIFT;
+            if self.push(x, y, (p & mask) ^ 1, m32) {
                 self.orphan_front(x);
             }
             x = y;
+        }
+        let tr = self.tr_mut(root_s);
+        *tr -= m as i64;
+        if *tr == 0 {
+            self.orphan_front(root_s);
+        }
+        let tr = self.tr_mut(root_t);
+        *tr += m as i64;
+        if *tr == 0 {
+            self.orphan_front(root_t);
         }
         self.flow += m as i64;
     }
 
-    /// Sends `m` along arc (x, d), keeping both ends' saturation bits; true when the
-    /// arc saturated.
+    /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;
+    /// true when the arc saturated.
     #[inline(always)]
-    fn push(&mut self, x: u32, d: usize, m: u32) -> bool {
-        let k = T::K;
-        let y = self.layout.neighbour(x, d);
-        let i = x as usize * k + d;
-        let j = y as usize * k + (d ^ 1);
-        let r = self.rc[i] - m;
-        self.rc[i] = r;
-        let back = self.rc[j];
-        self.rc[j] = back + m;
-        let (mut wx, mut wy) = (self.w(x), self.w(y));
-        if back == 0 {
-            wy |= out_bit::<T>(d ^ 1);
-            wx |= in_bit::<T>(d);
+    fn push(&mut self, x: u32, y: u32, d: u32, m: u32) -> bool {
+        let fwd = self.rc_i_mut((x << T::SHIFT) | d);
+        let r = *fwd - m;
+        *fwd = r;
+        let back = self.rc_i_mut((y << T::SHIFT) | (d ^ 1));
+        let was = *back;
+        *back = was + m;
+        let d = d as usize;
+        if was == 0 {
+            self.set(y, self.w(y) | out_bit::<T>(d ^ 1));
+            self.set(x, self.w(x) | in_bit::<T>(d));
         }
         if r == 0 {
-            wx &= !out_bit::<T>(d);
-            wy &= !in_bit::<T>(d ^ 1);
+            self.set(x, self.w(x) & !out_bit::<T>(d));
+            self.set(y, self.w(y) & !in_bit::<T>(d ^ 1));
         }
-        self.set(x, wx);
-        self.set(y, wy);
         r == 0
     }
 
@@ -203,6 +231,7 @@ impl<T: Topology> Solver<T> {
     #[inline(always)]
     fn orphan_front(&mut self, x: u32) {
         self.set(x, (self.w(x) & !PARENT) | ORPHAN);
+        self.set_pa(x, PA_NONE);
         self.orphans.push_front(x);
     }
 
@@ -210,7 +239,19 @@ impl<T: Topology> Solver<T> {
     #[inline(always)]
     pub(super) fn orphan_rear(&mut self, x: u32) {
         self.set(x, (self.w(x) & !PARENT) | ORPHAN);
+        self.set_pa(x, PA_NONE);
         self.orphans.push_back(x);
+    }
+
+    /// Makes `x` a root of the tree `tree`.
+    #[inline(always)]
+    pub(super) fn make_root(&mut self, x: u32, tree: u32) {
+        self.set(x, (self.w(x) & !(TREE | PARENT)) | tree | TERMINAL);
+        self.set_pa(x, PA_TERMINAL);
+        if T::GROW_MARK {
+            *self.ts_mut(x) = self.time;
+            *self.dist_mut(x) = 1;
+        }
     }
 
     /// Finds new parents for all orphans or frees them, then clears the marks.
@@ -246,7 +287,11 @@ impl<T: Topology> Solver<T> {
     /// grow into it become active.
     fn adopt_one<const SRC: bool>(&mut self, i: u32, w: u32) {
         let mine = if SRC { SOURCE } else { SINK };
-        let mut bits = if SRC { in_mask::<T>(w) } else { out_mask::<T>(w) };
+        let mut bits = if SRC {
+            in_mask::<T>(w)
+        } else {
+            out_mask::<T>(w)
+        };
         let mut best: Option<(usize, u32)> = None;
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
@@ -267,14 +312,19 @@ impl<T: Topology> Solver<T> {
             }
         }
         if let Some((d, dist)) = best {
-            self.set(i, (self.w(i) & !PARENT) | d as u32);
+            let j = self.layout.neighbour(i, d);
+            self.attach(i, self.w(i), j, d ^ 1);
             self.mark(i, dist + 1);
             return;
         }
         // No parent: free i.
         let w = self.w(i) & !(TREE | PARENT);
         self.set(i, w);
-        let feeds = if SRC { in_mask::<T>(w) } else { out_mask::<T>(w) };
+        let feeds = if SRC {
+            in_mask::<T>(w)
+        } else {
+            out_mask::<T>(w)
+        };
         let mut bits = in_mask::<T>(w) | out_mask::<T>(w);
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
@@ -296,38 +346,34 @@ impl<T: Topology> Solver<T> {
     /// Distance from `j` to its terminal along parent links, or `None` when the
     /// chain ends in an orphan. Marks the nodes of a successful walk as verified (with
     /// their distances) so later walks of this adoption phase stop there.
+    #[inline]
     fn origin_distance(&mut self, j: u32) -> Option<u32> {
         let mut x = j;
         let mut dist = 0u32;
         loop {
-            let wx = self.w(x);
-            if wx & MARK != 0 {
-                if T::MARKING {
-                    dist += self.dist[x as usize];
+            if self.w(x) & MARK != 0 {
+                if T::MARKING || T::GROW_MARK {
+                    dist += *self.dist_mut(x);
                 }
                 break;
             }
-            let pc = wx & PARENT;
             dist += 1;
-            if pc == TERMINAL {
+            let p = self.pa_of(x);
+            if p == PA_TERMINAL {
                 self.mark(x, 1);
                 break;
             }
-            if pc == ORPHAN {
+            if p == PA_NONE {
                 return None;
             }
-            x = self.layout.neighbour(x, pc as usize);
+            x = p >> T::SHIFT;
         }
         let mut x = j;
         let mut dx = dist;
-        loop {
-            let wx = self.w(x);
-            if wx & MARK != 0 {
-                break;
-            }
+        while self.w(x) & MARK == 0 {
             self.mark(x, dx);
             dx = dx.saturating_sub(1);
-            x = self.layout.neighbour(x, (wx & PARENT) as usize);
+            x = self.pa_of(x) >> T::SHIFT;
         }
         Some(dist)
     }
@@ -337,8 +383,11 @@ impl<T: Topology> Solver<T> {
     pub(super) fn mark(&mut self, x: u32, dist: u32) {
         self.set(x, self.w(x) | MARK);
         self.marked.push(x);
-        if T::MARKING {
-            self.dist[x as usize] = dist;
+        if T::MARKING || T::GROW_MARK {
+            *self.dist_mut(x) = dist;
+        }
+        if T::GROW_MARK {
+            *self.ts_mut(x) = self.time;
         }
     }
 }

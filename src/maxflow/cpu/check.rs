@@ -3,7 +3,7 @@
 //! arcs, terminal residuals hang from their tree's terminal, and both trees are
 //! closed (so the source tree is exactly the set reachable from s).
 
-use super::solver::Solver;
+use super::solver::{PA_TERMINAL, Solver};
 use super::state::{
     ACTIVE, FREE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit,
 };
@@ -48,9 +48,14 @@ impl<T: Topology> Solver<T> {
                     ..0 => assert_eq!((tree, pc), (SINK, TERMINAL), "{at}: tr {tr}"),
                     0 => assert!(tree == FREE || pc != TERMINAL, "{at}: root without tr"),
                 }
+                if tree != FREE && pc == TERMINAL {
+                    assert_eq!(self.pa[u as usize], PA_TERMINAL, "{at}: root's tree arc");
+                }
                 if tree != FREE && pc != TERMINAL {
                     assert!((pc as usize) < k, "{at}: bad parent code");
                     let v = self.layout.neighbour(u, pc as usize);
+                    let arc = (v as usize * k + (pc as usize ^ 1)) as u32;
+                    assert_eq!(self.pa[u as usize], arc, "{at}: tree arc index");
                     assert_eq!(self.w(v) & TREE, tree, "{at}: parent in another tree");
                     let arc = if tree == SOURCE {
                         self.rc[v as usize * k + (pc as usize ^ 1)]

@@ -5,8 +5,8 @@
 
 use super::solver::Solver;
 use super::state::{
-    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
-    out_bit, out_mask,
+    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit,
+    out_mask,
 };
 use crate::grid::{Direction, GridProblem};
 
@@ -25,26 +25,58 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Applies new terminal capacities (folded to s − t, the minimum going to
-    /// `offset`).
+    /// `offset`). The folded s − t of the previous problem is not stored: it equals
+    /// the terminal residual plus the net flow the node sends to its neighbours.
     fn terminal_changes(&mut self, problem: &GridProblem) -> u64 {
-        let width = self.layout.width() as usize;
+        let (width, height) = (self.layout.width(), self.layout.height());
+        let (source, sink) = (problem.source(), problem.sink());
         let mut offset = 0u64;
         let mut changed = 0;
-        for (r, (&s, &t)) in problem.source().iter().zip(problem.sink()).enumerate() {
-            offset += s.min(t) as u64;
-            let (old, new) = (self.kept_td[r], s - t);
-            if old == new {
-                continue;
+        for y in 0..height {
+            for x in 0..width {
+                let r = (y * width + x) as usize;
+                let (s, t) = (source[r], sink[r]);
+                offset += s.min(t) as u64;
+                let u = self.layout.index(x, y);
+                let old = self.tr[u as usize] + self.net_outflow(u, x, y);
+                let new = (s - t) as i64;
+                if old == new {
+                    continue;
+                }
+                changed += 1;
+                let ds = new.max(0) - old.max(0);
+                let dt = (-new).max(0) - (-old).max(0);
+                self.add_terminal(u, ds, dt);
             }
-            changed += 1;
-            self.kept_td[r] = new;
-            let u = self.layout.index((r % width) as u32, (r / width) as u32);
-            let ds = new.max(0) as i64 - old.max(0) as i64;
-            let dt = (-new).max(0) as i64 - (-old).max(0) as i64;
-            self.add_terminal(u, ds, dt);
         }
         self.offset = offset;
         changed
+    }
+
+    /// Net flow node `u` at (x, y) sends to its neighbours: capacity minus residual of
+    /// each forward arc it starts, minus the same of each forward arc ending at it.
+    fn net_outflow(&self, u: u32, x: u32, y: u32) -> i64 {
+        let (width, height) = (self.layout.width() as i64, self.layout.height() as i64);
+        let k = T::K;
+        let mut out = 0i64;
+        for (d, dir) in Direction::ALL[..k].iter().enumerate() {
+            let (dx, dy) = dir.offset();
+            let (nx, ny) = (x as i64 + dx as i64, y as i64 + dy as i64);
+            if nx < 0 || ny < 0 || nx >= width || ny >= height {
+                continue;
+            }
+            if d % 2 == 0 {
+                let r = (y as i64 * width + x as i64) as usize;
+                out += self.kept_fwd[r * k / 2 + d / 2] as i64 - self.rc[u as usize * k + d] as i64;
+            } else {
+                let rq = (ny * width + nx) as usize;
+                let v = self.layout.neighbour(u, d);
+                let f = self.kept_fwd[rq * k / 2 + (d ^ 1) / 2] as i64
+                    - self.rc[v as usize * k + (d ^ 1)] as i64;
+                out -= f;
+            }
+        }
+        out
     }
 
     /// Applies new neighbour capacities pair by pair; flow above a new capacity is
@@ -166,11 +198,15 @@ impl<T: Topology> Solver<T> {
                 }
                 continue;
             }
-            let (tree, other) = if t > 0 { (SOURCE, SINK) } else { (SINK, SOURCE) };
+            let (tree, other) = if t > 0 {
+                (SOURCE, SINK)
+            } else {
+                (SINK, SOURCE)
+            };
             if w & TREE != tree {
                 self.leave_tree(i, w, other);
             }
-            self.set(i, (self.w(i) & !(TREE | PARENT)) | tree | TERMINAL);
+            self.make_root(i, tree);
         }
         self.marked.clear();
         self.adopt();
@@ -185,7 +221,11 @@ impl<T: Topology> Solver<T> {
         let mut bits = in_mask::<T>(w) | out_mask::<T>(w);
         // Arcs along which `other` could reach i: i → j for the sink tree, j → i for
         // the source tree.
-        let reach = if other == SINK { out_mask::<T>(w) } else { in_mask::<T>(w) };
+        let reach = if other == SINK {
+            out_mask::<T>(w)
+        } else {
+            in_mask::<T>(w)
+        };
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;

@@ -119,7 +119,7 @@ impl Layout {
     /// capacity, which never leave the real grid.
     #[inline(always)]
     pub(super) fn neighbour(&self, u: u32, d: usize) -> u32 {
-        u.wrapping_add(self.offsets[d][(u & IN_BLOCK) as usize])
+        u.wrapping_add(self.offsets[d & 7][(u & IN_BLOCK) as usize])
     }
 }
 

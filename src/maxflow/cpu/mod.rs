@@ -205,7 +205,10 @@ mod tests {
         e.solve(&p).unwrap();
         let s = e.update(&p).unwrap();
         assert!(s.stats.dynamic);
-        assert_eq!((s.flow, s.stats.changed_arcs, s.stats.iterations), (4, 0, 0));
+        assert_eq!(
+            (s.flow, s.stats.changed_arcs, s.stats.iterations),
+            (4, 0, 0)
+        );
         assert_eq!(s.mask.data, vec![255, 0]);
     }
 

@@ -2,25 +2,38 @@
 //! search-tree state, the work queues and the capacities kept for dynamic updates;
 //! building it from a [`GridProblem`] and reading the cut back.
 
-use super::layout::Layout;
-use super::state::{ACTIVE, SINK, SOURCE, TERMINAL, Topology, in_bit, out_bit};
+use super::layout::{BLOCK, Layout};
+use super::state::{ACTIVE, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
 use crate::grid::{Direction, GridProblem, Mask};
 use crate::maxflow::{BlockActivity, EngineError};
 use std::collections::VecDeque;
 use std::mem::size_of;
 
+/// `pa` value of a tree root (its parent is the terminal).
+pub(super) const PA_TERMINAL: u32 = u32::MAX;
+/// `pa` value of an orphan or a free node.
+pub(super) const PA_NONE: u32 = u32::MAX - 1;
+
 /// Boykov–Kolmogorov state for one grid shape; reused across calls of that shape.
 pub(super) struct Solver<T: Topology> {
     pub(super) layout: Layout,
-    /// State word per node (tree, parent, flags, saturation masks).
+    /// State word per node (tree, parent direction, flags, saturation masks).
     pub(super) st: Vec<T::Word>,
     /// Residual capacity of arc (u, d) at `u * K + d`.
     pub(super) rc: Vec<u32>,
+    /// Tree arc of each node as the `rc` index of the arc parent → node (so the parent
+    /// is `pa / K`), or `PA_TERMINAL` / `PA_NONE`: path walks read it directly instead
+    /// of decoding a direction and computing the neighbour.
+    pub(super) pa: Vec<u32>,
     /// Folded terminal residual: > 0 residual s→u, < 0 residual u→t.
     pub(super) tr: Vec<i64>,
-    /// Distance to the terminal of nodes marked in the current adoption phase
-    /// (only with `T::MARKING`).
+    /// Distance to the terminal (adoption phase with `T::MARKING`, or kept up to date
+    /// with `ts` under `T::GROW_MARK`).
     pub(super) dist: Vec<u32>,
+    /// Time (augmentation count) when `dist` was set (only with `T::GROW_MARK`).
+    pub(super) ts: Vec<u32>,
+    /// Current time for `ts`.
+    pub(super) time: u32,
     /// Nodes activated after the initial sweep, first in first out.
     pub(super) queue: VecDeque<u32>,
     /// Next node of the sweep that picks up nodes flagged active in bulk.
@@ -33,12 +46,11 @@ pub(super) struct Solver<T: Topology> {
     pub(super) flow: i64,
     /// Σ min(s, t) over pixels: flow the folding pushed up front.
     pub(super) offset: u64,
-    /// Row-major s − t of the problem last loaded (dynamic updates diff against it).
-    pub(super) kept_td: Vec<i32>,
     /// Row-major capacity of the forward arc (even directions) of each neighbour pair,
-    /// `K / 2` per pixel; the backward capacity follows from the residuals.
+    /// `K / 2` per pixel; the backward capacity and the terminal capacities of the
+    /// last problem follow from it and the residuals.
     pub(super) kept_fwd: Vec<u32>,
-    /// Work per 8×8 block in the current call.
+    /// Work per 8×8 block in the current call, row-major over blocks.
     pub(super) activity: Vec<u32>,
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
@@ -51,15 +63,17 @@ impl<T: Topology> Solver<T> {
             layout,
             st: Vec::new(),
             rc: Vec::new(),
+            pa: Vec::new(),
             tr: Vec::new(),
             dist: Vec::new(),
+            ts: Vec::new(),
+            time: 0,
             queue: VecDeque::new(),
             sweep: 0,
             orphans: VecDeque::new(),
             marked: Vec::new(),
             flow: 0,
             offset: 0,
-            kept_td: Vec::new(),
             kept_fwd: Vec::new(),
             activity: Vec::new(),
             iterations: 0,
@@ -73,29 +87,109 @@ impl<T: Topology> Solver<T> {
             && problem.connectivity() == T::connectivity()
     }
 
+    // The accessors below skip bounds checks: the solver only follows arcs whose
+    // saturation bits are set, those bits are only ever set for arcs between two
+    // pixels of the grid (`GridProblem` guarantees zero capacity on arcs leaving it),
+    // and tree arcs are such arcs, so every index it computes lies inside the padded
+    // grid. Debug builds check every access.
+
     /// State bits of node `u`.
     #[inline(always)]
     pub(super) fn w(&self, u: u32) -> u32 {
-        T::get(self.st[u as usize])
+        debug_assert!((u as usize) < self.st.len());
+        // SAFETY: see above.
+        T::get(unsafe { *self.st.get_unchecked(u as usize) })
     }
 
     /// Sets the state bits of node `u`.
     #[inline(always)]
     pub(super) fn set(&mut self, u: u32, v: u32) {
-        self.st[u as usize] = T::put(v);
+        debug_assert!((u as usize) < self.st.len());
+        // SAFETY: see above.
+        unsafe { *self.st.get_unchecked_mut(u as usize) = T::put(v) };
+    }
+
+    /// Residual capacity at `rc` index `i` (= node · K + direction).
+    #[inline(always)]
+    pub(super) fn rc_i(&self, i: u32) -> u32 {
+        debug_assert!((i as usize) < self.rc.len());
+        // SAFETY: see above.
+        unsafe { *self.rc.get_unchecked(i as usize) }
+    }
+
+    /// Mutable residual capacity at `rc` index `i`.
+    #[inline(always)]
+    pub(super) fn rc_i_mut(&mut self, i: u32) -> &mut u32 {
+        debug_assert!((i as usize) < self.rc.len());
+        // SAFETY: see above.
+        unsafe { self.rc.get_unchecked_mut(i as usize) }
+    }
+
+    /// `rc` index of arc (u, d).
+    #[inline(always)]
+    pub(super) fn arc(u: u32, d: usize) -> u32 {
+        (u << T::SHIFT) | d as u32
+    }
+
+    /// Tree arc of `u` (see `pa`).
+    #[inline(always)]
+    pub(super) fn pa_of(&self, u: u32) -> u32 {
+        debug_assert!((u as usize) < self.pa.len());
+        // SAFETY: see above.
+        unsafe { *self.pa.get_unchecked(u as usize) }
+    }
+
+    /// Sets the tree arc of `u`.
+    #[inline(always)]
+    pub(super) fn set_pa(&mut self, u: u32, v: u32) {
+        debug_assert!((u as usize) < self.pa.len());
+        // SAFETY: see above.
+        unsafe { *self.pa.get_unchecked_mut(u as usize) = v };
+    }
+
+    /// Mutable folded terminal residual of `u`.
+    #[inline(always)]
+    pub(super) fn tr_mut(&mut self, u: u32) -> &mut i64 {
+        debug_assert!((u as usize) < self.tr.len());
+        // SAFETY: see above.
+        unsafe { self.tr.get_unchecked_mut(u as usize) }
+    }
+
+    /// Mutable distance of `u` (with `T::MARKING` or `T::GROW_MARK`).
+    #[inline(always)]
+    pub(super) fn dist_mut(&mut self, u: u32) -> &mut u32 {
+        debug_assert!((T::MARKING || T::GROW_MARK) && (u as usize) < self.dist.len());
+        // SAFETY: see above; `dist` has one entry per node under these flags.
+        unsafe { self.dist.get_unchecked_mut(u as usize) }
+    }
+
+    /// Mutable timestamp of `u` (only with `T::GROW_MARK`).
+    #[inline(always)]
+    pub(super) fn ts_mut(&mut self, u: u32) -> &mut u32 {
+        debug_assert!(T::GROW_MARK && (u as usize) < self.ts.len());
+        // SAFETY: see above; `ts` has one entry per node under `T::GROW_MARK`.
+        unsafe { self.ts.get_unchecked_mut(u as usize) }
     }
 
     /// Builds the residual graph of `problem` from scratch: terminal pairs folded,
     /// every node with a terminal residual a root of its tree and active.
     pub(super) fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError> {
         let n = self.layout.nodes();
-        let pixels = problem.pixels();
         let k = T::K;
+        if (n as u64) << T::SHIFT >= PA_NONE as u64 {
+            return Err(EngineError::TooLarge {
+                engine: "cpu",
+                reason: format!("{n} nodes of {k} arcs exceed 32-bit arc indices"),
+            });
+        }
+        let pixels = problem.pixels();
+        let marks = if T::MARKING || T::GROW_MARK { n } else { 0 };
         reset(&mut self.st, n, T::Word::default())?;
         reset(&mut self.rc, n * k, 0)?;
+        reset(&mut self.pa, n, PA_NONE)?;
         reset(&mut self.tr, n, 0)?;
-        reset(&mut self.dist, if T::MARKING { n } else { 0 }, 0)?;
-        reset(&mut self.kept_td, pixels, 0)?;
+        reset(&mut self.dist, marks, 0)?;
+        reset(&mut self.ts, if T::GROW_MARK { n } else { 0 }, 0)?;
         reset(&mut self.kept_fwd, pixels * k / 2, 0)?;
         reset(&mut self.activity, n / 64, 0)?;
         self.queue.clear();
@@ -103,9 +197,13 @@ impl<T: Topology> Solver<T> {
         self.marked.clear();
         self.sweep = 0;
         self.flow = 0;
+        self.time = 0;
         self.iterations = 0;
         let (source, sink) = (problem.source(), problem.sink());
-        let edges: Vec<&[i32]> = Direction::ALL[..k].iter().map(|&d| problem.edges(d)).collect();
+        let edges: Vec<&[i32]> = Direction::ALL[..k]
+            .iter()
+            .map(|&d| problem.edges(d))
+            .collect();
         let width = self.layout.width() as usize;
         let mut offset = 0u64;
         for (r, (&s, &t)) in source.iter().zip(sink).enumerate() {
@@ -113,7 +211,6 @@ impl<T: Topology> Solver<T> {
             let u = self.layout.index(x, y);
             offset += s.min(t) as u64;
             let td = s - t;
-            self.kept_td[r] = td;
             self.tr[u as usize] = td as i64;
             let mut w = self.w(u);
             for (d, caps) in edges.iter().enumerate() {
@@ -129,11 +226,13 @@ impl<T: Topology> Solver<T> {
                     self.set(v, wv);
                 }
             }
-            w |= match td {
-                0 => 0,
-                1.. => SOURCE | TERMINAL | ACTIVE,
-                _ => SINK | TERMINAL | ACTIVE,
-            };
+            if td != 0 {
+                w |= (if td > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE;
+                self.pa[u as usize] = PA_TERMINAL;
+                if marks > 0 {
+                    self.dist[u as usize] = 1;
+                }
+            }
             self.set(u, w);
         }
         self.offset = offset;
@@ -147,7 +246,7 @@ impl<T: Topology> Solver<T> {
         let mut data = Vec::with_capacity(w as usize * h as usize);
         for y in 0..h {
             for x in 0..w {
-                let src = self.w(self.layout.index(x, y)) & super::state::TREE == SOURCE;
+                let src = self.w(self.layout.index(x, y)) & TREE == SOURCE;
                 data.push(if src { 255 } else { 0 });
             }
         }
@@ -168,12 +267,13 @@ impl<T: Topology> Solver<T> {
     pub(super) fn bytes(&self) -> u64 {
         (self.st.capacity() * size_of::<T::Word>()
             + self.rc.capacity() * 4
+            + self.pa.capacity() * 4
             + self.tr.capacity() * 8
             + self.dist.capacity() * 4
+            + self.ts.capacity() * 4
             + self.queue.capacity() * 4
             + self.orphans.capacity() * 4
             + self.marked.capacity() * 4
-            + self.kept_td.capacity() * 4
             + self.kept_fwd.capacity() * 4
             + self.activity.capacity() * 4
             + size_of::<Self>()) as u64
@@ -182,8 +282,8 @@ impl<T: Topology> Solver<T> {
     /// Per-block work of the last call.
     pub(super) fn block_activity(&self) -> BlockActivity {
         BlockActivity {
-            block_width: super::layout::BLOCK,
-            block_height: super::layout::BLOCK,
+            block_width: BLOCK,
+            block_height: BLOCK,
             columns: self.layout.blocks_x(),
             rows: self.layout.blocks_y(),
             counts: self.activity.clone(),
@@ -193,8 +293,9 @@ impl<T: Topology> Solver<T> {
     /// Counts one unit of work in `u`'s block.
     #[inline(always)]
     pub(super) fn count(&mut self, u: u32) {
-        let c = &mut self.activity[Layout::block(u)];
-        *c = c.saturating_add(1);
+        if let Some(c) = self.activity.get_mut(Layout::block(u)) {
+            *c = c.saturating_add(1);
+        }
     }
 }
 
@@ -202,10 +303,11 @@ impl<T: Topology> Solver<T> {
 /// is reported instead of aborting.
 fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineError> {
     v.clear();
-    v.try_reserve_exact(len).map_err(|_| EngineError::TooLarge {
-        engine: "cpu",
-        reason: format!("cannot allocate {} bytes", len * size_of::<V>()),
-    })?;
+    v.try_reserve_exact(len)
+        .map_err(|_| EngineError::TooLarge {
+            engine: "cpu",
+            reason: format!("cannot allocate {} bytes", len * size_of::<V>()),
+        })?;
     v.resize(len, value);
     Ok(())
 }

@@ -36,9 +36,14 @@ const MASKS: u32 = 8;
 pub(super) trait Topology: Send + 'static {
     /// Arcs per node (4 or 8).
     const K: usize;
+    /// log2 of `K`.
+    const SHIFT: u32;
     /// Whether adoption picks the parent closest to the terminal (BK's distance
     /// heuristic; needs one `u32` per node) instead of the first valid one.
     const MARKING: bool;
+    /// Whether growth re-parents same-tree neighbours that are closer to the terminal
+    /// (BK's marking heuristic in growth; needs timestamps and distances).
+    const GROW_MARK: bool;
     /// Storage of the state word (16 bits suffice for 4 arcs).
     type Word: Copy + Default + Send + 'static;
     /// Word → its bits.
@@ -57,7 +62,9 @@ pub(super) struct Eight;
 
 impl Topology for Four {
     const K: usize = 4;
+    const SHIFT: u32 = 2;
     const MARKING: bool = false;
+    const GROW_MARK: bool = false;
     type Word = u16;
     #[inline(always)]
     fn get(w: u16) -> u32 {
@@ -74,7 +81,9 @@ impl Topology for Four {
 
 impl Topology for Eight {
     const K: usize = 8;
+    const SHIFT: u32 = 3;
     const MARKING: bool = true;
+    const GROW_MARK: bool = true;
     type Word = u32;
     #[inline(always)]
     fn get(w: u32) -> u32 {
