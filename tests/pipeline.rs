@@ -333,6 +333,8 @@ fn commands_reach_the_worker_between_frames() {
     gate.send(()).unwrap();
     assert_eq!(next_frame(&p).captured.frame.index, 3);
     assert_eq!(next_frame(&p).captured.frame.index, 4);
+    // Sources must not block for long in next_frame; closing the gate ends this one.
+    drop(gate);
     drop(p.finish());
 }
 
@@ -427,6 +429,8 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
         ..DemoConfig::default()
     };
     p.send(Command::SetSource(SourceSpec::Demo(demo)));
+    // The old capture thread waits at its gate; closing it lets the worker join it.
+    drop(gate);
     match next(&p) {
         Event::SourceOpened(info) => {
             assert_eq!((info.width, info.height, info.frames), (32, 24, Some(3)));
@@ -436,7 +440,6 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
         other => panic!("{other:?}"),
     }
     assert!(old_dropped.load(Ordering::SeqCst), "the old capture thread was joined");
-    drop(gate);
     let frames = frames_until_end(&p);
     assert_eq!(frames.len(), 3);
     assert!(frames.iter().all(|r| r.captured.truth.is_some() && r.iou().is_some()));

@@ -6,14 +6,18 @@ use super::{CaptureError, CapturedFrame, Frame, FrameSource, StreamSettings, mil
 use nokhwa::Camera;
 use nokhwa::pixel_format::RgbFormat;
 use nokhwa::utils::{ApiBackend, CameraFormat, CameraIndex, FrameFormat, RequestedFormat, RequestedFormatType};
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Consecutive undecodable frames tolerated before the stream counts as broken
 /// (cameras often send a few corrupt MJPEG frames right after starting).
 const MAX_BAD_FRAMES: u32 = 30;
+
+/// A camera that delivers nothing for this long counts as lost (a stalled USB device
+/// can block its driver call indefinitely; the stream must end, not hang).
+const FRAME_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One capture mode of a camera.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -135,6 +139,8 @@ pub struct CameraSource {
     replies: Receiver<Result<Grabbed, CaptureError>>,
     thread: Option<JoinHandle<()>>,
     next: u64,
+    /// The camera thread is stuck in the driver: it is left to end on its own.
+    stalled: bool,
 }
 
 /// One decoded frame from the camera thread.
@@ -202,6 +208,7 @@ impl CameraSource {
                 replies: reply_rx,
                 thread: Some(thread),
                 next: 0,
+                stalled: false,
             }),
             Err(e) => {
                 let _ = thread.join();
@@ -332,7 +339,18 @@ impl FrameSource for CameraSource {
         };
         let requests = self.requests.as_ref().ok_or_else(lost)?;
         requests.send(()).map_err(|_| lost())?;
-        let grabbed = self.replies.recv().map_err(|_| lost())?;
+        let grabbed = match self.replies.recv_timeout(FRAME_TIMEOUT) {
+            Ok(grabbed) => grabbed,
+            Err(RecvTimeoutError::Timeout) => {
+                self.stalled = true;
+                self.requests = None;
+                return Err(CaptureError::CameraLost {
+                    index: self.index,
+                    reason: format!("no frame for {} s", FRAME_TIMEOUT.as_secs()),
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(lost()),
+        };
         let Grabbed { rgb, timestamp, decode_ms } = grabbed.inspect_err(|_| self.requests = None)?;
         let index = self.next;
         self.next += 1;
@@ -355,7 +373,9 @@ impl FrameSource for CameraSource {
 impl Drop for CameraSource {
     fn drop(&mut self) {
         self.requests = None;
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take()
+            && !self.stalled
+        {
             let _ = thread.join();
         }
     }
