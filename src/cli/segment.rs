@@ -56,7 +56,7 @@ pub struct SegmentArgs {
     pub iterations: Option<u32>,
     /// Continue each frame from the previous frame's residual graph (on), or solve
     /// every frame from scratch (off).
-    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off)]
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub dynamic: bool,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
