@@ -1,1 +1,72 @@
-//! (in progress)
+//! Connected-component labelling of masks, on the CPU (union–find) and on the GPU
+//! (label propagation with links and master cells), and the mask cleanup built on it.
+//!
+//! Canonical labelling: pixels p and q are connected when they are neighbours (4- or
+//! 8-connected) and hold the same value; every pixel's label is the smallest row-major
+//! index `y·width + x` in its component. The labelling is unique, so the CPU and GPU
+//! labellers must agree exactly.
+
+pub mod cleanup;
+pub mod cpu;
+pub mod cuda;
+
+pub use cleanup::{Cleaner, CleanupParams, CleanupReport, Constraints};
+pub use cpu::CpuLabeller;
+pub use cuda::CudaLabeller;
+
+use crate::grid::Connectivity;
+use thiserror::Error;
+
+/// Why a labelling could not be computed.
+#[derive(Debug, Error)]
+pub enum CclError {
+    /// The values do not hold one byte per pixel, or the grid is empty or too large.
+    #[error("cannot label a {width}x{height} grid from {got} values")]
+    BadInput {
+        /// Grid width.
+        width: u32,
+        /// Grid height.
+        height: u32,
+        /// Number of values given.
+        got: usize,
+    },
+    /// No CUDA driver, NVRTC or device; the reason is for people.
+    #[error("CUDA is not available: {0}")]
+    CudaUnavailable(String),
+    /// A CUDA call failed.
+    #[error("CUDA error: {0}")]
+    Cuda(String),
+    /// NVRTC could not compile the kernels.
+    #[error("kernel compilation failed: {0}")]
+    Compile(String),
+}
+
+/// Something that labels the connected components of a grid of byte values.
+pub trait Labeller: Send {
+    /// Short name for reports: `"cpu"` or `"cuda"`.
+    fn name(&self) -> &'static str;
+
+    /// Writes the canonical labels (see the module documentation) of `values`, a
+    /// row-major `width`×`height` grid, into `labels` (resized to fit).
+    fn label(
+        &mut self,
+        values: &[u8],
+        width: u32,
+        height: u32,
+        connectivity: Connectivity,
+        labels: &mut Vec<u32>,
+    ) -> Result<(), CclError>;
+}
+
+/// Checks that `values` fits a non-empty `width`×`height` grid with 32-bit indices.
+fn check_input(values: &[u8], width: u32, height: u32) -> Result<usize, CclError> {
+    let n = width as u64 * height as u64;
+    if n == 0 || n >= u32::MAX as u64 || values.len() as u64 != n {
+        return Err(CclError::BadInput {
+            width,
+            height,
+            got: values.len(),
+        });
+    }
+    Ok(n as usize)
+}

@@ -1,10 +1,66 @@
-//! `livecut app` (in progress).
+//! `livecut` with no command: the desktop window.
 
-/// Options of `livecut app`.
+use anyhow::Context;
+use livecut::app::{self, AppOptions, demo_spec};
+use livecut::capture::{SourceSpec, StreamSettings};
+use livecut::maxflow::EngineChoice;
+use std::time::Duration;
+
+/// Options of the window.
 #[derive(clap::Args, Debug)]
-pub struct AppArgs {}
+pub struct AppArgs {
+    /// What to segment: `camera`, `camera:N`, an image, a folder of images, a video, or
+    /// `demo` [default: the first camera, else the demo scene]
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
+    /// Engine to start with [default: the one chosen last time, at first `auto`]
+    #[arg(long, value_enum)]
+    engine: Option<EngineChoice>,
+    /// Close the window after this many seconds and print the UI and segmentation
+    /// frame rates (for demos and timing)
+    #[arg(long, value_name = "SECONDS")]
+    quit_after: Option<f64>,
+}
 
-/// Runs the command.
-pub fn run(_args: AppArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not available yet")
+/// Opens the window.
+pub fn run(args: AppArgs) -> anyhow::Result<()> {
+    let spec = match &args.source {
+        None => preferred(),
+        Some(text) => {
+            let spec = SourceSpec::parse(text, StreamSettings::default()).with_context(|| format!("--source {text}"))?;
+            match spec {
+                // The window shows the demo in real time, like a camera.
+                SourceSpec::Demo(_) => demo_spec(),
+                other => other,
+            }
+        }
+    };
+    let (source, notice) = match spec.open() {
+        Ok(source) => (source, None),
+        Err(err) if matches!(spec, SourceSpec::Camera { .. }) => {
+            let demo = demo_spec().open().context("opening the demo scene")?;
+            (demo, Some(format!("{err} — showing the demo scene instead")))
+        }
+        Err(err) => return Err(err).with_context(|| format!("opening {}", args.source.as_deref().unwrap_or("the source"))),
+    };
+    let quit_after = match args.quit_after {
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => anyhow::bail!("--quit-after must be a positive number of seconds, got {s}"),
+        None => None,
+    };
+    app::run(AppOptions {
+        source,
+        engine: args.engine,
+        notice,
+        quit_after,
+    })?;
+    Ok(())
+}
+
+/// The first camera, else the demo scene in real time.
+fn preferred() -> SourceSpec {
+    match SourceSpec::preferred(StreamSettings::default()) {
+        SourceSpec::Demo(_) => demo_spec(),
+        camera => camera,
+    }
 }

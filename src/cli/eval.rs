@@ -1,10 +1,609 @@
-//! `livecut eval` (in progress).
+//! `livecut eval`: segment still images with their seed files, or a video from seeds on
+//! its first frame, and score the masks against ground truth by intersection over
+//! union (ground-truth pixels of value 128, GrabCut's unlabelled boundary band, are
+//! left out). Everything is checked and computed before anything is printed or
+//! written, so a failure leaves one error line and no partial output.
+
+use anyhow::{Context, bail, ensure};
+use livecut::capture::Frame;
+use livecut::energy::{ColorModelKind, Seeds};
+use livecut::grid::{Connectivity, Mask};
+use livecut::maxflow::{EngineChoice, create_engine};
+use livecut::pipeline::{SegmentOutput, SegmentParams, Segmenter};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Options of `livecut eval`.
 #[derive(clap::Args, Debug)]
-pub struct EvalArgs {}
+pub struct EvalArgs {
+    /// Folder of still images; each needs a seeds file (--seeds) and a ground-truth
+    /// mask (--gt) with the same file stem.
+    #[arg(
+        long,
+        value_name = "DIR",
+        required_unless_present = "frames",
+        conflicts_with = "frames"
+    )]
+    pub images: Option<PathBuf>,
+    /// Folder of seed images (0/64 background, 128 unknown, 255 foreground) for --images.
+    #[arg(long, value_name = "DIR", requires = "images")]
+    pub seeds: Option<PathBuf>,
+    /// Folder of video frames, in file-name order; seeds come from the first frame only.
+    #[arg(long, value_name = "DIR")]
+    pub frames: Option<PathBuf>,
+    /// Folder of ground-truth masks (same stems; 255 object, 0 background, 128 ignored).
+    #[arg(long, value_name = "DIR")]
+    pub gt: PathBuf,
+    /// Seeds of the first video frame: `auto` derives them from the first ground-truth
+    /// mask (eroded by --seed-margin = foreground, beyond the mask dilated by it =
+    /// background), or a seeds PNG.
+    #[arg(
+        long,
+        value_name = "auto|PNG",
+        default_value = "auto",
+        requires = "frames"
+    )]
+    pub first_seeds: String,
+    /// Erosion/dilation radius in pixels for `--first-seeds auto`.
+    #[arg(long, value_name = "PX", default_value_t = 7)]
+    pub seed_margin: u32,
+    /// Cut each frame from scratch (static), continue from the residual graph
+    /// (dynamic), or run both, check they agree, and report both cut times.
+    #[arg(long, value_enum, default_value_t = Mode::Dynamic)]
+    pub mode: Mode,
+    /// Max-flow engine.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub engine: EngineChoice,
+    /// Write the final masks as PNGs into this folder (created if needed).
+    #[arg(long, value_name = "DIR")]
+    pub masks_out: Option<PathBuf>,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub params: ParamArgs,
+}
+
+/// Static cuts, dynamic cuts, or both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every cut from scratch.
+    Static,
+    /// Later cuts continue from the engine's residual graph.
+    Dynamic,
+    /// Both, compared mask by mask and flow by flow.
+    Both,
+}
+
+/// Segmentation parameters on the command line; anything not given keeps the
+/// default of [`SegmentParams::default`].
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ParamArgs {
+    /// Smoothness weight λ.
+    #[arg(long)]
+    pub lambda: Option<f32>,
+    /// Contrast σ (8-bit colour units); default: estimated per frame.
+    #[arg(long)]
+    pub sigma: Option<f32>,
+    /// Neighbourhood: 4 or 8.
+    #[arg(long, value_parser = parse_connectivity)]
+    pub connectivity: Option<Connectivity>,
+    /// GrabCut-style re-estimation iterations on a seeded frame.
+    #[arg(long)]
+    pub iterations: Option<u32>,
+    /// Colour model: `hist:BITS` (bits per channel) or `gmm:K` (components).
+    #[arg(long, value_parser = parse_color_model)]
+    pub color_model: Option<ColorModelKind>,
+    /// Weight of the temporal prior (nats; 0 = off).
+    #[arg(long)]
+    pub temporal: Option<f32>,
+    /// Distance over which the temporal prior rises from the old boundary (pixels).
+    #[arg(long)]
+    pub temporal_ramp: Option<f32>,
+    /// Minimum foreground component and hole area kept (pixels; 0 = off).
+    #[arg(long)]
+    pub min_area: Option<u32>,
+    /// Drop foreground components touching no seed / no previous foreground.
+    #[arg(long)]
+    pub drop_unanchored: Option<bool>,
+}
+
+fn parse_connectivity(s: &str) -> Result<Connectivity, String> {
+    s.parse::<u32>()
+        .ok()
+        .and_then(Connectivity::from_number)
+        .ok_or_else(|| format!("expected 4 or 8, got {s:?}"))
+}
+
+fn parse_color_model(s: &str) -> Result<ColorModelKind, String> {
+    let bad = || format!("expected hist:BITS (1-7) or gmm:K (1-16), got {s:?}");
+    let (kind, n) = s.split_once(':').ok_or_else(bad)?;
+    let n: u8 = n.parse().map_err(|_| bad())?;
+    match kind {
+        "hist" if (1..=7).contains(&n) => Ok(ColorModelKind::Histogram { bits: n }),
+        "gmm" if (1..=16).contains(&n) => Ok(ColorModelKind::Gmm { components: n }),
+        _ => Err(bad()),
+    }
+}
+
+impl ParamArgs {
+    /// The defaults with the given options applied.
+    pub fn params(&self) -> SegmentParams {
+        let mut p = SegmentParams::default();
+        if let Some(v) = self.lambda {
+            p.lambda = v;
+        }
+        if self.sigma.is_some() {
+            p.sigma = self.sigma;
+        }
+        if let Some(v) = self.connectivity {
+            p.connectivity = v;
+        }
+        if let Some(v) = self.iterations {
+            p.iterations = v;
+        }
+        if let Some(v) = self.color_model {
+            p.color_model = v;
+        }
+        if let Some(v) = self.temporal {
+            p.temporal = v;
+        }
+        if let Some(v) = self.temporal_ramp {
+            p.temporal_ramp = v;
+        }
+        if let Some(v) = self.min_area {
+            p.cleanup_min_area = v;
+        }
+        if let Some(v) = self.drop_unanchored {
+            p.drop_unanchored = v;
+        }
+        p
+    }
+}
+
+/// Score of one image or frame.
+#[derive(Serialize, Debug, Clone)]
+struct Scored {
+    name: String,
+    iou: f64,
+    ms: f64,
+    energy_ms: f64,
+    cut_ms: f64,
+    cleanup_ms: f64,
+    flow: u64,
+    #[serde(skip)]
+    mask: Mask,
+}
 
 /// Runs the command.
-pub fn run(_args: EvalArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not available yet")
+pub fn run(args: EvalArgs) -> anyhow::Result<()> {
+    let params = args.params.params();
+    if let Some(dir) = &args.masks_out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    match (&args.images, &args.frames) {
+        (Some(images), None) => {
+            let seeds = args
+                .seeds
+                .as_deref()
+                .context("--images needs --seeds DIR")?;
+            eval_images(&args, images, seeds, params)
+        }
+        (None, Some(frames)) => eval_video(&args, frames, params),
+        _ => bail!("give either --images DIR --seeds DIR or --frames DIR"),
+    }
+}
+
+const IMAGE_EXTENSIONS: [&str; 5] = ["png", "jpg", "jpeg", "bmp", "tif"];
+
+fn is_image(path: &Path) -> bool {
+    path.is_file()
+        && path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| IMAGE_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()))
+}
+
+/// Image files of a folder, sorted by name.
+fn list_images(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let entries =
+        std::fs::read_dir(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let path = entry
+            .with_context(|| format!("cannot read {}", dir.display()))?
+            .path();
+        if is_image(&path) {
+            files.push(path);
+        }
+    }
+    files.sort();
+    ensure!(!files.is_empty(), "no images in {}", dir.display());
+    Ok(files)
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The image file in `dir` with the given stem (PNG preferred).
+fn find_by_stem(dir: &Path, name: &str, what: &str) -> anyhow::Result<PathBuf> {
+    let png = dir.join(format!("{name}.png"));
+    if png.is_file() {
+        return Ok(png);
+    }
+    IMAGE_EXTENSIONS
+        .iter()
+        .map(|e| dir.join(format!("{name}.{e}")))
+        .find(|p| p.is_file())
+        .with_context(|| format!("no {what} for {name} in {}", dir.display()))
+}
+
+fn read_frame(path: &Path, index: u64) -> anyhow::Result<Frame> {
+    let img = image::open(path)
+        .with_context(|| format!("cannot read image {}", path.display()))?
+        .into_rgb8();
+    let (width, height) = img.dimensions();
+    Ok(Frame {
+        width,
+        height,
+        rgb: img.into_raw(),
+        timestamp: Duration::ZERO,
+        index,
+    })
+}
+
+/// Ground truth as grey values, checked against the frame's size.
+fn read_gt(path: &Path, frame: &Frame) -> anyhow::Result<Vec<u8>> {
+    let grey = image::open(path)
+        .with_context(|| format!("cannot read ground truth {}", path.display()))?
+        .into_luma8();
+    ensure!(
+        grey.dimensions() == (frame.width, frame.height),
+        "ground truth {} is {}x{} but the image is {}x{}",
+        path.display(),
+        grey.width(),
+        grey.height(),
+        frame.width,
+        frame.height
+    );
+    Ok(grey.into_raw())
+}
+
+/// Intersection over union of the mask's foreground and the ground truth's (> 128),
+/// leaving out ground-truth pixels of exactly 128. Two empty sets score 1.
+fn iou(mask: &Mask, gt: &[u8]) -> f64 {
+    let (mut inter, mut union) = (0u64, 0u64);
+    for (&m, &g) in mask.data.iter().zip(gt) {
+        if g == 128 {
+            continue;
+        }
+        let (a, b) = (m != 0, g > 128);
+        inter += u64::from(a && b);
+        union += u64::from(a || b);
+    }
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
+}
+
+fn new_segmenter(args: &EvalArgs, params: SegmentParams) -> anyhow::Result<Segmenter> {
+    let (engine, note) = create_engine(args.engine)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    Ok(Segmenter::new(engine, params))
+}
+
+fn modes(mode: Mode) -> &'static [bool] {
+    match mode {
+        Mode::Static => &[false],
+        Mode::Dynamic => &[true],
+        Mode::Both => &[false, true],
+    }
+}
+
+/// One timed `segment` call, scored.
+fn score(
+    segmenter: &mut Segmenter,
+    frame: &Frame,
+    gt: &[u8],
+    name: String,
+) -> anyhow::Result<Scored> {
+    let start = Instant::now();
+    let out: SegmentOutput = segmenter.segment(frame).with_context(|| name.clone())?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    Ok(Scored {
+        iou: iou(&out.mask, gt),
+        ms,
+        energy_ms: out.timings.energy_ms,
+        cut_ms: out.timings.cut_ms,
+        cleanup_ms: out.timings.cleanup_ms,
+        flow: out.flow,
+        mask: out.mask,
+        name,
+    })
+}
+
+/// Checks that static and dynamic runs gave the same flows and masks.
+fn check_agree(a: &[Scored], b: &[Scored]) -> anyhow::Result<()> {
+    for (x, y) in a.iter().zip(b) {
+        ensure!(
+            x.flow == y.flow && x.mask == y.mask,
+            "internal error: static and dynamic cuts differ on {} (flow {} vs {})",
+            x.name,
+            x.flow,
+            y.flow
+        );
+    }
+    Ok(())
+}
+
+fn mean(values: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 { 0.0 } else { sum / n as f64 }
+}
+
+fn write_masks(dir: Option<&Path>, rows: &[Scored]) -> anyhow::Result<()> {
+    let Some(dir) = dir else { return Ok(()) };
+    for row in rows {
+        let path = dir.join(format!("{}.png", row.name));
+        row.mask
+            .write_png(&path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn eval_images(
+    args: &EvalArgs,
+    images: &Path,
+    seeds_dir: &Path,
+    params: SegmentParams,
+) -> anyhow::Result<()> {
+    let files = list_images(images)?;
+    let mut jobs = Vec::new();
+    for file in &files {
+        let name = stem(file);
+        let seeds = find_by_stem(seeds_dir, &name, "seeds file")?;
+        let gt = find_by_stem(&args.gt, &name, "ground truth")?;
+        jobs.push((name, file, seeds, gt));
+    }
+    let mut runs = Vec::new();
+    for &dynamic in modes(args.mode) {
+        let mut segmenter = new_segmenter(
+            args,
+            SegmentParams {
+                dynamic,
+                ..params.clone()
+            },
+        )?;
+        let mut rows = Vec::new();
+        for (name, file, seeds_path, gt_path) in &jobs {
+            let frame = read_frame(file, 0)?;
+            let seeds =
+                Seeds::read_png(seeds_path).with_context(|| seeds_path.display().to_string())?;
+            seeds
+                .check_size(frame.width, frame.height)
+                .with_context(|| seeds_path.display().to_string())?;
+            let gt = read_gt(gt_path, &frame)?;
+            segmenter.reset();
+            segmenter.set_seeds(seeds);
+            rows.push(score(&mut segmenter, &frame, &gt, name.clone())?);
+        }
+        runs.push((dynamic, rows));
+    }
+    if let [(_, a), (_, b)] = runs.as_slice() {
+        check_agree(a, b)?;
+    }
+    let rows = &runs.last().expect("one run at least").1;
+    write_masks(args.masks_out.as_deref(), rows)?;
+    let mean_iou = mean(rows.iter().map(|r| r.iou));
+    let mean_ms = mean(rows.iter().map(|r| r.ms));
+    if args.json {
+        let cut_ms: Vec<_> = runs
+            .iter()
+            .map(|(d, r)| serde_json::json!({"dynamic": d, "mean_cut_ms": mean(r.iter().map(|x| x.cut_ms))}))
+            .collect();
+        let out = serde_json::json!({
+            "mode": "images",
+            "engine": args.engine,
+            "params": params_json(&params),
+            "images": rows,
+            "mean_iou": mean_iou,
+            "mean_ms": mean_ms,
+            "cut_modes": cut_ms,
+        });
+        println!("{out}");
+        return Ok(());
+    }
+    println!(
+        "{:<16} {:>7} {:>8} {:>8} {:>8} {:>8}",
+        "image", "IoU", "ms", "energy", "cut", "cleanup"
+    );
+    for r in rows {
+        println!(
+            "{:<16} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
+            r.name, r.iou, r.ms, r.energy_ms, r.cut_ms, r.cleanup_ms
+        );
+    }
+    println!("{:<16} {:>7.4} {:>8.1}", "mean", mean_iou, mean_ms);
+    print_modes(&runs);
+    Ok(())
+}
+
+fn print_modes(runs: &[(bool, Vec<Scored>)]) {
+    if runs.len() > 1 {
+        for (dynamic, rows) in runs {
+            let label = if *dynamic { "dynamic" } else { "static" };
+            println!(
+                "{label:<8} cut {:.2} ms mean",
+                mean(rows.iter().map(|r| r.cut_ms))
+            );
+        }
+    }
+}
+
+fn params_json(p: &SegmentParams) -> serde_json::Value {
+    serde_json::json!({
+        "lambda": p.lambda,
+        "sigma": p.sigma,
+        "connectivity": p.connectivity.number(),
+        "iterations": p.iterations,
+        "color_model": p.color_model,
+        "temporal": p.temporal,
+        "temporal_ramp": p.temporal_ramp,
+        "min_area": p.cleanup_min_area,
+        "drop_unanchored": p.drop_unanchored,
+    })
+}
+
+fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyhow::Result<()> {
+    let files = list_images(frames_dir)?;
+    ensure!(
+        files.len() >= 2,
+        "{} holds one frame; a video needs two at least",
+        frames_dir.display()
+    );
+    let gts = files
+        .iter()
+        .map(|f| find_by_stem(&args.gt, &stem(f), "ground truth"))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let first = read_frame(&files[0], 0)?;
+    let seeds = if args.first_seeds == "auto" {
+        let grey = read_gt(&gts[0], &first)?;
+        let mask = Mask {
+            width: first.width,
+            height: first.height,
+            data: grey
+                .into_iter()
+                .map(|v| if v > 128 { 255 } else { 0 })
+                .collect(),
+        };
+        Seeds::from_mask(&mask, args.seed_margin)
+    } else {
+        let path = Path::new(&args.first_seeds);
+        let seeds = Seeds::read_png(path).with_context(|| path.display().to_string())?;
+        seeds
+            .check_size(first.width, first.height)
+            .with_context(|| path.display().to_string())?;
+        seeds
+    };
+    let mut runs = Vec::new();
+    for &dynamic in modes(args.mode) {
+        let mut segmenter = new_segmenter(
+            args,
+            SegmentParams {
+                dynamic,
+                ..params.clone()
+            },
+        )?;
+        segmenter.set_seeds(seeds.clone());
+        let mut rows = Vec::new();
+        for (i, (file, gt_path)) in files.iter().zip(&gts).enumerate() {
+            let frame = read_frame(file, i as u64)?;
+            ensure!(
+                (frame.width, frame.height) == (first.width, first.height),
+                "{} is {}x{} but the first frame is {}x{}",
+                file.display(),
+                frame.width,
+                frame.height,
+                first.width,
+                first.height
+            );
+            let gt = read_gt(gt_path, &frame)?;
+            rows.push(score(&mut segmenter, &frame, &gt, stem(file))?);
+        }
+        runs.push((dynamic, rows));
+    }
+    if let [(_, a), (_, b)] = runs.as_slice() {
+        check_agree(a, b)?;
+    }
+    let rows = &runs.last().expect("one run at least").1;
+    write_masks(args.masks_out.as_deref(), rows)?;
+    let later = &rows[1..];
+    let mean_iou = mean(later.iter().map(|r| r.iou));
+    let mean_ms = mean(later.iter().map(|r| r.ms));
+    let cut = |rows: &[Scored]| mean(rows[1..].iter().map(|r| r.cut_ms));
+    if args.json {
+        let cut_ms: Vec<_> = runs
+            .iter()
+            .map(|(d, r)| serde_json::json!({"dynamic": d, "mean_cut_ms": cut(r)}))
+            .collect();
+        let out = serde_json::json!({
+            "mode": "video",
+            "engine": args.engine,
+            "params": params_json(&params),
+            "frames": rows,
+            "first_frame_ms": rows[0].ms,
+            "mean_iou": mean_iou,
+            "mean_ms": mean_ms,
+            "cut_modes": cut_ms,
+        });
+        println!("{out}");
+        return Ok(());
+    }
+    println!(
+        "{:<10} {:>7} {:>8} {:>8} {:>8} {:>8}",
+        "frame", "IoU", "ms", "energy", "cut", "cleanup"
+    );
+    for r in rows {
+        println!(
+            "{:<10} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
+            r.name, r.iou, r.ms, r.energy_ms, r.cut_ms, r.cleanup_ms
+        );
+    }
+    println!(
+        "frames 1..{}: mean IoU {:.4}, {:.1} ms/frame (first frame {:.1} ms)",
+        rows.len() - 1,
+        mean_iou,
+        mean_ms,
+        rows[0].ms
+    );
+    if runs.len() > 1 {
+        for (dynamic, rows) in &runs {
+            let label = if *dynamic { "dynamic" } else { "static" };
+            println!("{label:<8} cut {:.2} ms/frame (frames 1..)", cut(rows));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iou_ignores_the_boundary_band() {
+        let mask = Mask {
+            width: 4,
+            height: 1,
+            data: vec![255, 255, 0, 0],
+        };
+        assert_eq!(iou(&mask, &[255, 128, 0, 0]), 1.0);
+        assert_eq!(iou(&mask, &[255, 0, 255, 128]), 1.0 / 3.0);
+        assert_eq!(iou(&Mask::empty(2, 1), &[0, 0]), 1.0);
+    }
+
+    #[test]
+    fn colour_model_syntax() {
+        assert_eq!(
+            parse_color_model("hist:5"),
+            Ok(ColorModelKind::Histogram { bits: 5 })
+        );
+        assert_eq!(
+            parse_color_model("gmm:5"),
+            Ok(ColorModelKind::Gmm { components: 5 })
+        );
+        assert!(parse_color_model("gmm:0").is_err());
+        assert!(parse_color_model("hist").is_err());
+        assert!(parse_connectivity("6").is_err());
+    }
 }

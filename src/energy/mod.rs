@@ -1,7 +1,20 @@
 //! Segmentation energy: colour models learned from seeds, data and contrast-sensitive
 //! smoothness terms, optional temporal and static-background priors, quantised into an
-//! integer [`crate::grid::GridProblem`] (in progress).
+//! integer [`crate::grid::GridProblem`] ([`EnergyBuilder`], scale [`CAPACITY_SCALE`]).
 
+pub mod background;
+pub mod builder;
+pub mod color;
+pub mod crop;
+mod gmm;
 pub mod seeds;
+pub mod smoothness;
+pub mod temporal;
 
+pub use background::BackgroundModel;
+pub use builder::{CAPACITY_SCALE, EnergyBuilder, EnergyInputs};
+pub use color::{ColorModel, ColorModelKind, ColorModels, Side};
+pub use crop::Region;
 pub use seeds::{SeedLabel, Seeds, SeedsError};
+pub use smoothness::{Smoothness, estimate_sigma};
+pub use temporal::TemporalPrior;

@@ -1,5 +1,6 @@
 //! User seeds (scribbles or trimaps): per-pixel hard constraints.
 
+use crate::grid::Mask;
 use std::path::Path;
 use thiserror::Error;
 
@@ -113,9 +114,104 @@ impl Seeds {
         }
     }
 
+    /// Seeds from a known mask (e.g. a video's first ground-truth frame): foreground
+    /// where the mask eroded by `margin` pixels (Euclidean disk) is foreground,
+    /// background where the mask dilated by `margin` pixels is background, unknown in
+    /// the band between.
+    pub fn from_mask(mask: &Mask, margin: u32) -> Self {
+        let limit = margin as u64 * margin as u64;
+        let to_bg = squared_distance(mask, false);
+        let to_fg = squared_distance(mask, true);
+        let labels = (0..mask.data.len())
+            .map(|i| {
+                if mask.is_source(i) && to_bg[i] > limit {
+                    SeedLabel::Foreground
+                } else if !mask.is_source(i) && to_fg[i] > limit {
+                    SeedLabel::Background
+                } else {
+                    SeedLabel::Unknown
+                }
+            })
+            .collect();
+        Self {
+            width: mask.width,
+            height: mask.height,
+            labels,
+        }
+    }
+
     /// Number of pixels with the given label.
     pub fn count(&self, label: SeedLabel) -> usize {
         self.labels.iter().filter(|&&l| l == label).count()
+    }
+}
+
+/// Exact squared Euclidean distance from every pixel to the nearest pixel whose
+/// source-side flag equals `target` (`u64::MAX / 4` when there is none), by the
+/// separable lower-envelope transform of Felzenszwalb and Huttenlocher.
+fn squared_distance(mask: &Mask, target: bool) -> Vec<u64> {
+    let (w, h) = (mask.width as usize, mask.height as usize);
+    let far = u64::MAX / 4;
+    let mut d: Vec<u64> = (0..w * h)
+        .map(|i| if mask.is_source(i) == target { 0 } else { far })
+        .collect();
+    let mut line = Vec::new();
+    let mut out = Vec::new();
+    for x in 0..w {
+        line.clear();
+        line.extend((0..h).map(|y| d[y * w + x]));
+        envelope(&line, &mut out);
+        for y in 0..h {
+            d[y * w + x] = out[y];
+        }
+    }
+    for y in 0..h {
+        line.clear();
+        line.extend_from_slice(&d[y * w..(y + 1) * w]);
+        envelope(&line, &mut out);
+        d[y * w..(y + 1) * w].copy_from_slice(&out);
+    }
+    d
+}
+
+/// One-dimensional squared distance transform of sampled function `f`.
+fn envelope(f: &[u64], out: &mut Vec<u64>) {
+    let n = f.len();
+    out.clear();
+    out.resize(n, 0);
+    let far = u64::MAX / 4;
+    let sites: Vec<usize> = (0..n).filter(|&q| f[q] < far).collect();
+    if sites.is_empty() {
+        out.fill(far);
+        return;
+    }
+    // Intersection abscissa of the parabolas rooted at q and p (q > p), as f64.
+    let cross = |q: usize, p: usize| {
+        let (fq, fp) = (f[q] as f64, f[p] as f64);
+        ((fq + (q * q) as f64) - (fp + (p * p) as f64)) / (2.0 * (q as f64 - p as f64))
+    };
+    let mut v: Vec<usize> = Vec::with_capacity(sites.len());
+    let mut z: Vec<f64> = Vec::with_capacity(sites.len() + 1);
+    for &q in &sites {
+        while let Some(&p) = v.last() {
+            if cross(q, p) <= z[z.len() - 1] {
+                v.pop();
+                z.pop();
+            } else {
+                break;
+            }
+        }
+        let boundary = v.last().map_or(f64::NEG_INFINITY, |&p| cross(q, p));
+        v.push(q);
+        z.push(boundary);
+    }
+    let mut k = 0;
+    for (x, o) in out.iter_mut().enumerate() {
+        while k + 1 < v.len() && z[k + 1] < x as f64 {
+            k += 1;
+        }
+        let dx = x.abs_diff(v[k]) as u64;
+        *o = dx * dx + f[v[k]];
     }
 }
 
@@ -130,5 +226,43 @@ mod tests {
         assert_eq!(Seeds::label_of_grey(128), SeedLabel::Unknown);
         assert_eq!(Seeds::label_of_grey(192), SeedLabel::Foreground);
         assert_eq!(Seeds::label_of_grey(255), SeedLabel::Foreground);
+    }
+
+    #[test]
+    fn squared_distance_matches_brute_force() {
+        let mask = Mask::from_fn(13, 9, |i| (i * 7919) % 11 == 0);
+        let d = squared_distance(&mask, true);
+        for p in 0..mask.data.len() {
+            let (px, py) = ((p % 13) as i64, (p / 13) as i64);
+            let brute = (0..mask.data.len())
+                .filter(|&q| mask.is_source(q))
+                .map(|q| {
+                    let (qx, qy) = ((q % 13) as i64, (q / 13) as i64);
+                    ((px - qx).pow(2) + (py - qy).pow(2)) as u64
+                })
+                .min()
+                .unwrap();
+            assert_eq!(d[p], brute, "pixel {p}");
+        }
+    }
+
+    #[test]
+    fn seeds_from_mask_leave_a_band() {
+        // A 21-wide square of foreground in a 41x41 frame, margin 3.
+        let mask = Mask::from_fn(41, 41, |i| {
+            (10..31).contains(&(i % 41)) && (10..31).contains(&(i / 41))
+        });
+        let seeds = Seeds::from_mask(&mask, 3);
+        let at = |x: usize, y: usize| seeds.labels[y * 41 + x];
+        assert_eq!(at(20, 20), SeedLabel::Foreground);
+        assert_eq!(at(12, 20), SeedLabel::Unknown, "3rd pixel inside the edge");
+        assert_eq!(
+            at(13, 20),
+            SeedLabel::Foreground,
+            "4th pixel inside the edge"
+        );
+        assert_eq!(at(7, 20), SeedLabel::Unknown, "3 px outside");
+        assert_eq!(at(6, 20), SeedLabel::Background, "4 px outside");
+        assert_eq!(at(0, 0), SeedLabel::Background);
     }
 }

@@ -237,10 +237,23 @@ impl GridProblem {
                 let (x, y) = at(i);
                 return Err(GridError::Negative { what: "edge", x, y, value: arr[i] });
             }
-            for (i, &c) in arr.iter().enumerate() {
-                let (x, y) = at(i);
-                if c != 0 && self.neighbour(x, y, dir).is_none() {
-                    return Err(GridError::OffGrid { dir, x, y, value: c });
+            // Only pixels on the border can have an arc leaving the grid.
+            let (dx, dy) = dir.offset();
+            let h = self.height as usize;
+            for y in 0..h {
+                let row = &arr[y * w..(y + 1) * w];
+                let whole_row = (y == 0 && dy < 0) || (y + 1 == h && dy > 0);
+                let found = if whole_row {
+                    (0..w).find(|&x| row[x] != 0)
+                } else {
+                    [(0, dx < 0), (w - 1, dx > 0)]
+                        .into_iter()
+                        .find(|&(x, leaves)| leaves && row[x] != 0)
+                        .map(|(x, _)| x)
+                };
+                if let Some(x) = found {
+                    let (x, y) = (x as u32, y as u32);
+                    return Err(GridError::OffGrid { dir, x, y, value: row[x as usize] });
                 }
             }
         }

@@ -1,11 +1,23 @@
 //! One frame → one mask: energy from the seeds and colour models, the cut (static or
 //! dynamic), and connected-component cleanup. Used alike by the CLI, the worker thread
-//! and the app (in progress: signatures are the contract, bodies are being written).
+//! and the app.
+//!
+//! A sequence starts with seeds (or a learned static background): the frame the seeds
+//! arrive with is cut with the seeds as hard constraints and teaches the colour models;
+//! later frames reuse those models, add the temporal prior from the previous mask, and
+//! (with `dynamic`) continue from the engine's residual graph.
 
 use crate::capture::Frame;
-use crate::energy::Seeds;
-use crate::grid::{Connectivity, Mask};
-use crate::maxflow::{Engine, SolveStats};
+use crate::ccl::{
+    CclError, Cleaner, CleanupParams, Constraints, CpuLabeller, CudaLabeller, Labeller,
+};
+use crate::energy::{
+    BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
+    Region, SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
+};
+use crate::grid::{Connectivity, GridProblem, Mask};
+use crate::maxflow::{Engine, Solution, SolveStats};
+use std::time::Instant;
 
 /// User-facing segmentation parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,6 +36,19 @@ pub struct SegmentParams {
     pub temporal: f32,
     /// Drop foreground components smaller than this and fill smaller holes (pixels).
     pub cleanup_min_area: u32,
+    /// Colour model learned from the seeds.
+    pub color_model: ColorModelKind,
+    /// Distance (pixels) from the previous mask's boundary over which the temporal
+    /// prior rises to its full weight (0 = uniform).
+    pub temporal_ramp: f32,
+    /// Drop foreground components that touch no foreground seed (on the seeded frame)
+    /// or no foreground of the previous mask (later frames).
+    pub drop_unanchored: bool,
+    /// Frames of an empty scene to learn a static background from (0 = off; fixed
+    /// camera only). Learning starts with the first frame after the setting.
+    pub background_frames: u32,
+    /// Weight of the learned-background data term.
+    pub background_weight: f32,
 }
 
 /// Milliseconds of each stage for one frame.
@@ -55,6 +80,44 @@ pub struct Segmenter {
     engine: Box<dyn Engine>,
     params: SegmentParams,
     seeds: Option<Seeds>,
+    /// The seeds have not been applied to a frame yet.
+    seeds_pending: bool,
+    models: Option<ColorModels>,
+    previous: Option<Mask>,
+    background: Option<BackgroundModel>,
+    builder: EnergyBuilder,
+    cleaner: Cleaner,
+    labeller: Box<dyn Labeller>,
+    /// The engine holds a residual graph that `update` may continue from.
+    engine_warm: bool,
+    /// Buffer for the RGB bytes of a cropped region.
+    crop_rgb: Vec<u8>,
+    /// How the last segmented frame started, to redo it the same way.
+    last: Option<LastFrame>,
+}
+
+/// The state the last frame was segmented from. When the same frame comes again (the
+/// app re-segments a paused frame after new parameters), it starts from the same
+/// state: the same previous mask, and its seeds as hard constraints again if it was
+/// the seeded frame.
+struct LastFrame {
+    index: u64,
+    width: u32,
+    height: u32,
+    previous: Option<Mask>,
+    seeded: bool,
+}
+
+/// The part of a frame one cut works on.
+struct CutArea {
+    /// `None` = the whole frame.
+    region: Option<Region>,
+    /// The region's hard seeds.
+    seeds: Option<Seeds>,
+    /// σ of the smoothness term (`None` = estimate from what is cut).
+    sigma: Option<f32>,
+    /// The region's RGB bytes (a buffer kept across frames).
+    rgb: Vec<u8>,
 }
 
 /// Why a frame could not be segmented.
@@ -66,6 +129,27 @@ pub enum SegmentError {
     /// The engine failed.
     #[error(transparent)]
     Engine(#[from] crate::maxflow::EngineError),
+    /// Nothing to segment by yet: no seeds, and no learned background.
+    #[error("no seeds yet{}", .0.map_or(String::new(), |n| format!(" (static background: {n} frames left to learn)")))]
+    NotReady(Option<u32>),
+    /// The frame's pixel data does not match its size.
+    #[error("frame {width}x{height} has {got} bytes of RGB, expected {expected}")]
+    BadFrame {
+        /// Frame width.
+        width: u32,
+        /// Frame height.
+        height: u32,
+        /// Bytes present.
+        got: usize,
+        /// Bytes expected.
+        expected: usize,
+    },
+    /// The grid could not be built (e.g. a frame too large).
+    #[error(transparent)]
+    Grid(#[from] crate::grid::GridError),
+    /// Connected-component labelling failed.
+    #[error(transparent)]
+    Labelling(#[from] CclError),
 }
 
 impl Default for SegmentParams {
@@ -76,19 +160,58 @@ impl Default for SegmentParams {
             connectivity: Connectivity::Eight,
             iterations: 0,
             dynamic: true,
-            temporal: 0.0,
+            temporal: 5.0,
             cleanup_min_area: 0,
+            color_model: ColorModelKind::Histogram { bits: 4 },
+            temporal_ramp: 10.0,
+            drop_unanchored: false,
+            background_frames: 0,
+            background_weight: 1.0,
         }
     }
+}
+
+/// The labeller that suits an engine: the GPU one next to a CUDA engine when it can
+/// be opened, else the CPU one.
+fn labeller_for(engine: &dyn Engine) -> Box<dyn Labeller> {
+    if engine.name() == "cuda"
+        && let Ok(gpu) = CudaLabeller::new()
+    {
+        return Box::new(gpu);
+    }
+    Box::new(CpuLabeller::new())
+}
+
+fn side_of(label: SeedLabel) -> Option<Side> {
+    match label {
+        SeedLabel::Foreground => Some(Side::Foreground),
+        SeedLabel::Background => Some(Side::Background),
+        SeedLabel::Unknown => None,
+    }
+}
+
+fn ms_since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
 }
 
 impl Segmenter {
     /// A segmenter cutting with `engine`.
     pub fn new(engine: Box<dyn Engine>, params: SegmentParams) -> Self {
+        let labeller = labeller_for(engine.as_ref());
         Self {
             engine,
             params,
             seeds: None,
+            seeds_pending: false,
+            models: None,
+            previous: None,
+            background: None,
+            builder: EnergyBuilder::new(),
+            cleaner: Cleaner::new(),
+            labeller,
+            engine_warm: false,
+            crop_rgb: Vec::new(),
+            last: None,
         }
     }
 
@@ -96,16 +219,30 @@ impl Segmenter {
     /// on the next frame.
     pub fn set_seeds(&mut self, seeds: Seeds) {
         self.seeds = Some(seeds);
+        self.seeds_pending = true;
     }
 
     /// New parameters, used from the next frame on.
     pub fn set_params(&mut self, params: SegmentParams) {
+        if params.background_frames != self.params.background_frames {
+            self.background = None;
+        }
+        if params.color_model != self.params.color_model && self.seeds.is_some() {
+            self.seeds_pending = true;
+        }
         self.params = params;
+    }
+
+    /// The current parameters.
+    pub fn params(&self) -> &SegmentParams {
+        &self.params
     }
 
     /// Swaps the engine (the next frame is solved from scratch).
     pub fn set_engine(&mut self, engine: Box<dyn Engine>) {
+        self.labeller = labeller_for(engine.as_ref());
         self.engine = engine;
+        self.engine_warm = false;
     }
 
     /// The engine's short name.
@@ -113,8 +250,327 @@ impl Segmenter {
         self.engine.name()
     }
 
+    /// The labeller's short name (`"cpu"` or `"cuda"`).
+    pub fn labeller_name(&self) -> &'static str {
+        self.labeller.name()
+    }
+
+    /// The last frame's mask, which the temporal prior of the next frame uses.
+    pub fn previous_mask(&self) -> Option<&Mask> {
+        self.previous.as_ref()
+    }
+
+    /// σ of the last frame's smoothness term.
+    pub fn last_sigma(&self) -> f32 {
+        self.builder.last_sigma()
+    }
+
+    /// Frames still to learn of the static background (`None` when it is off).
+    pub fn background_frames_left(&self) -> Option<u32> {
+        (self.params.background_frames > 0).then(|| {
+            self.background
+                .as_ref()
+                .map_or(self.params.background_frames, BackgroundModel::frames_left)
+        })
+    }
+
+    /// Forgets the learned background and learns it again from the next frames.
+    pub fn relearn_background(&mut self) {
+        self.background = None;
+    }
+
+    /// Starts over as if new: forgets the seeds, colour models, previous mask and
+    /// learned background, and the next cut is solved from scratch.
+    pub fn reset(&mut self) {
+        self.seeds = None;
+        self.seeds_pending = false;
+        self.models = None;
+        self.previous = None;
+        self.background = None;
+        self.engine_warm = false;
+        self.last = None;
+    }
+
+    /// Forgets the previous mask (the next frame has no temporal prior), e.g. after a
+    /// cut in the video.
+    pub fn forget_previous(&mut self) {
+        self.previous = None;
+    }
+
     /// Segments one frame.
-    pub fn segment(&mut self, _frame: &Frame) -> Result<SegmentOutput, SegmentError> {
-        todo!("energy → cut → cleanup")
+    pub fn segment(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
+        let start = Instant::now();
+        let (width, height) = (frame.width, frame.height);
+        let expected = width as usize * height as usize * 3;
+        if frame.rgb.len() != expected || expected == 0 {
+            return Err(SegmentError::BadFrame {
+                width,
+                height,
+                got: frame.rgb.len(),
+                expected,
+            });
+        }
+        if let Some(last) = &self.last
+            && (last.index, last.width, last.height) == (frame.index, width, height)
+        {
+            self.previous = last.previous.clone();
+            self.seeds_pending |= last.seeded && self.seeds.is_some();
+        }
+        if self
+            .previous
+            .as_ref()
+            .is_some_and(|m| (m.width, m.height) != (width, height))
+        {
+            self.previous = None;
+        }
+        let background_ready = self.learn_background(frame);
+        let fresh = self.seeds_pending;
+        if fresh {
+            self.seeds_pending = false;
+            self.learn_from_seeds(frame)?;
+        }
+        if self.models.is_none() && !background_ready {
+            return Err(SegmentError::NotReady(self.background_frames_left()));
+        }
+        let mut timings = StageTimings {
+            energy_ms: ms_since(start),
+            ..Default::default()
+        };
+        let hard = if fresh { self.seeds.take() } else { None };
+        let result = self.cut_and_clean(frame, hard.as_ref(), &mut timings);
+        if hard.is_some() {
+            self.seeds = hard;
+        }
+        let (mask, solution) = result?;
+        let before = self.previous.replace(mask.clone());
+        self.last = Some(LastFrame {
+            index: frame.index,
+            width,
+            height,
+            previous: before,
+            seeded: fresh,
+        });
+        Ok(SegmentOutput {
+            mask,
+            flow: solution.flow,
+            timings,
+            stats: solution.stats,
+        })
+    }
+
+    /// Feeds the background learner; returns whether a learned background is ready.
+    fn learn_background(&mut self, frame: &Frame) -> bool {
+        let frames = self.params.background_frames;
+        if frames == 0 {
+            self.background = None;
+            return false;
+        }
+        let model = match &mut self.background {
+            Some(m) if m.fits(frame.width, frame.height) => m,
+            slot => slot.insert(BackgroundModel::new(frame.width, frame.height, frames)),
+        };
+        model.learn(&frame.rgb);
+        model.is_ready()
+    }
+
+    /// Checks the pending seeds against the frame and learns the colour models.
+    fn learn_from_seeds(&mut self, frame: &Frame) -> Result<(), SegmentError> {
+        let Some(seeds) = &self.seeds else {
+            return Ok(());
+        };
+        let check = seeds
+            .check_size(frame.width, frame.height)
+            .map_err(|e| e.to_string())
+            .and_then(|()| {
+                let missing = [
+                    (SeedLabel::Foreground, "foreground"),
+                    (SeedLabel::Background, "background"),
+                ]
+                .into_iter()
+                .find(|(l, _)| !seeds.labels.contains(l));
+                match missing {
+                    Some((_, what)) => Err(format!("the seeds have no {what} seed")),
+                    None => Ok(()),
+                }
+            });
+        if let Err(message) = check {
+            self.seeds = None;
+            return Err(SegmentError::Seeds(message));
+        }
+        let labels = &seeds.labels;
+        self.models =
+            ColorModels::learn(self.params.color_model, &frame.rgb, |i| side_of(labels[i]));
+        self.previous = None;
+        Ok(())
+    }
+
+    /// Builds the energy, cuts it (plus GrabCut iterations on a seeded frame), and
+    /// cleans the mask up.
+    fn cut_and_clean(
+        &mut self,
+        frame: &Frame,
+        hard: Option<&Seeds>,
+        timings: &mut StageTimings,
+    ) -> Result<(Mask, Solution), SegmentError> {
+        let start = Instant::now();
+        let area = self.cut_area(frame, hard);
+        timings.energy_ms += ms_since(start);
+        let rounds = if hard.is_some() {
+            1 + self.params.iterations
+        } else {
+            1
+        };
+        let mut solution: Option<Solution> = None;
+        for round in 0..rounds {
+            if round > 0 {
+                let start = Instant::now();
+                let mask = &solution.as_ref().expect("an earlier round cut").mask;
+                let kind = self.params.color_model;
+                if let Some(models) = ColorModels::learn(kind, &frame.rgb, |i| {
+                    Some(if mask.is_source(i) {
+                        Side::Foreground
+                    } else {
+                        Side::Background
+                    })
+                }) {
+                    self.models = Some(models);
+                }
+                timings.energy_ms += ms_since(start);
+            }
+            let start = Instant::now();
+            let problem = self.build(frame, &area, hard)?;
+            timings.energy_ms += ms_since(start);
+            let start = Instant::now();
+            let cut = if self.params.dynamic && self.engine_warm {
+                self.engine.update(&problem)
+            } else {
+                self.engine.solve(&problem)
+            };
+            self.engine_warm = cut.is_ok();
+            self.builder.recycle(problem);
+            let mut cut = cut?;
+            if let (Some(region), Some(seeds)) = (area.region, hard) {
+                cut.mask = region.paste(&cut.mask, seeds);
+            }
+            timings.cut_ms += ms_since(start);
+            solution = Some(cut);
+        }
+        self.crop_rgb = area.rgb;
+        let mut solution = solution.expect("at least one round");
+        let start = Instant::now();
+        let mut mask = std::mem::replace(&mut solution.mask, Mask::empty(0, 0));
+        self.clean(&mut mask, hard)?;
+        timings.cleanup_ms = ms_since(start);
+        Ok((mask, solution))
+    }
+
+    /// Decides what to cut: on a seeded frame without a learned background, only the
+    /// region around the unknown pixels (exact; see [`Region`]), with σ taken from the
+    /// whole frame so the result does not depend on the reduction.
+    fn cut_area(&mut self, frame: &Frame, hard: Option<&Seeds>) -> CutArea {
+        let mut rgb = std::mem::take(&mut self.crop_rgb);
+        let whole = CutArea {
+            region: None,
+            seeds: None,
+            sigma: self.params.sigma,
+            rgb: Vec::new(),
+        };
+        let background_on = self
+            .background
+            .as_ref()
+            .is_some_and(BackgroundModel::is_ready);
+        let Some(seeds) = hard.filter(|_| !background_on) else {
+            return CutArea { rgb, ..whole };
+        };
+        let Some(region) =
+            Region::around_unknown(seeds).filter(|r| !r.is_whole(frame.width, frame.height))
+        else {
+            return CutArea { rgb, ..whole };
+        };
+        region.crop_rgb(&frame.rgb, frame.width, &mut rgb);
+        let p = &self.params;
+        CutArea {
+            region: Some(region),
+            seeds: Some(region.crop_seeds(seeds)),
+            sigma: Some(p.sigma.unwrap_or_else(|| {
+                estimate_sigma(
+                    &frame.rgb,
+                    frame.width as usize,
+                    frame.height as usize,
+                    p.connectivity,
+                )
+            })),
+            rgb,
+        }
+    }
+
+    fn build(
+        &mut self,
+        frame: &Frame,
+        area: &CutArea,
+        hard: Option<&Seeds>,
+    ) -> Result<GridProblem, SegmentError> {
+        let p = &self.params;
+        let temporal = TemporalPrior {
+            weight: p.temporal,
+            ramp: p.temporal_ramp,
+        };
+        let background = self
+            .background
+            .as_ref()
+            .filter(|b| b.is_ready())
+            .map(|b| (b, p.background_weight));
+        let (width, height, rgb, seeds) = match area.region {
+            Some(r) => (r.width, r.height, area.rgb.as_slice(), area.seeds.as_ref()),
+            None => (frame.width, frame.height, frame.rgb.as_slice(), hard),
+        };
+        let inputs = EnergyInputs {
+            width,
+            height,
+            rgb,
+            smoothness: Smoothness {
+                connectivity: p.connectivity,
+                lambda: p.lambda,
+                sigma: area.sigma,
+                scale: CAPACITY_SCALE,
+            },
+            colors: self.models.as_mut(),
+            seeds,
+            temporal: self
+                .previous
+                .as_ref()
+                .filter(|_| hard.is_none() && temporal.weight > 0.0)
+                .map(|m| (m, temporal)),
+            background,
+        };
+        Ok(self.builder.build(inputs)?)
+    }
+
+    fn clean(&mut self, mask: &mut Mask, hard: Option<&Seeds>) -> Result<(), SegmentError> {
+        let params = CleanupParams {
+            connectivity: self.params.connectivity,
+            min_area: self.params.cleanup_min_area,
+            drop_unanchored: self.params.drop_unanchored,
+        };
+        let is = |label: SeedLabel| move |i: usize| hard.is_some_and(|s| s.labels[i] == label);
+        let fixed_fg = is(SeedLabel::Foreground);
+        let fixed_bg = is(SeedLabel::Background);
+        let previous = self.previous.as_ref();
+        let previous_fg = |i: usize| previous.is_some_and(|m| m.is_source(i));
+        let anchor: Option<&dyn Fn(usize) -> bool> = if hard.is_some() {
+            Some(&fixed_fg)
+        } else if previous.is_some() {
+            Some(&previous_fg)
+        } else {
+            None
+        };
+        let constraints = Constraints {
+            fixed_foreground: &fixed_fg,
+            fixed_background: &fixed_bg,
+            anchor,
+        };
+        self.cleaner
+            .clean(mask, &params, &constraints, self.labeller.as_mut())?;
+        Ok(())
     }
 }

@@ -1,0 +1,69 @@
+//! The window's one seam to the segmentation worker: it starts the pipeline (capture
+//! thread → latest-wins frame channel → worker) and turns the user's actions into
+//! worker commands. Nothing else in the app touches threads of the pipeline.
+
+use crate::capture::{FrameSource, SourceSpec};
+use crate::energy::Seeds;
+use crate::maxflow::{EngineChoice, create_engine};
+use crate::pipeline::{Command, Event, Pipeline, PipelineOptions, SegmentParams, Segmenter};
+
+/// Handle on the running pipeline.
+pub struct Backend {
+    pipeline: Pipeline,
+}
+
+impl Backend {
+    /// Starts the worker on `source` with the CPU engine (always there, starts at once);
+    /// the engine the user chose is then created on the worker thread, so CUDA start-up
+    /// never delays the window.
+    pub fn start(source: Box<dyn FrameSource>, params: SegmentParams, engine: EngineChoice) -> std::io::Result<Self> {
+        let (cpu, _) = create_engine(EngineChoice::Cpu).map_err(std::io::Error::other)?;
+        let segmenter = Segmenter::new(cpu, params);
+        let pipeline = Pipeline::start(segmenter, source, PipelineOptions::default())?;
+        let backend = Self { pipeline };
+        if engine != EngineChoice::Cpu {
+            backend.set_engine(engine);
+        }
+        Ok(backend)
+    }
+
+    /// Everything the worker reported since the last call, oldest first.
+    pub fn poll(&self) -> Vec<Event> {
+        self.pipeline.events().try_iter().collect()
+    }
+
+    /// New seeds, used from the next frame (or at once on a paused frame).
+    pub fn set_seeds(&self, seeds: Seeds) {
+        self.pipeline.send(Command::SetSeeds(seeds));
+    }
+
+    /// No usable seeds: frames pass through unsegmented.
+    pub fn clear_seeds(&self) {
+        self.pipeline.send(Command::ClearSeeds);
+    }
+
+    /// New parameters.
+    pub fn set_params(&self, params: SegmentParams) {
+        self.pipeline.send(Command::SetParams(params));
+    }
+
+    /// Switches the engine (created on the worker).
+    pub fn set_engine(&self, engine: EngineChoice) {
+        self.pipeline.send(Command::SetEngine(engine));
+    }
+
+    /// Switches the source (opened on the worker).
+    pub fn set_source(&self, spec: SourceSpec) {
+        self.pipeline.send(Command::SetSource(spec));
+    }
+
+    /// Pauses or resumes taking frames.
+    pub fn set_paused(&self, paused: bool) {
+        self.pipeline.send(if paused { Command::Pause } else { Command::Resume });
+    }
+
+    /// Segments exactly one more frame, then stays paused.
+    pub fn step(&self) {
+        self.pipeline.send(Command::Step);
+    }
+}

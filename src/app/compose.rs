@@ -1,0 +1,361 @@
+//! Turning a frame and its mask into the picture the user sees or records: tinted
+//! overlay, cut-out on a checkerboard, background replaced, the mask alone, or the
+//! solver's block activity over the frame. Pure functions on plain pixel buffers, so
+//! the view (UI thread) and the recorder (writer thread) show the same thing.
+
+use super::heatmap;
+use super::settings::ViewMode;
+use crate::capture::Frame;
+use crate::grid::Mask;
+use crate::maxflow::BlockActivity;
+use image::{RgbImage, RgbaImage};
+use std::sync::Arc;
+
+/// Side of a checkerboard square in pixels.
+const CHECKER: u32 = 16;
+/// Downscale factor of the blurred background: big enough to hide detail.
+const BLUR_FACTOR: u32 = 12;
+
+/// What replaces the background.
+#[derive(Clone, Debug)]
+pub enum Backdrop {
+    /// The frame itself, blurred.
+    Blur,
+    /// A flat colour.
+    Colour([u8; 3]),
+    /// A picture, stretched to the frame.
+    Image(Arc<RgbImage>),
+}
+
+/// Everything that decides how a frame is drawn, besides the frame and mask.
+#[derive(Clone, Debug)]
+pub struct Look {
+    /// The view.
+    pub mode: ViewMode,
+    /// Foreground tint of the overlay.
+    pub tint: [u8; 3],
+    /// Background of [`ViewMode::Background`].
+    pub backdrop: Backdrop,
+}
+
+/// Composes the picture of `mode` for one frame. Without a mask (nothing segmented
+/// yet), every view shows the frame as it is, except the mask view (black).
+pub fn compose(
+    frame: &Frame,
+    mask: Option<&Mask>,
+    activity: Option<&BlockActivity>,
+    look: &Look,
+) -> RgbaImage {
+    let mask = mask.filter(|m| (m.width, m.height) == (frame.width, frame.height));
+    match (look.mode, mask) {
+        (ViewMode::Heatmap, _) => heatmap_view(frame, activity),
+        (ViewMode::Mask, Some(m)) => mask_view(m),
+        (ViewMode::Mask, None) => RgbaImage::from_pixel(frame.width, frame.height, [0, 0, 0, 255].into()),
+        (_, None) => plain(frame),
+        (ViewMode::Overlay, Some(m)) => overlay(frame, m, look.tint),
+        (ViewMode::CutOut, Some(m)) => blend_over(frame, m, |x, y| checker(x, y)),
+        (ViewMode::Background, Some(m)) => replace_background(frame, m, &look.backdrop),
+    }
+}
+
+/// The frame as it is, opaque.
+pub fn plain(frame: &Frame) -> RgbaImage {
+    map_pixels(frame, |_, _, _, rgb| [rgb[0], rgb[1], rgb[2], 255])
+}
+
+/// The frame with the mask as alpha: a cut-out with a transparent background.
+pub fn cut_out_alpha(frame: &Frame, mask: &Mask) -> RgbaImage {
+    map_pixels(frame, |_, _, i, rgb| [rgb[0], rgb[1], rgb[2], mask.data[i]])
+}
+
+/// The mask alone, white foreground on black.
+pub fn mask_view(mask: &Mask) -> RgbaImage {
+    let mut out = RgbaImage::new(mask.width, mask.height);
+    for (px, &v) in out.pixels_mut().zip(&mask.data) {
+        *px = [v, v, v, 255].into();
+    }
+    out
+}
+
+/// Foreground tinted, background dimmed.
+fn overlay(frame: &Frame, mask: &Mask, tint: [u8; 3]) -> RgbaImage {
+    map_pixels(frame, |_, _, i, rgb| {
+        if mask.is_source(i) {
+            let mix = |c: u8, t: u8| ((c as u16 * 3 + t as u16 * 2) / 5) as u8;
+            [mix(rgb[0], tint[0]), mix(rgb[1], tint[1]), mix(rgb[2], tint[2]), 255]
+        } else {
+            let dim = |c: u8| (c as u16 * 9 / 20) as u8;
+            [dim(rgb[0]), dim(rgb[1]), dim(rgb[2]), 255]
+        }
+    })
+}
+
+/// Foreground of the frame over the background `behind(x, y)`.
+fn blend_over(frame: &Frame, mask: &Mask, behind: impl Fn(u32, u32) -> [u8; 3]) -> RgbaImage {
+    map_pixels(frame, |x, y, i, rgb| {
+        if mask.is_source(i) {
+            [rgb[0], rgb[1], rgb[2], 255]
+        } else {
+            let b = behind(x, y);
+            [b[0], b[1], b[2], 255]
+        }
+    })
+}
+
+fn replace_background(frame: &Frame, mask: &Mask, backdrop: &Backdrop) -> RgbaImage {
+    match backdrop {
+        Backdrop::Colour(c) => blend_over(frame, mask, |_, _| *c),
+        Backdrop::Image(img) => {
+            let (bw, bh) = img.dimensions();
+            let (fw, fh) = (frame.width as u64, frame.height as u64);
+            blend_over(frame, mask, |x, y| {
+                let sx = (x as u64 * bw as u64 / fw) as u32;
+                let sy = (y as u64 * bh as u64 / fh) as u32;
+                img.get_pixel(sx.min(bw - 1), sy.min(bh - 1)).0
+            })
+        }
+        Backdrop::Blur => {
+            let small = Downscaled::new(frame, BLUR_FACTOR);
+            blend_over(frame, mask, |x, y| small.sample(x, y))
+        }
+    }
+}
+
+/// The frame in dim grey with each block coloured by how often the solver touched it.
+fn heatmap_view(frame: &Frame, activity: Option<&BlockActivity>) -> RgbaImage {
+    let grey = |rgb: &[u8]| ((rgb[0] as u32 * 77 + rgb[1] as u32 * 150 + rgb[2] as u32 * 29) >> 9) as u8;
+    let Some(act) = activity.filter(|a| a.block_width > 0 && a.block_height > 0) else {
+        return map_pixels(frame, |_, _, _, rgb| {
+            let g = grey(rgb);
+            [g, g, g, 255]
+        });
+    };
+    let colours = heatmap::block_colours(act);
+    map_pixels(frame, |x, y, _, rgb| {
+        let g = grey(rgb);
+        let (bx, by) = (x / act.block_width, y / act.block_height);
+        let colour = (bx < act.columns && by < act.rows)
+            .then(|| colours[(by * act.columns + bx) as usize])
+            .flatten();
+        match colour {
+            Some(c) => {
+                let mix = |c: u8| ((c as u16 + g as u16) / 2) as u8;
+                [mix(c[0]), mix(c[1]), mix(c[2]), 255]
+            }
+            None => [g, g, g, 255],
+        }
+    })
+}
+
+fn checker(x: u32, y: u32) -> [u8; 3] {
+    if (x / CHECKER + y / CHECKER).is_multiple_of(2) {
+        [204, 204, 204]
+    } else {
+        [153, 153, 153]
+    }
+}
+
+/// Builds an RGBA image from a per-pixel function of (x, y, index, rgb).
+fn map_pixels(frame: &Frame, f: impl Fn(u32, u32, usize, &[u8]) -> [u8; 4]) -> RgbaImage {
+    let (w, h) = (frame.width, frame.height);
+    let mut out = vec![0u8; w as usize * h as usize * 4];
+    for (i, (dst, rgb)) in out.chunks_exact_mut(4).zip(frame.rgb.chunks_exact(3)).enumerate() {
+        let (x, y) = ((i % w as usize) as u32, (i / w as usize) as u32);
+        dst.copy_from_slice(&f(x, y, i, rgb));
+    }
+    RgbaImage::from_raw(w, h, out).expect("buffer has the image's size")
+}
+
+/// A box-averaged, smoothed small copy of a frame, sampled back bilinearly: a cheap,
+/// strong blur (O(pixels), independent of the blur radius).
+struct Downscaled {
+    factor: u32,
+    width: u32,
+    height: u32,
+    rgb: Vec<f32>,
+}
+
+impl Downscaled {
+    fn new(frame: &Frame, factor: u32) -> Self {
+        let width = frame.width.div_ceil(factor).max(1);
+        let height = frame.height.div_ceil(factor).max(1);
+        let mut sum = vec![0f32; width as usize * height as usize * 3];
+        let mut count = vec![0f32; width as usize * height as usize];
+        for (i, rgb) in frame.rgb.chunks_exact(3).enumerate() {
+            let (x, y) = (i as u32 % frame.width, i as u32 / frame.width);
+            let j = ((y / factor) * width + x / factor) as usize;
+            for c in 0..3 {
+                sum[j * 3 + c] += rgb[c] as f32;
+            }
+            count[j] += 1.0;
+        }
+        for (j, n) in count.iter().enumerate() {
+            for c in 0..3 {
+                sum[j * 3 + c] /= n.max(1.0);
+            }
+        }
+        let mut small = Self {
+            factor,
+            width,
+            height,
+            rgb: sum,
+        };
+        small.smooth();
+        small
+    }
+
+    /// One 3×3 box pass over the small image (clamped at the borders).
+    fn smooth(&mut self) {
+        let (w, h) = (self.width as i64, self.height as i64);
+        let src = self.rgb.clone();
+        for y in 0..h {
+            for x in 0..w {
+                let mut acc = [0f32; 3];
+                for (dx, dy) in (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| (dx, dy))) {
+                    let (sx, sy) = ((x + dx).clamp(0, w - 1), (y + dy).clamp(0, h - 1));
+                    let j = (sy * w + sx) as usize * 3;
+                    for c in 0..3 {
+                        acc[c] += src[j + c];
+                    }
+                }
+                let j = (y * w + x) as usize * 3;
+                for c in 0..3 {
+                    self.rgb[j + c] = acc[c] / 9.0;
+                }
+            }
+        }
+    }
+
+    /// Bilinear sample at full-resolution pixel (x, y).
+    fn sample(&self, x: u32, y: u32) -> [u8; 3] {
+        let f = self.factor as f32;
+        let fx = ((x as f32 + 0.5) / f - 0.5).clamp(0.0, (self.width - 1) as f32);
+        let fy = ((y as f32 + 0.5) / f - 0.5).clamp(0.0, (self.height - 1) as f32);
+        let (x0, y0) = (fx as u32, fy as u32);
+        let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
+        let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
+        let at = |x: u32, y: u32, c: usize| self.rgb[(y * self.width + x) as usize * 3 + c];
+        let mut out = [0u8; 3];
+        for (c, o) in out.iter_mut().enumerate() {
+            let top = at(x0, y0, c) * (1.0 - tx) + at(x1, y0, c) * tx;
+            let bottom = at(x0, y1, c) * (1.0 - tx) + at(x1, y1, c) * tx;
+            *o = (top * (1.0 - ty) + bottom * ty).round() as u8;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn frame(w: u32, h: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Frame {
+        let rgb = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).flat_map(|(x, y)| f(x, y)).collect();
+        Frame {
+            width: w,
+            height: h,
+            rgb,
+            timestamp: Duration::ZERO,
+            index: 0,
+        }
+    }
+
+    fn look(mode: ViewMode, backdrop: Backdrop) -> Look {
+        Look {
+            mode,
+            tint: [0, 255, 0],
+            backdrop,
+        }
+    }
+
+    /// Left half foreground.
+    fn half_mask(w: u32, h: u32) -> Mask {
+        Mask::from_fn(w, h, |i| (i as u32 % w) < w / 2)
+    }
+
+    #[test]
+    fn cut_out_shows_foreground_and_checkerboard() {
+        let f = frame(64, 32, |_, _| [200, 10, 10]);
+        let img = compose(&f, Some(&half_mask(64, 32)), None, &look(ViewMode::CutOut, Backdrop::Blur));
+        assert_eq!(img.get_pixel(3, 3).0, [200, 10, 10, 255]);
+        assert_eq!(img.get_pixel(40, 3).0, [204, 204, 204, 255]);
+        assert_eq!(img.get_pixel(48, 3).0, [153, 153, 153, 255]);
+    }
+
+    #[test]
+    fn overlay_tints_foreground_and_dims_background() {
+        let f = frame(8, 2, |_, _| [100, 100, 100]);
+        let img = compose(&f, Some(&half_mask(8, 2)), None, &look(ViewMode::Overlay, Backdrop::Blur));
+        let fg = img.get_pixel(0, 0).0;
+        let bg = img.get_pixel(7, 0).0;
+        assert!(fg[1] > 100 && fg[0] < 100, "foreground tinted green: {fg:?}");
+        assert!(bg[0] < 100 && bg[0] == bg[1], "background dimmed: {bg:?}");
+    }
+
+    #[test]
+    fn background_colour_and_image_replace_only_the_background() {
+        let f = frame(8, 4, |_, _| [9, 9, 9]);
+        let m = half_mask(8, 4);
+        let img = compose(&f, Some(&m), None, &look(ViewMode::Background, Backdrop::Colour([1, 2, 3])));
+        assert_eq!(img.get_pixel(0, 0).0, [9, 9, 9, 255]);
+        assert_eq!(img.get_pixel(7, 3).0, [1, 2, 3, 255]);
+        // A 2×1 picture stretched over the frame: right half takes its right pixel.
+        let pic = RgbImage::from_raw(2, 1, vec![10, 20, 30, 40, 50, 60]).unwrap();
+        let img = compose(&f, Some(&m), None, &look(ViewMode::Background, Backdrop::Image(Arc::new(pic))));
+        assert_eq!(img.get_pixel(7, 0).0, [40, 50, 60, 255]);
+        assert_eq!(img.get_pixel(0, 0).0, [9, 9, 9, 255]);
+    }
+
+    #[test]
+    fn blur_keeps_flat_colour_and_smooths_edges() {
+        let flat = frame(40, 30, |_, _| [77, 88, 99]);
+        let all_bg = Mask::empty(40, 30);
+        let img = compose(&flat, Some(&all_bg), None, &look(ViewMode::Background, Backdrop::Blur));
+        assert!(img.pixels().all(|p| p.0 == [77, 88, 99, 255]));
+        // A hard vertical edge becomes a ramp.
+        let edge = frame(96, 24, |x, _| if x < 48 { [0; 3] } else { [240; 3] });
+        let img = compose(&edge, Some(&Mask::empty(96, 24)), None, &look(ViewMode::Background, Backdrop::Blur));
+        let v = img.get_pixel(47, 12).0[0];
+        assert!(v > 20 && v < 220, "edge pixel blurred: {v}");
+        assert_eq!(img.get_pixel(0, 12).0[0], 0);
+    }
+
+    #[test]
+    fn mask_view_and_cut_out_alpha() {
+        let f = frame(4, 1, |x, _| [x as u8; 3]);
+        let m = half_mask(4, 1);
+        let img = compose(&f, Some(&m), None, &look(ViewMode::Mask, Backdrop::Blur));
+        assert_eq!(img.get_pixel(0, 0).0, [255, 255, 255, 255]);
+        assert_eq!(img.get_pixel(3, 0).0, [0, 0, 0, 255]);
+        let cut = cut_out_alpha(&f, &m);
+        assert_eq!(cut.get_pixel(1, 0).0, [1, 1, 1, 255]);
+        assert_eq!(cut.get_pixel(2, 0).0, [2, 2, 2, 0]);
+    }
+
+    #[test]
+    fn without_a_mask_the_frame_shows_as_it_is() {
+        let f = frame(3, 2, |x, y| [x as u8, y as u8, 5]);
+        let img = compose(&f, None, None, &look(ViewMode::CutOut, Backdrop::Blur));
+        assert_eq!(img, plain(&f));
+        let wrong_size = Mask::empty(2, 2);
+        assert_eq!(compose(&f, Some(&wrong_size), None, &look(ViewMode::Overlay, Backdrop::Blur)), plain(&f));
+    }
+
+    #[test]
+    fn heatmap_colours_active_blocks_only() {
+        let f = frame(8, 4, |_, _| [100, 100, 100]);
+        let act = BlockActivity {
+            block_width: 4,
+            block_height: 4,
+            columns: 2,
+            rows: 1,
+            counts: vec![0, 9],
+        };
+        let img = compose(&f, None, Some(&act), &look(ViewMode::Heatmap, Backdrop::Blur));
+        let idle = img.get_pixel(0, 0).0;
+        let busy = img.get_pixel(6, 2).0;
+        assert_eq!(idle[0], idle[1], "idle block stays grey");
+        assert_ne!(busy[0], busy[2], "busy block coloured: {busy:?}");
+    }
+}

@@ -1,0 +1,258 @@
+//! What the user chose in the window, kept between runs through eframe's storage.
+
+use crate::energy::ColorModelKind;
+use crate::grid::Connectivity;
+use crate::maxflow::EngineChoice;
+use crate::pipeline::SegmentParams;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// Key under which the settings are stored.
+pub const STORAGE_KEY: &str = "livecut-settings";
+
+/// How the frame and its mask are shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ViewMode {
+    /// The frame with the foreground tinted and the background dimmed.
+    Overlay,
+    /// The foreground on a checkerboard.
+    CutOut,
+    /// The foreground over a replaced background (blur, colour or image).
+    Background,
+    /// The mask alone, white on black.
+    Mask,
+    /// Where the solver worked: block activity as a colour map over the frame.
+    Heatmap,
+}
+
+impl ViewMode {
+    /// Every mode, in the order of the view picker.
+    pub const ALL: [ViewMode; 5] = [
+        ViewMode::Overlay,
+        ViewMode::CutOut,
+        ViewMode::Background,
+        ViewMode::Mask,
+        ViewMode::Heatmap,
+    ];
+
+    /// Label of the view picker.
+    pub fn label(self) -> &'static str {
+        match self {
+            ViewMode::Overlay => "Overlay",
+            ViewMode::CutOut => "Cut-out",
+            ViewMode::Background => "Background",
+            ViewMode::Mask => "Mask",
+            ViewMode::Heatmap => "Heatmap",
+        }
+    }
+}
+
+/// What replaces the background in [`ViewMode::Background`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum BackgroundKind {
+    /// The frame itself, blurred.
+    Blur,
+    /// A flat colour.
+    Colour,
+    /// A picture the user picked.
+    Image,
+}
+
+/// What a recording saves for each frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RecordKind {
+    /// The mask as an 8-bit grey PNG (255 foreground).
+    Masks,
+    /// The frame with the mask as alpha (transparent background).
+    CutOuts,
+    /// What the view shows.
+    Composites,
+}
+
+impl RecordKind {
+    /// Every kind, in the order of the picker.
+    pub const ALL: [RecordKind; 3] = [RecordKind::Masks, RecordKind::CutOuts, RecordKind::Composites];
+
+    /// Label of the picker and prefix of the file names.
+    pub fn label(self) -> &'static str {
+        match self {
+            RecordKind::Masks => "mask",
+            RecordKind::CutOuts => "cutout",
+            RecordKind::Composites => "composite",
+        }
+    }
+}
+
+/// Everything the window remembers between runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Selected view.
+    pub view: ViewMode,
+    /// Background replacement.
+    pub background: BackgroundKind,
+    /// Colour of [`BackgroundKind::Colour`].
+    pub background_colour: [u8; 3],
+    /// Picture of [`BackgroundKind::Image`].
+    pub background_image: Option<PathBuf>,
+    /// Tint of the foreground in the overlay view.
+    pub tint: [u8; 3],
+    /// Engine the user asked for.
+    #[serde(with = "engine_choice")]
+    pub engine: EngineChoice,
+    /// Smoothness weight λ.
+    pub lambda: f32,
+    /// Whether σ is estimated from each frame.
+    pub sigma_auto: bool,
+    /// σ when not estimated.
+    pub sigma: f32,
+    /// 8-connected smoothness (else 4).
+    pub eight_connected: bool,
+    /// Continue from the previous frame's residual graph.
+    pub dynamic: bool,
+    /// Gaussian mixtures as colour models (else colour histograms).
+    pub gmm: bool,
+    /// Drop foreground components that touch no seed or previous foreground.
+    pub drop_unanchored: bool,
+    /// Weight of the temporal prior (0 = off).
+    pub temporal: f32,
+    /// Cleanup: smallest foreground component and largest hole kept, in pixels.
+    pub cleanup_min_area: u32,
+    /// Brush radius in frame pixels.
+    pub brush_radius: f32,
+    /// Draw the scribbles over the view.
+    pub show_scribbles: bool,
+    /// What recordings save.
+    pub record_kind: RecordKind,
+    /// Folder of recordings and snapshots.
+    pub record_folder: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let params = SegmentParams::default();
+        Self {
+            view: ViewMode::Overlay,
+            background: BackgroundKind::Blur,
+            background_colour: [40, 120, 200],
+            background_image: None,
+            tint: [40, 220, 90],
+            engine: EngineChoice::Auto,
+            lambda: params.lambda,
+            sigma_auto: params.sigma.is_none(),
+            sigma: params.sigma.unwrap_or(10.0),
+            eight_connected: params.connectivity == Connectivity::Eight,
+            dynamic: params.dynamic,
+            gmm: matches!(params.color_model, ColorModelKind::Gmm { .. }),
+            drop_unanchored: params.drop_unanchored,
+            temporal: params.temporal,
+            cleanup_min_area: params.cleanup_min_area,
+            brush_radius: 6.0,
+            show_scribbles: true,
+            record_kind: RecordKind::Composites,
+            record_folder: None,
+        }
+    }
+}
+
+impl Settings {
+    /// The segmentation parameters these settings stand for.
+    pub fn segment_params(&self) -> SegmentParams {
+        SegmentParams {
+            lambda: self.lambda,
+            sigma: (!self.sigma_auto).then_some(self.sigma),
+            connectivity: if self.eight_connected {
+                Connectivity::Eight
+            } else {
+                Connectivity::Four
+            },
+            dynamic: self.dynamic,
+            temporal: self.temporal,
+            cleanup_min_area: self.cleanup_min_area,
+            color_model: if self.gmm {
+                ColorModelKind::Gmm { components: 5 }
+            } else {
+                ColorModelKind::Histogram { bits: 4 }
+            },
+            drop_unanchored: self.drop_unanchored,
+            ..SegmentParams::default()
+        }
+    }
+
+    /// Reads the settings from eframe's storage, falling back to the defaults.
+    pub fn load(storage: Option<&dyn eframe::Storage>) -> Self {
+        storage
+            .and_then(|s| eframe::get_value(s, STORAGE_KEY))
+            .unwrap_or_default()
+    }
+
+    /// Writes the settings to eframe's storage.
+    pub fn store(&self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, STORAGE_KEY, self);
+    }
+}
+
+/// Stores an [`EngineChoice`] by its command-line name (`auto`, `cpu`, `cuda`).
+mod engine_choice {
+    use crate::maxflow::EngineChoice;
+    use clap::ValueEnum;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(choice: &EngineChoice, s: S) -> Result<S::Ok, S::Error> {
+        let value = choice.to_possible_value().expect("no engine choice is hidden");
+        s.serialize_str(value.get_name())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<EngineChoice, D::Error> {
+        let name = String::deserialize(d)?;
+        EngineChoice::from_str(&name, true).map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_follow_the_settings() {
+        let mut s = Settings {
+            lambda: 7.5,
+            sigma_auto: false,
+            sigma: 3.0,
+            eight_connected: false,
+            dynamic: false,
+            temporal: 0.25,
+            cleanup_min_area: 40,
+            gmm: true,
+            drop_unanchored: true,
+            ..Settings::default()
+        };
+        let p = s.segment_params();
+        assert_eq!(p.lambda, 7.5);
+        assert_eq!(p.sigma, Some(3.0));
+        assert_eq!(p.connectivity, Connectivity::Four);
+        assert!(!p.dynamic);
+        assert_eq!(p.temporal, 0.25);
+        assert_eq!(p.cleanup_min_area, 40);
+        assert_eq!(p.color_model, ColorModelKind::Gmm { components: 5 });
+        assert!(p.drop_unanchored);
+        s.sigma_auto = true;
+        assert_eq!(s.segment_params().sigma, None);
+    }
+
+    #[test]
+    fn serde_round_trip_and_missing_fields() {
+        let s = Settings {
+            view: ViewMode::Heatmap,
+            engine: EngineChoice::Cpu,
+            record_folder: Some("/tmp/rec".into()),
+            ..Settings::default()
+        };
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), s);
+        // Settings written by an older version lack fields: the defaults fill them in.
+        let old: Settings = serde_json::from_str(r#"{"lambda": 12.0}"#).unwrap();
+        assert_eq!(old.lambda, 12.0);
+        assert_eq!(old.view, Settings::default().view);
+    }
+}

@@ -1,0 +1,239 @@
+//! Mask cleanup after the cut: drop foreground components that touch nothing known to
+//! be the object (or are too small), and fill background holes that are too small.
+
+use super::{CclError, Labeller};
+use crate::grid::{Connectivity, Mask};
+
+/// Cleanup settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CleanupParams {
+    /// Neighbourhood of the components.
+    pub connectivity: Connectivity,
+    /// Foreground components smaller than this are dropped and background holes
+    /// smaller than this are filled (pixels; 0 = neither).
+    pub min_area: u32,
+    /// Drop foreground components that touch no anchor pixel.
+    pub drop_unanchored: bool,
+}
+
+/// What the caller knows about the pixels, as predicates over row-major indices.
+pub struct Constraints<'a> {
+    /// Pixels that must stay foreground (seeds): their component is always kept.
+    pub fixed_foreground: &'a dyn Fn(usize) -> bool,
+    /// Pixels that must stay background (seeds): their hole is never filled.
+    pub fixed_background: &'a dyn Fn(usize) -> bool,
+    /// Where the object is known to be (seeds, the previous frame's mask); `None`
+    /// when nothing is known, and then no component is dropped for lacking an anchor.
+    pub anchor: Option<&'a dyn Fn(usize) -> bool>,
+}
+
+/// What a cleanup changed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CleanupReport {
+    /// Foreground components dropped.
+    pub dropped_components: u32,
+    /// Background holes filled.
+    pub filled_holes: u32,
+    /// Pixels whose label changed.
+    pub changed_pixels: u64,
+}
+
+const FIXED: u8 = 1;
+const ANCHORED: u8 = 2;
+const BORDER: u8 = 4;
+
+/// Runs cleanups, keeping its buffers from frame to frame.
+#[derive(Debug, Default)]
+pub struct Cleaner {
+    labels: Vec<u32>,
+    area: Vec<u32>,
+    flags: Vec<u8>,
+}
+
+impl Cleaner {
+    /// A cleaner with no buffers yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Cleans `mask` in place with `labeller`.
+    pub fn clean(
+        &mut self,
+        mask: &mut Mask,
+        params: &CleanupParams,
+        constraints: &Constraints<'_>,
+        labeller: &mut dyn Labeller,
+    ) -> Result<CleanupReport, CclError> {
+        let mut report = CleanupReport::default();
+        let drop_unanchored = params.drop_unanchored && constraints.anchor.is_some();
+        if params.min_area == 0 && !drop_unanchored {
+            return Ok(report);
+        }
+        self.measure(mask, params, constraints, labeller)?;
+        // Foreground components.
+        let min_area = params.min_area;
+        let keep = |root: usize, flags: &[u8], area: &[u32]| {
+            let f = flags[root];
+            f & FIXED != 0 || (area[root] >= min_area && (!drop_unanchored || f & ANCHORED != 0))
+        };
+        for p in 0..mask.data.len() {
+            let root = self.labels[p] as usize;
+            if mask.data[p] != 0 && !keep(root, &self.flags, &self.area) {
+                if root == p {
+                    report.dropped_components += 1;
+                }
+                mask.data[p] = 0;
+                report.changed_pixels += 1;
+            }
+        }
+        if min_area == 0 {
+            return Ok(report);
+        }
+        if report.dropped_components > 0 {
+            self.measure(mask, params, constraints, labeller)?;
+        }
+        // Background holes.
+        for p in 0..mask.data.len() {
+            let root = self.labels[p] as usize;
+            let f = self.flags[root];
+            if mask.data[p] == 0 && f & (FIXED | BORDER) == 0 && self.area[root] < min_area {
+                if root == p {
+                    report.filled_holes += 1;
+                }
+                mask.data[p] = 255;
+                report.changed_pixels += 1;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Labels the mask and gathers per-component area and flags at the root index:
+    /// FIXED (holds a fixed pixel of its own value), ANCHORED, BORDER.
+    fn measure(
+        &mut self,
+        mask: &Mask,
+        params: &CleanupParams,
+        constraints: &Constraints<'_>,
+        labeller: &mut dyn Labeller,
+    ) -> Result<(), CclError> {
+        let (w, h) = (mask.width as usize, mask.height as usize);
+        labeller.label(
+            &mask.data,
+            mask.width,
+            mask.height,
+            params.connectivity,
+            &mut self.labels,
+        )?;
+        let n = w * h;
+        self.area.clear();
+        self.area.resize(n, 0);
+        self.flags.clear();
+        self.flags.resize(n, 0);
+        for p in 0..n {
+            let root = self.labels[p] as usize;
+            self.area[root] += 1;
+            let (x, y) = (p % w, p / w);
+            let mut f = 0;
+            if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
+                f |= BORDER;
+            }
+            let fixed = if mask.data[p] != 0 {
+                (constraints.fixed_foreground)(p)
+            } else {
+                (constraints.fixed_background)(p)
+            };
+            if fixed {
+                f |= FIXED;
+            }
+            if constraints.anchor.is_some_and(|a| a(p)) {
+                f |= ANCHORED;
+            }
+            self.flags[root] |= f;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ccl::CpuLabeller;
+
+    fn mask(rows: &[&str]) -> Mask {
+        let w = rows[0].len() as u32;
+        let data = rows
+            .iter()
+            .flat_map(|r| r.bytes().map(|b| if b == b'#' { 255 } else { 0 }))
+            .collect();
+        Mask {
+            width: w,
+            height: rows.len() as u32,
+            data,
+        }
+    }
+
+    fn none(_: usize) -> bool {
+        false
+    }
+
+    #[test]
+    fn drops_unanchored_and_small_and_fills_holes() {
+        let mut m = mask(&[
+            "#####.....",
+            "#.#.#...#.",
+            "#####.....",
+            "..........",
+            "......###.",
+        ]);
+        let anchor = |p: usize| p == 0;
+        let params = CleanupParams {
+            connectivity: Connectivity::Four,
+            min_area: 2,
+            drop_unanchored: true,
+        };
+        let c = Constraints {
+            fixed_foreground: &none,
+            fixed_background: &none,
+            anchor: Some(&anchor),
+        };
+        let report = Cleaner::new()
+            .clean(&mut m, &params, &c, &mut CpuLabeller)
+            .unwrap();
+        assert_eq!(
+            m,
+            mask(&[
+                "#####.....",
+                "#####.....",
+                "#####.....",
+                "..........",
+                "..........",
+            ])
+        );
+        assert_eq!(report.dropped_components, 2);
+        assert_eq!(report.filled_holes, 2);
+        assert_eq!(report.changed_pixels, 6);
+    }
+
+    #[test]
+    fn fixed_pixels_are_respected() {
+        let mut m = mask(&["###...", "#.#...", "###..#"]);
+        let fixed_fg = |p: usize| p == 17;
+        let fixed_bg = |p: usize| p == 7;
+        let params = CleanupParams {
+            connectivity: Connectivity::Four,
+            min_area: 3,
+            drop_unanchored: false,
+        };
+        let c = Constraints {
+            fixed_foreground: &fixed_fg,
+            fixed_background: &fixed_bg,
+            anchor: None,
+        };
+        let before = m.clone();
+        let report = Cleaner::new()
+            .clean(&mut m, &params, &c, &mut CpuLabeller)
+            .unwrap();
+        assert_eq!(m, before, "seeded component kept, seeded hole kept open");
+        assert_eq!(report, CleanupReport::default());
+    }
+}

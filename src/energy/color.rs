@@ -1,0 +1,254 @@
+//! Colour models of the foreground and the background, learned from labelled pixels
+//! (seeds, or a previous segmentation), and the per-pixel data costs −ln p(colour).
+//!
+//! Both kinds end up as a table over a quantised RGB cube, so a frame's data costs
+//! cost one lookup per pixel whatever the model: a histogram *is* such a table, and a
+//! Gaussian mixture is evaluated once per cube cell that a frame actually uses (at the
+//! cell centre) and cached for later frames.
+
+use super::gmm::Gmm;
+
+/// Which colour model to learn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum ColorModelKind {
+    /// Normalised colour histogram with `bits` bits per channel (2^(3·bits) bins),
+    /// one pseudo-count per bin so unseen colours keep a finite cost.
+    Histogram {
+        /// Bits per channel, 1 to 7.
+        bits: u8,
+    },
+    /// Gaussian mixture with `components` full-covariance components (GrabCut).
+    Gmm {
+        /// Number of components, 1 to 16.
+        components: u8,
+    },
+}
+
+impl ColorModelKind {
+    /// Clamps the numbers into their supported ranges.
+    fn sanitized(self) -> Self {
+        match self {
+            Self::Histogram { bits } => Self::Histogram {
+                bits: bits.clamp(1, 7),
+            },
+            Self::Gmm { components } => Self::Gmm {
+                components: components.clamp(1, 16),
+            },
+        }
+    }
+
+    /// Bits per channel of the cost table.
+    fn table_bits(self) -> u32 {
+        match self {
+            Self::Histogram { bits } => bits as u32,
+            Self::Gmm { .. } => GMM_TABLE_BITS,
+        }
+    }
+}
+
+/// Bits per channel of the cube a mixture is tabulated on (4 colour levels per cell).
+const GMM_TABLE_BITS: u32 = 6;
+
+/// Most samples a mixture is fitted on (an even subsample of larger sets).
+const GMM_MAX_SAMPLES: usize = 40_000;
+
+/// Pseudo-count added to every histogram bin.
+const HISTOGRAM_PRIOR: f32 = 1.0;
+
+/// One learned colour distribution as a table of −ln p over the quantised cube.
+#[derive(Clone, Debug)]
+pub struct ColorModel {
+    bits: u32,
+    /// −ln density per cell; NaN = not evaluated yet (mixtures only).
+    costs: Vec<f32>,
+    gmm: Option<Gmm>,
+}
+
+impl ColorModel {
+    /// Learns a model of `kind` from `samples` (at least one colour).
+    pub fn learn(kind: ColorModelKind, samples: &[[u8; 3]]) -> Self {
+        let kind = kind.sanitized();
+        let bits = kind.table_bits();
+        match kind {
+            ColorModelKind::Histogram { .. } => Self::histogram(bits, samples),
+            ColorModelKind::Gmm { components } => {
+                let step = samples.len().div_ceil(GMM_MAX_SAMPLES).max(1);
+                let subset: Vec<[u8; 3]> = samples.iter().step_by(step).copied().collect();
+                Self {
+                    bits,
+                    costs: vec![f32::NAN; 1 << (3 * bits)],
+                    gmm: Some(Gmm::fit(&subset, components as usize)),
+                }
+            }
+        }
+    }
+
+    fn histogram(bits: u32, samples: &[[u8; 3]]) -> Self {
+        let cells = 1usize << (3 * bits);
+        let mut counts = vec![0u32; cells];
+        for &c in samples {
+            counts[cell(c, bits)] += 1;
+        }
+        let total = samples.len() as f32 + HISTOGRAM_PRIOR * cells as f32;
+        // Density per unit colour volume, so costs do not depend on the bin size.
+        let volume_ln = 3.0 * (8 - bits) as f32 * std::f32::consts::LN_2;
+        let costs = counts
+            .iter()
+            .map(|&n| -((n as f32 + HISTOGRAM_PRIOR) / total).ln() + volume_ln)
+            .collect();
+        Self {
+            bits,
+            costs,
+            gmm: None,
+        }
+    }
+
+    /// −ln p(c) for one colour (evaluating and caching its cell if needed).
+    pub fn cost(&mut self, c: [u8; 3]) -> f32 {
+        self.cost_of_cell(cell(c, self.bits))
+    }
+
+    fn cost_of_cell(&mut self, index: usize) -> f32 {
+        let cost = self.costs[index];
+        if !cost.is_nan() {
+            return cost;
+        }
+        let gmm = self
+            .gmm
+            .as_ref()
+            .expect("only mixtures leave cells unevaluated");
+        let cost = gmm.cost(cell_centre(index, self.bits)) as f32;
+        self.costs[index] = cost;
+        cost
+    }
+}
+
+/// Index of colour `c` in a cube of `bits` bits per channel.
+fn cell(c: [u8; 3], bits: u32) -> usize {
+    let s = 8 - bits;
+    ((c[0] as usize >> s) << (2 * bits)) | ((c[1] as usize >> s) << bits) | (c[2] as usize >> s)
+}
+
+/// Centre colour of a cube cell.
+fn cell_centre(index: usize, bits: u32) -> [f64; 3] {
+    let mask = (1usize << bits) - 1;
+    let size = (1usize << (8 - bits)) as f64;
+    let at = |v: usize| v as f64 * size + (size - 1.0) / 2.0;
+    [
+        at(index >> (2 * bits)),
+        at((index >> bits) & mask),
+        at(index & mask),
+    ]
+}
+
+/// The foreground and background models of one segmentation.
+#[derive(Clone, Debug)]
+pub struct ColorModels {
+    /// Foreground (object) colours.
+    pub foreground: ColorModel,
+    /// Background colours.
+    pub background: ColorModel,
+}
+
+/// Which side a pixel's colour is a sample of when learning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Foreground sample.
+    Foreground,
+    /// Background sample.
+    Background,
+}
+
+impl ColorModels {
+    /// Learns both models from an RGB frame and a per-pixel side (`None` = not a
+    /// sample). Returns `None` when either side has no sample.
+    pub fn learn(
+        kind: ColorModelKind,
+        rgb: &[u8],
+        side: impl Fn(usize) -> Option<Side>,
+    ) -> Option<Self> {
+        let mut fg = Vec::new();
+        let mut bg = Vec::new();
+        for (i, px) in rgb.chunks_exact(3).enumerate() {
+            match side(i) {
+                Some(Side::Foreground) => fg.push([px[0], px[1], px[2]]),
+                Some(Side::Background) => bg.push([px[0], px[1], px[2]]),
+                None => {}
+            }
+        }
+        if fg.is_empty() || bg.is_empty() {
+            return None;
+        }
+        Some(Self {
+            foreground: ColorModel::learn(kind, &fg),
+            background: ColorModel::learn(kind, &bg),
+        })
+    }
+
+    /// Writes −ln p(colour | foreground) and −ln p(colour | background) for every pixel
+    /// whose `wanted` flag is set (others are left as they are).
+    pub fn data_costs(
+        &mut self,
+        rgb: &[u8],
+        wanted: impl Fn(usize) -> bool,
+        fg_cost: &mut [f32],
+        bg_cost: &mut [f32],
+    ) {
+        let bits = self.foreground.bits;
+        for (i, px) in rgb.chunks_exact(3).enumerate() {
+            if wanted(i) {
+                let index = cell([px[0], px[1], px[2]], bits);
+                fg_cost[i] = self.foreground.cost_of_cell(index);
+                bg_cost[i] = self.background.cost_of_cell(index);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_round_trip_through_centres() {
+        for bits in [3, 4, 6] {
+            for c in [[0u8, 0, 0], [255, 255, 255], [12, 200, 77]] {
+                let centre = cell_centre(cell(c, bits), bits).map(|v| v.round() as u8);
+                assert_eq!(cell(centre, bits), cell(c, bits));
+            }
+        }
+    }
+
+    #[test]
+    fn models_prefer_their_own_colours() {
+        for kind in [
+            ColorModelKind::Histogram { bits: 4 },
+            ColorModelKind::Gmm { components: 3 },
+        ] {
+            let rgb: Vec<u8> = [[250u8, 10, 10], [10, 10, 250]]
+                .iter()
+                .flat_map(|c| std::iter::repeat_n(*c, 20))
+                .flatten()
+                .collect();
+            let mut models = ColorModels::learn(kind, &rgb, |i| {
+                Some(if i < 20 {
+                    Side::Foreground
+                } else {
+                    Side::Background
+                })
+            })
+            .unwrap();
+            let mut fg = vec![0.0; 40];
+            let mut bg = vec![0.0; 40];
+            models.data_costs(&rgb, |_| true, &mut fg, &mut bg);
+            assert!(fg[0] < bg[0] && fg[39] > bg[39], "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn one_sided_samples_learn_nothing() {
+        let rgb = vec![1u8; 30];
+        let kind = ColorModelKind::Histogram { bits: 4 };
+        assert!(ColorModels::learn(kind, &rgb, |_| Some(Side::Foreground)).is_none());
+    }
+}

@@ -1,0 +1,292 @@
+//! Contrast-sensitive Potts smoothness: the capacity of the arcs between neighbours p
+//! and q is `λ · exp(−β‖I_p − I_q‖²) / dist(p, q)`, with β = 1 / (2σ²) and σ² the mean
+//! squared colour difference of neighbouring pixels unless the user fixes σ (GrabCut's
+//! choice), and diagonals (8-connected) weighted by 1/√2.
+//!
+//! The weight depends on the squared difference only, an integer in 0..=3·255², so
+//! the quantised capacity is read from a table instead of calling `exp` per arc.
+
+use crate::grid::{Connectivity, Direction};
+
+/// Squared colour distance below which σ is never estimated (flat synthetic frames).
+const MIN_MEAN_SQUARED: f64 = 1.0;
+
+/// Largest squared RGB difference.
+const MAX_SQUARED: usize = 3 * 255 * 255;
+
+/// The four directions whose pairs cover every neighbour pair once.
+const FORWARD: [Direction; 4] = [
+    Direction::East,
+    Direction::South,
+    Direction::SouthEast,
+    Direction::SouthWest,
+];
+
+/// Builds the quantised weight table of one arc length: entry d² is
+/// `round(scale · λ · exp(−β d²) / length)`, cut where it reaches zero.
+fn weight_table(lambda: f32, beta: f64, scale: f32, length: f64) -> Vec<i32> {
+    let top = scale as f64 * lambda as f64 / length;
+    let mut table = Vec::new();
+    for d2 in 0..=MAX_SQUARED {
+        let value = (top * (-beta * d2 as f64).exp()).round();
+        if value < 1.0 {
+            break;
+        }
+        table.push(value.min(i32::MAX as f64) as i32);
+    }
+    table
+}
+
+/// Squared colour differences of two equally long runs of RGB pixels, passed on
+/// one by one.
+#[inline]
+fn row_squared<'a>(a: &'a [u8], b: &'a [u8]) -> impl Iterator<Item = i32> + 'a {
+    a.chunks_exact(3).zip(b.chunks_exact(3)).map(|(p, q)| {
+        let d0 = p[0] as i32 - q[0] as i32;
+        let d1 = p[1] as i32 - q[1] as i32;
+        let d2 = p[2] as i32 - q[2] as i32;
+        d0 * d0 + d1 * d1 + d2 * d2
+    })
+}
+
+/// One direction's pixel pairs, row by row: for each row, the index of the first
+/// pixel p whose neighbour q = p + step is on the grid, and how many follow.
+struct Pairs {
+    step: isize,
+    rows: std::ops::Range<usize>,
+    x0: usize,
+    len: usize,
+    width: usize,
+}
+
+impl Pairs {
+    fn new(dir: Direction, width: usize, height: usize) -> Self {
+        let (dx, dy) = dir.offset();
+        let x0 = usize::from(dx < 0);
+        let x1 = width.saturating_sub(usize::from(dx > 0)).max(x0);
+        let y0 = usize::from(dy < 0);
+        let y1 = height.saturating_sub(usize::from(dy > 0)).max(y0);
+        Self {
+            step: dy as isize * width as isize + dx as isize,
+            rows: y0..y1,
+            x0,
+            len: x1 - x0,
+            width,
+        }
+    }
+
+    /// (first p, first q) of every row.
+    fn starts(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.rows.clone().map(|y| {
+            let p = y * self.width + self.x0;
+            (p, (p as isize + self.step) as usize)
+        })
+    }
+}
+
+/// Parameters of the smoothness term.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Smoothness {
+    /// 4- or 8-connected neighbours.
+    pub connectivity: Connectivity,
+    /// Weight λ (in nats, before quantisation).
+    pub lambda: f32,
+    /// Contrast σ in 8-bit colour units; `None` estimates it from the frame.
+    pub sigma: Option<f32>,
+    /// Capacity units per nat.
+    pub scale: f32,
+}
+
+impl Smoothness {
+    /// Fills `edges` (one array per direction of the connectivity, `Direction::ALL`
+    /// order, each `width·height` long) with the capacities of an RGB frame, and
+    /// returns the σ used. Arcs between two pixels that `fixed` marks (seeded pixels,
+    /// whose labels no cut changes) get capacity 0.
+    pub fn fill_edges(
+        &self,
+        rgb: &[u8],
+        width: usize,
+        height: usize,
+        fixed: Option<&[bool]>,
+        edges: &mut [Vec<i32>],
+    ) -> f32 {
+        let sigma = match self.sigma {
+            Some(s) if s > 0.0 => s,
+            _ => estimate_sigma(rgb, width, height, self.connectivity),
+        };
+        let beta = 1.0 / (2.0 * sigma as f64 * sigma as f64);
+        for &dir in &FORWARD[..self.connectivity.number() as usize / 2] {
+            let length = if dir.is_diagonal() {
+                std::f64::consts::SQRT_2
+            } else {
+                1.0
+            };
+            let table = weight_table(self.lambda, beta, self.scale, length);
+            let pairs = Pairs::new(dir, width, height);
+            let (fwd, rev) = pair_mut(edges, dir.index(), dir.reverse().index());
+            fwd.fill(0);
+            rev.fill(0);
+            for (p, q) in pairs.starts() {
+                let n = pairs.len;
+                let out = &mut fwd[p..p + n];
+                let squares = row_squared(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)]);
+                for (o, d2) in out.iter_mut().zip(squares) {
+                    *o = table.get(d2 as usize).copied().unwrap_or(0);
+                }
+                if let Some(fixed) = fixed {
+                    for ((o, &a), &b) in out.iter_mut().zip(&fixed[p..p + n]).zip(&fixed[q..q + n])
+                    {
+                        if a && b {
+                            *o = 0;
+                        }
+                    }
+                }
+                rev[q..q + n].copy_from_slice(out);
+            }
+        }
+        sigma
+    }
+}
+
+/// σ estimated from a frame: the root mean squared colour difference of its
+/// neighbour pairs (at least 1).
+pub fn estimate_sigma(rgb: &[u8], width: usize, height: usize, connectivity: Connectivity) -> f32 {
+    let mut sum = 0u64;
+    let mut count = 0u64;
+    for &dir in &FORWARD[..connectivity.number() as usize / 2] {
+        let pairs = Pairs::new(dir, width, height);
+        for (p, q) in pairs.starts() {
+            let n = pairs.len;
+            let row: i64 = row_squared(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)])
+                .map(i64::from)
+                .sum();
+            sum += row as u64;
+            count += n as u64;
+        }
+    }
+    let mean = if count == 0 {
+        0.0
+    } else {
+        sum as f64 / count as f64
+    };
+    mean.max(MIN_MEAN_SQUARED).sqrt() as f32
+}
+
+/// Two distinct arrays of a list, mutably.
+fn pair_mut(arrays: &mut [Vec<i32>], a: usize, b: usize) -> (&mut Vec<i32>, &mut Vec<i32>) {
+    assert_ne!(a, b);
+    if a < b {
+        let (lo, hi) = arrays.split_at_mut(b);
+        (&mut lo[a], &mut hi[0])
+    } else {
+        let (lo, hi) = arrays.split_at_mut(a);
+        (&mut hi[0], &mut lo[b])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::GridProblem;
+
+    fn frame(width: usize, height: usize) -> Vec<u8> {
+        (0..width * height)
+            .flat_map(|i| {
+                let v = if i % width < width / 2 { 20 } else { 220 };
+                [v, v, (i % 7) as u8]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn weights_are_symmetric_valid_and_cut_at_edges() {
+        let (w, h) = (9, 5);
+        let rgb = frame(w, h);
+        for conn in [Connectivity::Four, Connectivity::Eight] {
+            let mut edges = vec![vec![-1; w * h]; conn.number() as usize];
+            let params = Smoothness {
+                connectivity: conn,
+                lambda: 50.0,
+                sigma: None,
+                scale: 10.0,
+            };
+            params.fill_edges(&rgb, w, h, None, &mut edges);
+            let problem = GridProblem::from_arrays(
+                w as u32,
+                h as u32,
+                conn,
+                vec![0; w * h],
+                vec![0; w * h],
+                edges,
+            )
+            .expect("valid grid");
+            for &dir in conn.directions() {
+                for y in 0..h as u32 {
+                    for x in 0..w as u32 {
+                        let p = (y as usize) * w + x as usize;
+                        if let Some(q) = problem.neighbour(x, y, dir) {
+                            assert_eq!(problem.edges(dir)[p], problem.edges(dir.reverse())[q]);
+                        }
+                    }
+                }
+            }
+            // Weak across the colour step, strong inside the flat halves.
+            let east = problem.edges(Direction::East);
+            assert!(east[w / 2 - 1] < east[0] / 10, "{east:?}");
+            assert!(east[0] > 300);
+        }
+    }
+
+    #[test]
+    fn estimate_matches_the_one_used_by_fill() {
+        let (w, h) = (9, 5);
+        let rgb = frame(w, h);
+        let params = Smoothness {
+            connectivity: Connectivity::Eight,
+            lambda: 1.0,
+            sigma: None,
+            scale: 1.0,
+        };
+        let used = params.fill_edges(&rgb, w, h, None, &mut vec![vec![0; w * h]; 8]);
+        assert_eq!(estimate_sigma(&rgb, w, h, Connectivity::Eight), used);
+    }
+
+    #[test]
+    fn arcs_between_fixed_pixels_are_dropped() {
+        let rgb = vec![100u8; 3 * 6];
+        let mut edges = vec![vec![0; 6]; 4];
+        let params = Smoothness {
+            connectivity: Connectivity::Four,
+            lambda: 1.0,
+            sigma: Some(5.0),
+            scale: 10.0,
+        };
+        let fixed = [true, true, false, true, true, true];
+        params.fill_edges(&rgb, 3, 2, Some(&fixed), &mut edges);
+        assert_eq!(edges[Direction::East.index()][..3], [0, 10, 0]);
+        assert_eq!(edges[Direction::West.index()][..3], [0, 0, 10]);
+        assert_eq!(edges[Direction::South.index()][..3], [0, 0, 10]);
+        assert_eq!(edges[Direction::East.index()][3..], [0, 0, 0]);
+    }
+
+    #[test]
+    fn fixed_sigma_and_diagonal_scaling() {
+        let rgb = vec![100u8; 3 * 16];
+        let mut edges = vec![vec![0; 16]; 8];
+        let params = Smoothness {
+            connectivity: Connectivity::Eight,
+            lambda: 10.0,
+            sigma: Some(5.0),
+            scale: 10.0,
+        };
+        let sigma = params.fill_edges(&rgb, 4, 4, None, &mut edges);
+        assert_eq!(sigma, 5.0);
+        assert_eq!(edges[Direction::East.index()][0], 100);
+        assert_eq!(edges[Direction::SouthEast.index()][0], 71);
+        assert_eq!(
+            edges[Direction::East.index()][3],
+            0,
+            "off-grid arc stays zero"
+        );
+    }
+}

@@ -1,0 +1,207 @@
+//! Dynamic updates (Kohli & Torr, "Dynamic graph cuts"): new capacities are written
+//! into the kept residual graph, arcs whose new capacity is below the flow they carry
+//! are reparameterised through the terminals, and the search trees are repaired
+//! around the changed nodes (Kolmogorov's tree reuse) before BK resumes.
+
+use super::solver::Solver;
+use super::state::{
+    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
+    out_bit, out_mask,
+};
+use crate::grid::{Direction, GridProblem};
+
+impl<T: Topology> Solver<T> {
+    /// Writes `problem`'s capacities into the residual graph of the previous call
+    /// (same shape), keeping the flow and marking every node whose terminal residual
+    /// or incident arcs changed. Returns the number of arcs that changed (a pixel's
+    /// terminal pair counts once, when s − t changed).
+    pub(super) fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
+        self.queue.clear();
+        self.orphans.clear();
+        self.marked.clear();
+        self.activity.fill(0);
+        self.iterations = 0;
+        self.terminal_changes(problem) + self.arc_changes(problem)
+    }
+
+    /// Applies new terminal capacities (folded to s − t, the minimum going to
+    /// `offset`).
+    fn terminal_changes(&mut self, problem: &GridProblem) -> u64 {
+        let width = self.layout.width() as usize;
+        let mut offset = 0u64;
+        let mut changed = 0;
+        for (r, (&s, &t)) in problem.source().iter().zip(problem.sink()).enumerate() {
+            offset += s.min(t) as u64;
+            let (old, new) = (self.kept_td[r], s - t);
+            if old == new {
+                continue;
+            }
+            changed += 1;
+            self.kept_td[r] = new;
+            let u = self.layout.index((r % width) as u32, (r / width) as u32);
+            let ds = new.max(0) as i64 - old.max(0) as i64;
+            let dt = (-new).max(0) as i64 - (-old).max(0) as i64;
+            self.add_terminal(u, ds, dt);
+        }
+        self.offset = offset;
+        changed
+    }
+
+    /// Applies new neighbour capacities pair by pair; flow above a new capacity is
+    /// sent back through the terminals of the pair's ends.
+    fn arc_changes(&mut self, problem: &GridProblem) -> u64 {
+        let (width, height) = (self.layout.width() as i64, self.layout.height() as i64);
+        let k = T::K;
+        let mut changed = 0;
+        for fwd in (0..k).step_by(2) {
+            let (dx, dy) = Direction::ALL[fwd].offset();
+            let (caps_pq, caps_qp) = (
+                problem.edges(Direction::ALL[fwd]),
+                problem.edges(Direction::ALL[fwd ^ 1]),
+            );
+            for y in 0..height {
+                let ny = y + dy as i64;
+                if !(0..height).contains(&ny) {
+                    continue;
+                }
+                for x in 0..width {
+                    let nx = x + dx as i64;
+                    if !(0..width).contains(&nx) {
+                        continue;
+                    }
+                    let (r, rq) = ((y * width + x) as usize, (ny * width + nx) as usize);
+                    let new = (caps_pq[r] as u32, caps_qp[rq] as u32);
+                    let u = self.layout.index(x as u32, y as u32);
+                    changed += self.set_pair(u, fwd, r * k / 2 + fwd / 2, new);
+                }
+            }
+        }
+        changed
+    }
+
+    /// Gives the pair (u → v, v → u), v = u's neighbour in direction `d`, the
+    /// capacities `new`; `kept` indexes the remembered capacity of u → v. Returns how
+    /// many of the two arcs changed.
+    fn set_pair(&mut self, u: u32, d: usize, kept: usize, new: (u32, u32)) -> u64 {
+        let k = T::K;
+        let v = self.layout.neighbour(u, d);
+        let (iu, iv) = (u as usize * k + d, v as usize * k + (d ^ 1));
+        let (r_uv, r_vu) = (self.rc[iu] as i64, self.rc[iv] as i64);
+        let old_uv = self.kept_fwd[kept] as i64;
+        let old_vu = r_uv + r_vu - old_uv;
+        let (c_uv, c_vu) = (new.0 as i64, new.1 as i64);
+        if c_uv == old_uv && c_vu == old_vu {
+            return 0;
+        }
+        self.kept_fwd[kept] = new.0;
+        // Net flow u → v, clamped into the new capacities.
+        let mut f = old_uv - r_uv;
+        if f > c_uv {
+            let excess = f - c_uv;
+            self.flow += excess;
+            self.add_terminal(u, 0, -excess);
+            self.add_terminal(v, -excess, 0);
+            f = c_uv;
+        } else if f < -c_vu {
+            let excess = -c_vu - f;
+            self.flow += excess;
+            self.add_terminal(v, 0, -excess);
+            self.add_terminal(u, -excess, 0);
+            f = -c_vu;
+        }
+        let (r_uv, r_vu) = ((c_uv - f) as u32, (c_vu + f) as u32);
+        self.rc[iu] = r_uv;
+        self.rc[iv] = r_vu;
+        let (ou, iu_bit) = (out_bit::<T>(d), in_bit::<T>(d));
+        let (ov, iv_bit) = (out_bit::<T>(d ^ 1), in_bit::<T>(d ^ 1));
+        let mut wu = self.w(u) & !(ou | iu_bit);
+        let mut wv = self.w(v) & !(ov | iv_bit);
+        if r_uv > 0 {
+            wu |= ou;
+            wv |= iv_bit;
+        }
+        if r_vu > 0 {
+            wv |= ov;
+            wu |= iu_bit;
+        }
+        self.set(u, wu);
+        self.set(v, wv);
+        self.mark_changed(u);
+        self.mark_changed(v);
+        (c_uv != old_uv) as u64 + (c_vu != old_vu) as u64
+    }
+
+    /// Adds `ds` to u's residual s → u and `dt` to u → t (either may be negative),
+    /// then folds the pair again; the flow changes so that every cut keeps
+    /// residual capacity + flow = capacity.
+    fn add_terminal(&mut self, u: u32, ds: i64, dt: i64) {
+        let t = self.tr[u as usize];
+        self.flow += (t.max(0) + ds).min((-t).max(0) + dt);
+        self.tr[u as usize] = t + ds - dt;
+        self.mark_changed(u);
+    }
+
+    /// Remembers `u` for the tree repair (once).
+    fn mark_changed(&mut self, u: u32) {
+        let w = self.w(u);
+        if w & MARK == 0 {
+            self.set(u, w | MARK);
+            self.marked.push(u);
+        }
+    }
+
+    /// Repairs the search trees after `apply_changes`: every changed node becomes
+    /// active and a root of the tree its terminal residual says (or an orphan when it
+    /// has none), its children in a tree it left become orphans, and all orphans are
+    /// adopted. BK then resumes with a sweep over the active nodes.
+    pub(super) fn reuse_trees(&mut self) {
+        for idx in 0..self.marked.len() {
+            let i = self.marked[idx];
+            let w = (self.w(i) & !MARK) | ACTIVE;
+            self.set(i, w);
+            let t = self.tr[i as usize];
+            if t == 0 {
+                if w & TREE != FREE && w & PARENT != ORPHAN {
+                    self.orphan_rear(i);
+                }
+                continue;
+            }
+            let (tree, other) = if t > 0 { (SOURCE, SINK) } else { (SINK, SOURCE) };
+            if w & TREE != tree {
+                self.leave_tree(i, w, other);
+            }
+            self.set(i, (self.w(i) & !(TREE | PARENT)) | tree | TERMINAL);
+        }
+        self.marked.clear();
+        self.adopt();
+        self.sweep = 0;
+    }
+
+    /// Node `i` (state `w`) moves into the tree opposite to `other`: unchanged
+    /// children it had become orphans, and neighbours in `other` that now have a
+    /// residual arc towards (source tree: from) it become active.
+    fn leave_tree(&mut self, i: u32, w: u32, other: u32) {
+        let old = w & TREE;
+        let mut bits = in_mask::<T>(w) | out_mask::<T>(w);
+        // Arcs along which `other` could reach i: i → j for the sink tree, j → i for
+        // the source tree.
+        let reach = if other == SINK { out_mask::<T>(w) } else { in_mask::<T>(w) };
+        while bits != 0 {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let j = self.layout.neighbour(i, d);
+            let wj = self.w(j);
+            if wj & MARK != 0 || wj & TREE == FREE {
+                continue;
+            }
+            if old != FREE && wj & TREE == old && (wj & PARENT) as usize == d ^ 1 {
+                self.orphan_rear(j);
+            }
+            // A passive node of `other` must not keep a residual arc into (out of)
+            // a node of the opposite tree: it grows again.
+            if wj & TREE == other && reach & (1 << d) != 0 {
+                self.set_active(j);
+            }
+        }
+    }
+}

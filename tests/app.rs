@@ -1,0 +1,346 @@
+//! The window driven as a user would, through egui_kittest: find widgets by their
+//! labels, click, paint with the mouse, press keys, and compare rendered snapshots of
+//! the main views (wgpu; a software adapter where there is no GPU).
+//!
+//! Snapshots live in `tests/snapshots/`; `UPDATE_SNAPSHOTS=1 cargo test --test app`
+//! rewrites them after an intended change of the looks.
+
+use egui::{Event, Modifiers, PointerButton, Pos2, Vec2};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use livecut::app::settings::{RecordKind, STORAGE_KEY, Settings, ViewMode};
+use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
+use livecut::capture::{CaptureError, CapturedFrame, DemoConfig, DemoScene, DemoSource, FrameSource, ImageSource};
+use livecut::maxflow::EngineChoice;
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// Frame size of the demo scene in these tests: small, so a debug build keeps up.
+const W: u32 = 160;
+const H: u32 = 120;
+
+/// The demo scene, unpaced; `frames` limits the stream (then the last frame stays).
+fn demo(frames: Option<u64>) -> Box<dyn FrameSource> {
+    Box::new(
+        DemoSource::new(DemoConfig {
+            width: W,
+            height: H,
+            frames,
+            realtime: false,
+            ..DemoConfig::default()
+        })
+        .unwrap(),
+    )
+}
+
+fn app_on(source: Box<dyn FrameSource>, storage: Option<&dyn eframe::Storage>) -> LivecutApp {
+    let options = AppOptions {
+        source,
+        engine: Some(EngineChoice::Cpu),
+        notice: None,
+        quit_after: None,
+    };
+    LivecutApp::new(options, storage).expect("the pipeline starts")
+}
+
+fn harness(app: LivecutApp) -> Harness<'static, LivecutApp> {
+    Harness::builder()
+        .with_size(Vec2::new(1100.0, 760.0))
+        .build_ui_state(|ui, app: &mut LivecutApp| app.show(ui), app)
+}
+
+/// Steps the UI until `done` holds (the worker runs on its own threads).
+fn step_until(h: &mut Harness<'_, LivecutApp>, what: &str, done: impl Fn(&LivecutApp) -> bool) {
+    for _ in 0..3000 {
+        h.step();
+        if done(h.state()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    panic!("gave up waiting for: {what}");
+}
+
+/// The demo's first frame, segmented with its default seeds, the stream ended.
+fn first_frame_harness() -> Harness<'static, LivecutApp> {
+    let mut h = harness(app_on(demo(Some(1)), None));
+    step_until(&mut h, "the first frame's mask", |app| {
+        app.mask().is_some() && *app.source_state() == SourceState::Ended
+    });
+    h.run();
+    h
+}
+
+fn foreground(app: &LivecutApp) -> usize {
+    app.mask().map_or(0, |m| m.count_source())
+}
+
+/// Clicks the widget labelled `label`, scrolling the controls to it first.
+fn click(h: &mut Harness<'_, LivecutApp>, label: &str) {
+    h.get_by_label(label).scroll_to_me();
+    h.run();
+    h.get_by_label(label).click();
+    h.run();
+}
+
+/// Drags with the left button along `points` (screen positions).
+fn drag(h: &mut Harness<'_, LivecutApp>, points: &[Pos2]) {
+    let button = |pos, pressed| Event::PointerButton {
+        pos,
+        button: PointerButton::Primary,
+        pressed,
+        modifiers: Modifiers::NONE,
+    };
+    h.event(Event::PointerMoved(points[0]));
+    h.event(button(points[0], true));
+    for &p in &points[1..] {
+        h.event(Event::PointerMoved(p));
+    }
+    h.event(button(*points.last().unwrap(), false));
+    h.run();
+}
+
+#[test]
+fn a_foreground_stroke_changes_the_mask() {
+    let mut h = first_frame_harness();
+    let before = foreground(h.state());
+    assert!(before > 0, "default seeds segment something");
+    let view = h.get_by_label(VIEW_LABEL).rect();
+    // The picture is centred in the view with the frame's aspect ratio.
+    let scale = (view.width() / W as f32).min(view.height() / H as f32);
+    let origin = view.center() - Vec2::new(W as f32, H as f32) * scale / 2.0;
+    let at = |x: f32, y: f32| origin + Vec2::new(x, y) * scale;
+    // Find a row of background in the first frame's mask and paint across it.
+    let mask = h.state().mask().unwrap().clone();
+    let row = (8..H - 8)
+        .find(|&y| (20..W - 20).all(|x| mask.data[(y * W + x) as usize] == 0))
+        .expect("a background row");
+    let y = row as f32 + 0.5;
+    drag(&mut h, &[at(20.0, y), at(60.0, y), at(100.0, y), at(W as f32 - 20.0, y)]);
+    step_until(&mut h, "the mask to take the stroke", |app| {
+        app.mask().is_some_and(|m| m.data[(row * W + W / 2) as usize] == 255)
+    });
+    assert!(foreground(h.state()) > before, "the mask grew");
+
+    // Undo takes the stroke back.
+    click(&mut h, "Undo");
+    step_until(&mut h, "the mask to drop the stroke", |app| {
+        app.mask().is_some_and(|m| m.data[(row * W + W / 2) as usize] == 0)
+    });
+}
+
+#[test]
+fn views_switch_by_label_and_by_key() {
+    let mut h = first_frame_harness();
+    for mode in ViewMode::ALL {
+        h.get_by_label(mode.label()).click();
+        h.run();
+        assert_eq!(h.state().settings().view, mode);
+    }
+    h.key_press(egui::Key::Num1);
+    h.run();
+    assert_eq!(h.state().settings().view, ViewMode::Overlay);
+    h.key_press(egui::Key::D);
+    h.run();
+    assert!(!h.state().settings().dynamic, "D toggles dynamic cuts");
+}
+
+#[test]
+fn snapshots_of_the_main_views() {
+    let mut h = first_frame_harness();
+    let mut results = egui_kittest::SnapshotResults::new();
+    for (mode, name) in [
+        (ViewMode::Overlay, "view_overlay"),
+        (ViewMode::CutOut, "view_cutout"),
+        (ViewMode::Background, "view_background"),
+        (ViewMode::Mask, "view_mask"),
+        (ViewMode::Heatmap, "view_heatmap"),
+    ] {
+        h.get_by_label(mode.label()).click();
+        h.run();
+        h.remove_cursor();
+        h.run();
+        // The view alone, at the frame's size: small files, no timing numbers.
+        let view = h.get_by_label(VIEW_LABEL).rect();
+        let scale = (view.width() / W as f32).min(view.height() / H as f32);
+        let size = Vec2::new(W as f32, H as f32) * scale;
+        let min = view.center() - size / 2.0;
+        let full = h.render().expect("rendering with wgpu");
+        let crop = image::imageops::crop_imm(&full, min.x.ceil() as u32, min.y.ceil() as u32, size.x as u32 - 1, size.y as u32 - 1)
+            .to_image();
+        let small = image::imageops::resize(&crop, W, H, image::imageops::FilterType::Triangle);
+        results.add(egui_kittest::try_image_snapshot(&small, name));
+    }
+    results.unwrap();
+}
+
+#[test]
+fn engine_and_source_switch_from_the_controls() {
+    let mut h = first_frame_harness();
+    click(&mut h, "Auto");
+    assert_eq!(h.state().settings().engine, EngineChoice::Auto);
+    step_until(&mut h, "the engine change", |app| !app.notices().is_empty() || app.engine_in_use() == "cuda");
+    click(&mut h, "CPU");
+    assert_eq!(h.state().settings().engine, EngineChoice::Cpu);
+    step_until(&mut h, "the CPU engine", |app| app.engine_in_use() == "cpu");
+
+    // The demo button opens the built-in scene at its full size, in real time.
+    click(&mut h, "Demo scene");
+    step_until(&mut h, "the demo scene", |app| {
+        app.source_description().is_some_and(|d| d.contains("640x480")) && app.mask().is_some_and(|m| m.width == 640)
+    });
+    assert!(!h.state().is_paused(), "a new source runs");
+}
+
+#[test]
+fn an_image_file_is_segmented_and_kept_for_editing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("frame.png");
+    write_demo_frame(&path);
+    let source = Box::new(ImageSource::open(&path).unwrap());
+    let mut h = harness(app_on(source, None));
+    step_until(&mut h, "the image's mask", |app| {
+        app.mask().is_some() && *app.source_state() == SourceState::Ended
+    });
+    assert!(h.state().is_paused(), "the last frame stays for editing seeds");
+    let processed = h.state().processed_frames();
+    // Pause/resume is a button and a key; on an ended stream resuming shows nothing new.
+    h.key_press(egui::Key::Space);
+    h.run();
+    assert!(!h.state().is_paused());
+    h.get_by_label("Pause").click();
+    h.run();
+    assert!(h.state().is_paused());
+    // Clearing the seeds leaves nothing to cut: the frame passes through unsegmented.
+    click(&mut h, "Clear");
+    step_until(&mut h, "the unsegmented frame", |app| app.processed_frames() > processed && app.mask().is_none());
+    click(&mut h, "Reset");
+    step_until(&mut h, "the default seeds again", |app| app.mask().is_some());
+}
+
+#[test]
+fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("rec");
+    let mut storage = MemoryStorage::default();
+    let settings = Settings {
+        record_folder: Some(folder.clone()),
+        record_kind: RecordKind::Masks,
+        ..Settings::default()
+    };
+    settings.store(&mut storage);
+    let mut h = harness(app_on(demo(None), Some(&storage)));
+    step_until(&mut h, "frames", |app| app.mask().is_some());
+    click(&mut h, "Record");
+    step_until(&mut h, "three recorded frames", |app| {
+        assert!(app.recording().active, "recording");
+        std::fs::read_dir(&folder).map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| !is_tmp(&e.path()))).count()) >= 3
+    });
+    click(&mut h, "Stop recording");
+    assert!(!h.state().recording().active);
+    assert!(h.state().recording().written >= 3);
+    let first = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| !is_tmp(p))
+        .min()
+        .unwrap();
+    let mask = livecut::grid::Mask::read_png(&first).unwrap();
+    assert_eq!((mask.width, mask.height), (W, H));
+    assert!(first.file_name().unwrap().to_string_lossy().starts_with("mask-"));
+}
+
+#[test]
+fn settings_persist_between_runs() {
+    let mut storage = MemoryStorage::default();
+    let mut h = first_frame_harness();
+    h.get_by_label("Mask").click();
+    click(&mut h, "4-connected");
+    eframe::App::save(h.state_mut(), &mut storage);
+    let again = harness(app_on(demo(Some(1)), Some(&storage)));
+    let s = again.state().settings();
+    assert_eq!(s.view, ViewMode::Mask);
+    assert!(!s.eight_connected);
+    assert!(storage.get(STORAGE_KEY).is_some());
+}
+
+#[test]
+fn a_lost_camera_falls_back_to_the_demo_scene() {
+    let mut h = harness(app_on(Box::new(Unplugged { sent: false }), None));
+    step_until(&mut h, "the fallback to the demo", |app| {
+        app.source_description().is_some_and(|d| d.starts_with("demo"))
+    });
+    let notices = h.state().notices();
+    assert!(notices.iter().any(|n| n.error && n.text.contains("unplugged")), "{notices:?}");
+    h.get_by_label_contains("showing the demo scene");
+    // The message can be dismissed.
+    h.get_by_label("Dismiss").click();
+    h.run();
+    assert!(h.state().notices().is_empty());
+}
+
+/// A camera that delivers one frame and is then unplugged.
+struct Unplugged {
+    sent: bool,
+}
+
+impl FrameSource for Unplugged {
+    fn describe(&self) -> String {
+        "camera 0: test camera".into()
+    }
+    fn size(&self) -> (u32, u32) {
+        (W, H)
+    }
+    fn is_live(&self) -> bool {
+        true
+    }
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
+        if std::mem::replace(&mut self.sent, true) {
+            return Err(CaptureError::Camera {
+                index: 0,
+                reason: "the device was unplugged".into(),
+            });
+        }
+        let (frame, truth) = DemoScene::new(W, H, 30, 1).render(0);
+        Ok(Some(CapturedFrame {
+            frame,
+            decode_ms: 0.0,
+            name: None,
+            truth: Some(truth),
+        }))
+    }
+}
+
+fn write_demo_frame(path: &Path) {
+    let scene = DemoScene::new(W, H, 30, 1);
+    let (frame, _) = scene.render(0);
+    image::RgbImage::from_raw(W, H, frame.rgb).unwrap().save(path).unwrap();
+}
+
+fn is_tmp(p: &Path) -> bool {
+    p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// eframe's storage kept in memory.
+#[derive(Default)]
+struct MemoryStorage(HashMap<String, String>);
+
+impl MemoryStorage {
+    fn get(&self, key: &str) -> Option<&String> {
+        self.0.get(key)
+    }
+}
+
+impl eframe::Storage for MemoryStorage {
+    fn get_string(&self, key: &str) -> Option<String> {
+        self.0.get(key).cloned()
+    }
+    fn set_string(&mut self, key: &str, value: String) {
+        self.0.insert(key.to_string(), value);
+    }
+    fn remove_string(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+    fn flush(&mut self) {}
+}

@@ -1,0 +1,199 @@
+//! The CPU engine against a reference max-flow: random small grids (4C and 8C,
+//! degenerate shapes, zero and near-2^31 capacities, pixels with both terminal arcs),
+//! dynamic updates against fresh solves, and the shared instances against their
+//! manifest flows and reference masks.
+
+mod common;
+
+use common::{Rng, max_flow, perturb, random_problem};
+use livecut::grid::{Connectivity, GridProblem, Mask, cut_capacity};
+use livecut::maxflow::cpu::CpuEngine;
+use livecut::maxflow::{CutSide, Engine, Solution};
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+
+fn connectivity(eight: bool) -> Connectivity {
+    if eight { Connectivity::Eight } else { Connectivity::Four }
+}
+
+/// Checks `s` against the reference solution of `p`.
+fn check_against_reference(p: &GridProblem, s: &Solution) -> Result<(), TestCaseError> {
+    let r = max_flow(p);
+    prop_assert_eq!(s.flow, r.flow, "flow");
+    prop_assert_eq!(cut_capacity(p, &s.mask), s.flow, "cut capacity of the mask");
+    let expected = Mask::from_fn(p.width(), p.height(), |i| r.reachable[i]);
+    prop_assert_eq!(&s.mask, &expected, "mask = pixels reachable from s");
+    Ok(())
+}
+
+/// Grid side: 1 often (1×N and N×1 grids), else up to 12.
+fn side() -> impl Strategy<Value = u32> {
+    prop_oneof![1 => Just(1u32), 5 => 1u32..=12]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn solve_matches_reference_4c(w in side(), h in side(), seed in any::<u64>()) {
+        let p = random_problem(&mut Rng(seed), w, h, Connectivity::Four);
+        let s = CpuEngine::new().solve(&p).unwrap();
+        check_against_reference(&p, &s)?;
+    }
+
+    #[test]
+    fn solve_matches_reference_8c(w in side(), h in side(), seed in any::<u64>()) {
+        let p = random_problem(&mut Rng(seed), w, h, Connectivity::Eight);
+        let s = CpuEngine::new().solve(&p).unwrap();
+        check_against_reference(&p, &s)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
+
+    /// Several consecutive updates with random changes (increases, decreases to
+    /// zero, swapped terminals) give the flow and mask of a fresh solve and of the
+    /// reference, with the tracked flow equal to the mask's cut capacity.
+    #[test]
+    fn updates_match_fresh_solves(
+        w in side(),
+        h in side(),
+        eight in any::<bool>(),
+        seed in any::<u64>(),
+        steps in 1usize..=4,
+        rate in prop_oneof![Just(3u64), Just(15), Just(50), Just(100)],
+    ) {
+        let mut rng = Rng(seed);
+        let mut p = random_problem(&mut rng, w, h, connectivity(eight));
+        let mut engine = CpuEngine::new();
+        engine.solve(&p).unwrap();
+        for _ in 0..steps {
+            p = perturb(&mut rng, &p, rate);
+            let s = engine.update(&p).unwrap();
+            prop_assert!(s.stats.dynamic);
+            let fresh = CpuEngine::new().solve(&p).unwrap();
+            prop_assert_eq!(s.flow, fresh.flow, "update vs fresh flow");
+            prop_assert_eq!(&s.mask, &fresh.mask, "update vs fresh mask");
+            check_against_reference(&p, &s)?;
+        }
+    }
+}
+
+#[test]
+fn one_engine_reused_across_shapes_and_connectivities() {
+    let mut rng = Rng(7);
+    let mut engine = CpuEngine::new();
+    for round in 0..60 {
+        let (w, h) = (1 + rng.below(12) as u32, 1 + rng.below(12) as u32);
+        let p = random_problem(&mut rng, w, h, connectivity(round % 3 == 0));
+        // Alternate solve and update: an update after a shape change is a solve.
+        let s = if round % 2 == 0 { engine.solve(&p) } else { engine.update(&p) }.unwrap();
+        assert_eq!(s.flow, max_flow(&p).flow, "round {round}");
+    }
+}
+
+#[test]
+fn degenerate_problems() {
+    let mut engine = CpuEngine::new();
+    assert_eq!(engine.cut_side(), CutSide::ReachableFromSource);
+    for (w, h, c) in [(1, 1, Connectivity::Four), (1, 9, Connectivity::Eight), (9, 1, Connectivity::Four)] {
+        let p = GridProblem::zeros(w, h, c).unwrap();
+        let s = engine.solve(&p).unwrap();
+        assert_eq!((s.flow, s.mask.count_source()), (0, 0));
+        // Every pixel tied to s only: all reachable, no flow.
+        let n = (w * h) as usize;
+        let edges = vec![vec![0; n]; c.number() as usize];
+        let p = GridProblem::from_arrays(w, h, c, vec![i32::MAX; n], vec![0; n], edges).unwrap();
+        let s = engine.update(&p).unwrap();
+        assert_eq!((s.flow, s.mask.count_source()), (0, n));
+        // Both terminal arcs at the maximum everywhere: flow is their sum.
+        let edges = vec![vec![0; n]; c.number() as usize];
+        let p =
+            GridProblem::from_arrays(w, h, c, vec![i32::MAX; n], vec![i32::MAX; n], edges).unwrap();
+        let s = engine.update(&p).unwrap();
+        assert_eq!(s.flow, n as u64 * i32::MAX as u64);
+        assert_eq!(s.mask.count_source(), 0);
+    }
+}
+
+#[test]
+fn memory_stays_under_40_bytes_per_pixel_for_4c() {
+    let p = random_problem(&mut Rng(3), 320, 240, Connectivity::Four);
+    let s = CpuEngine::new().solve(&p).unwrap();
+    let per_pixel = s.stats.engine_bytes as f64 / p.pixels() as f64;
+    assert!(per_pixel <= 40.0, "{per_pixel:.1} bytes per pixel");
+}
+
+#[test]
+fn statistics_describe_the_call() {
+    let p = random_problem(&mut Rng(11), 20, 13, Connectivity::Eight);
+    let mut engine = CpuEngine::new();
+    let s = engine.solve(&p).unwrap();
+    assert!(!s.stats.dynamic);
+    assert!(s.stats.iterations > 0);
+    let a = s.stats.activity.expect("activity recorded");
+    assert_eq!((a.block_width, a.block_height, a.columns, a.rows), (8, 8, 3, 2));
+    assert_eq!(a.counts.len(), 6);
+    assert!(a.counts.iter().all(|&c| c > 0));
+    let s = engine.update(&p).unwrap();
+    assert!(s.stats.dynamic);
+    assert_eq!((s.stats.changed_arcs, s.stats.iterations), (0, 0));
+}
+
+fn shared_grids() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids");
+    if dir.join("manifest.csv").exists() {
+        Some(dir)
+    } else {
+        eprintln!("note: {} not found; skipping the shared instances", dir.display());
+        None
+    }
+}
+
+/// (file name, expected flow) of every instance in the manifest.
+fn manifest(dir: &Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(dir.join("manifest.csv")).unwrap();
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[4].trim().parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn shared_instances_give_manifest_flows_and_reference_masks() {
+    let Some(dir) = shared_grids() else { return };
+    let mut engine = CpuEngine::new();
+    for (file, flow) in manifest(&dir) {
+        let p = livecut::maxflow::dimacs::read_path(&dir.join(&file)).unwrap();
+        let s = engine.solve(&p).unwrap();
+        assert_eq!(s.flow, flow, "{file}: flow");
+        assert_eq!(cut_capacity(&p, &s.mask), flow, "{file}: cut capacity");
+        let mask_path = dir.join(file.replace(".max.gz", ".mask.png"));
+        let reference = Mask::read_png(&mask_path).unwrap();
+        assert!(s.mask == reference, "{file}: mask differs from the reference");
+    }
+}
+
+#[test]
+fn shared_instances_updated_like_video_frames_match_fresh_solves() {
+    let Some(dir) = shared_grids() else { return };
+    let mut rng = Rng(42);
+    for file in ["coins_384x303_4c.max.gz", "camera_320x240_8c.max.gz", "seeds_disk_320x240_4c.max.gz"] {
+        let mut p = livecut::maxflow::dimacs::read_path(&dir.join(file)).unwrap();
+        let mut engine = CpuEngine::new();
+        engine.solve(&p).unwrap();
+        for rate in [1, 10] {
+            p = perturb(&mut rng, &p, rate);
+            let s = engine.update(&p).unwrap();
+            let fresh = CpuEngine::new().solve(&p).unwrap();
+            assert_eq!(s.flow, fresh.flow, "{file}: flow after update");
+            assert_eq!(cut_capacity(&p, &s.mask), s.flow, "{file}: cut capacity after update");
+            assert!(s.mask == fresh.mask, "{file}: mask after update");
+        }
+    }
+}

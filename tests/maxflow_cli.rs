@@ -1,0 +1,88 @@
+//! `livecut maxflow` as a user runs it: JSON facts, the canonical mask, and one-line
+//! errors with exit status 2 and no mask file for bad input.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn livecut(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_livecut"))
+        .args(args)
+        .output()
+        .expect("run livecut")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn bad_input_is_one_error_line_with_exit_2_and_no_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let mask = dir.path().join("mask.png");
+    let mask_arg = mask.to_string_lossy().into_owned();
+    let cases = [
+        ("neg.max", "c grid 2 1 4\np max 4 1\nn 3 s\nn 4 t\na 3 1 -5\n", ":5: negative capacity"),
+        ("nop.max", "c grid 2 1 4\nn 3 s\n", ":2: expected the 'p max N M' line"),
+        ("nogrid.max", "p max 4 0\n", ":1: the first line must be 'c grid W H C'"),
+        ("empty.max", "", ": empty file"),
+        ("short.max", "c grid 2 1 4\np max 4 2\nn 3 s\nn 4 t\na 3 1 5\n", "truncated file?"),
+    ];
+    for (name, text, expected) in cases {
+        let file = write(dir.path(), name, text);
+        let out = livecut(&["maxflow", &file, "--engine", "cpu", "--mask-out", &mask_arg]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
+        assert!(stderr.starts_with(&format!("error: {file}")), "{name}: {stderr}");
+        assert!(stderr.contains(expected), "{name}: {stderr}");
+        assert!(out.stdout.is_empty(), "{name}");
+        assert!(!mask.exists(), "{name}: no mask left behind");
+    }
+    let out = livecut(&["maxflow", "/nonexistent/x.max"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: /nonexistent/x.max: cannot open"));
+}
+
+#[test]
+fn worked_example_gives_flow_4_and_the_reachable_mask() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "ex.max",
+        "c grid 2 1 4\np max 4 4\nn 3 s\nn 4 t\na 3 1 5\na 1 2 3\na 2 4 4\na 1 4 1\n",
+    );
+    let mask = dir.path().join("ex.png");
+    let out = livecut(&["maxflow", &file, "--engine", "cpu", "--json", "--mask-out", mask.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["flow"], 4);
+    assert_eq!(v["cut_capacity"], 4);
+    assert_eq!(v["width"], 2);
+    assert_eq!(v["height"], 1);
+    assert_eq!(v["connectivity"], 4);
+    assert_eq!(v["engine"], "cpu");
+    for key in ["read_ms", "build_ms", "solve_ms", "engine_bytes"] {
+        assert!(v[key].is_number(), "{key}");
+    }
+    let png = image::open(&mask).unwrap().into_luma8();
+    assert_eq!(png.into_raw(), vec![255, 0]);
+
+    let text = livecut(&["maxflow", &file, "--engine", "cpu"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("max flow    4"));
+}
+
+#[test]
+fn auto_engine_says_which_it_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "z.max", "c grid 1 1 4\np max 3 0\nn 2 s\nn 3 t\n");
+    let out = livecut(&["maxflow", &file, "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["flow"], 0);
+    let engine = v["engine"].as_str().unwrap();
+    if engine == "cpu" {
+        assert!(String::from_utf8_lossy(&out.stderr).contains("using the CPU engine"));
+    }
+}
