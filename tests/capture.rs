@@ -6,7 +6,11 @@ use std::path::Path;
 use std::process::Command;
 
 fn settings(width: u32, height: u32) -> StreamSettings {
-    StreamSettings { width, height, fps: 25 }
+    StreamSettings {
+        width,
+        height,
+        fps: 25,
+    }
 }
 
 fn open(input: &Path) -> Result<Box<dyn FrameSource>, CaptureError> {
@@ -19,9 +23,15 @@ fn drain(source: &mut dyn FrameSource) -> Vec<livecut::capture::CapturedFrame> {
 
 #[test]
 fn demo_by_name_has_the_requested_size_seeds_and_truth() {
-    let mut demo = SourceSpec::parse("demo", settings(80, 60)).unwrap().open().unwrap();
+    let mut demo = SourceSpec::parse("demo", settings(80, 60))
+        .unwrap()
+        .open()
+        .unwrap();
     assert_eq!(demo.size(), (80, 60));
-    assert!(!demo.is_live(), "the CLI's demo is read as fast as possible, losslessly");
+    assert!(
+        !demo.is_live(),
+        "the CLI's demo is read as fast as possible, losslessly"
+    );
     let seeds = demo.default_seeds().unwrap();
     let first = demo.next_frame().unwrap().unwrap();
     let truth = first.truth.unwrap();
@@ -39,7 +49,9 @@ fn the_preferred_live_source_is_the_paced_demo_without_a_camera() {
     let spec = SourceSpec::preferred(settings(32, 24));
     match &spec {
         SourceSpec::Demo(config) => assert!(config.realtime),
-        SourceSpec::Camera { .. } => eprintln!("note: a camera is present; the demo fallback is not exercised"),
+        SourceSpec::Camera { .. } => {
+            eprintln!("note: a camera is present; the demo fallback is not exercised")
+        }
         other => panic!("{other:?}"),
     }
 }
@@ -50,11 +62,16 @@ fn images_and_folders_open_from_their_paths() {
     let seq = dir.path().join("seq");
     std::fs::create_dir(&seq).unwrap();
     for (i, name) in ["f02.png", "f01.png", "f10.png"].iter().enumerate() {
-        image::RgbImage::from_pixel(6, 4, image::Rgb([i as u8, 0, 0])).save(seq.join(name)).unwrap();
+        image::RgbImage::from_pixel(6, 4, image::Rgb([i as u8, 0, 0]))
+            .save(seq.join(name))
+            .unwrap();
     }
     let mut folder = open(&seq).unwrap();
     assert!(folder.describe().contains("3 images"));
-    let names: Vec<String> = drain(folder.as_mut()).into_iter().map(|f| f.name.unwrap()).collect();
+    let names: Vec<String> = drain(folder.as_mut())
+        .into_iter()
+        .map(|f| f.name.unwrap())
+        .collect();
     assert_eq!(names, ["f01", "f02", "f10"]);
 
     let mut image = open(&seq.join("f10.png")).unwrap();
@@ -69,7 +86,10 @@ fn open_errors_are_single_lines_naming_the_input() {
     let empty = dir.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let cases = [
-        (open(&dir.path().join("missing.png")).err().unwrap(), "missing.png"),
+        (
+            open(&dir.path().join("missing.png")).err().unwrap(),
+            "missing.png",
+        ),
         (open(&empty).err().unwrap(), "no images"),
     ];
     for (err, needle) in cases {
@@ -80,7 +100,11 @@ fn open_errors_are_single_lines_naming_the_input() {
 
 #[test]
 fn a_camera_that_is_not_there_is_an_error_not_a_panic() {
-    let err = SourceSpec::parse("camera:99", settings(64, 48)).unwrap().open().err().unwrap();
+    let err = SourceSpec::parse("camera:99", settings(64, 48))
+        .unwrap()
+        .open()
+        .err()
+        .unwrap();
     let text = err.to_string();
     assert!(text.contains("camera"), "{text}");
     assert!(!text.contains('\n'));
@@ -95,7 +119,16 @@ fn a_video_is_read_through_ffmpeg_frame_by_frame() {
     let dir = tempfile::tempdir().unwrap();
     let clip = dir.path().join("clip.mkv");
     let ok = Command::new("ffmpeg")
-        .args(["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=40x30:rate=12", "-frames:v", "9"])
+        .args([
+            "-v",
+            "error",
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=40x30:rate=12",
+            "-frames:v",
+            "9",
+        ])
         .args(["-c:v", "ffv1"])
         .arg(&clip)
         .status()
@@ -106,7 +139,11 @@ fn a_video_is_read_through_ffmpeg_frame_by_frame() {
     assert_eq!(source.size(), (40, 30));
     let frames = drain(source.as_mut());
     assert_eq!(frames.len(), 9);
-    assert!(frames.iter().all(|f| f.name.is_none() && f.frame.rgb.len() == 40 * 30 * 3));
+    assert!(
+        frames
+            .iter()
+            .all(|f| f.name.is_none() && f.frame.rgb.len() == 40 * 30 * 3)
+    );
     assert_ne!(frames[0].frame.rgb, frames[8].frame.rgb);
 }
 
@@ -118,5 +155,9 @@ fn a_missing_ffmpeg_is_named_in_the_error() {
     let err = VideoSource::open_with(&clip, "no-such-ffmpeg".as_ref(), "no-such-ffprobe".as_ref())
         .err()
         .unwrap();
-    assert!(err.to_string().contains("`no-such-ffprobe` is not installed"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("`no-such-ffprobe` is not installed"),
+        "{err}"
+    );
 }

@@ -8,8 +8,8 @@ use livecut::grid::Mask;
 use livecut::maxflow::{Engine, EngineChoice, SolveStats};
 use livecut::pipeline::segmenter::SegmentError;
 use livecut::pipeline::{
-    Command, Delivery, Event, FrameProcessor, FrameResult, Pipeline, PipelineOptions, SegmentOutput,
-    SegmentParams, StageTimings,
+    Command, Delivery, Event, FrameProcessor, FrameResult, Pipeline, PipelineOptions,
+    SegmentOutput, SegmentParams, StageTimings,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,7 +42,10 @@ impl FakeProcessor {
 
 impl FrameProcessor for FakeProcessor {
     fn process(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
-        self.log.lock().unwrap().push(format!("frame {}", frame.index));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("frame {}", frame.index));
         if !self.has_foreground {
             return Err(SegmentError::Seeds("no foreground seed".into()));
         }
@@ -60,14 +63,23 @@ impl FrameProcessor for FakeProcessor {
     }
     fn set_seeds(&mut self, seeds: Seeds) {
         self.has_foreground = seeds.count(SeedLabel::Foreground) > 0;
-        self.log.lock().unwrap().push(format!("seeds {}x{}", seeds.width, seeds.height));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("seeds {}x{}", seeds.width, seeds.height));
     }
     fn set_params(&mut self, params: SegmentParams) {
-        self.log.lock().unwrap().push(format!("lambda {}", params.lambda));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("lambda {}", params.lambda));
     }
     fn set_engine(&mut self, engine: Box<dyn Engine>) {
         self.engine = engine.name();
-        self.log.lock().unwrap().push(format!("engine {}", engine.name()));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("engine {}", engine.name()));
     }
     fn engine_name(&self) -> &'static str {
         self.engine
@@ -79,7 +91,9 @@ fn tiny_frame(index: u64) -> CapturedFrame {
         frame: Frame {
             width: 4,
             height: 2,
-            rgb: (0..24).map(|i| if i < 12 { 200 } else { (index % 100) as u8 }).collect(),
+            rgb: (0..24)
+                .map(|i| if i < 12 { 200 } else { (index % 100) as u8 })
+                .collect(),
             timestamp: Duration::from_millis(index * 10),
             index,
         },
@@ -192,7 +206,11 @@ impl Drop for Gated {
 
 fn seeds(foreground: bool) -> Seeds {
     let mut s = Seeds::unknown(4, 2);
-    s.labels[0] = if foreground { SeedLabel::Foreground } else { SeedLabel::Background };
+    s.labels[0] = if foreground {
+        SeedLabel::Foreground
+    } else {
+        SeedLabel::Background
+    };
     s.labels[7] = SeedLabel::Background;
     s
 }
@@ -209,11 +227,11 @@ fn next_frame(p: &Pipeline) -> Box<FrameResult> {
 }
 
 /// Frames until the stream ends; panics on anything unexpected.
-fn frames_until_end(p: &Pipeline) -> Vec<Box<FrameResult>> {
+fn frames_until_end(p: &Pipeline) -> Vec<FrameResult> {
     let mut out = Vec::new();
     loop {
         match next(p) {
-            Event::Frame(r) => out.push(r),
+            Event::Frame(r) => out.push(*r),
             Event::SourceEnded => return out,
             Event::SourceOpened(_) => {}
             other => panic!("unexpected {other:?}"),
@@ -250,12 +268,21 @@ fn a_file_source_is_processed_completely_and_in_order() {
         assert_eq!(out.flow, r.captured.frame.index);
         assert_eq!(out.mask.count_source(), 4);
         assert_eq!(r.timings.decode_ms, 0.25);
-        assert_eq!((r.timings.energy_ms, r.timings.cut_ms, r.timings.cleanup_ms), (1.0, 2.0, 0.5));
-        assert!(r.timings.total_ms >= r.timings.decode_ms + 1.0, "total includes the 1 ms of work");
+        assert_eq!(
+            (r.timings.energy_ms, r.timings.cut_ms, r.timings.cleanup_ms),
+            (1.0, 2.0, 0.5)
+        );
+        assert!(
+            r.timings.total_ms >= r.timings.decode_ms + 1.0,
+            "total includes the 1 ms of work"
+        );
         assert_eq!(r.engine, "fake");
     }
     assert!(p.finish().is_empty());
-    assert!(source_dropped.load(Ordering::SeqCst), "the capture thread ended and closed its source");
+    assert!(
+        source_dropped.load(Ordering::SeqCst),
+        "the capture thread ended and closed its source"
+    );
     assert_eq!(log.lock().unwrap()[0], "seeds 4x2");
 }
 
@@ -273,15 +300,26 @@ fn a_slow_worker_drops_live_frames_and_counts_every_one() {
         assert!(p.events().len() <= 2, "results are bounded");
         match next(&p) {
             Event::SourceOpened(info) => assert_eq!(info.delivery, Delivery::LatestWins),
-            Event::Frame(r) => frames.push(r),
+            Event::Frame(r) => frames.push(*r),
             Event::SourceEnded => break,
             other => panic!("{other:?}"),
         }
     }
     let dropped: u64 = frames.iter().map(|r| r.dropped).sum();
-    assert!(dropped > 0, "a 3 ms solver cannot keep up with an instant camera");
-    assert_eq!(frames.len() as u64 + dropped, 300, "every frame is processed or counted as dropped");
-    assert_eq!(frames.last().unwrap().captured.frame.index, 299, "the newest frame wins");
+    assert!(
+        dropped > 0,
+        "a 3 ms solver cannot keep up with an instant camera"
+    );
+    assert_eq!(
+        frames.len() as u64 + dropped,
+        300,
+        "every frame is processed or counted as dropped"
+    );
+    assert_eq!(
+        frames.last().unwrap().captured.frame.index,
+        299,
+        "the newest frame wins"
+    );
     let indices: Vec<u64> = frames.iter().map(|r| r.captured.frame.index).collect();
     assert!(indices.windows(2).all(|w| w[0] < w[1]));
     drop(p.finish());
@@ -296,7 +334,10 @@ fn commands_reach_the_worker_between_frames() {
 
     gate.send(()).unwrap();
     let r = next_frame(&p);
-    assert!(r.output.is_none() && r.error.is_none(), "no seeds yet: the frame passes through");
+    assert!(
+        r.output.is_none() && r.error.is_none(),
+        "no seeds yet: the frame passes through"
+    );
 
     p.send(Command::SetSeeds(seeds(true)));
     p.send(Command::SetParams(SegmentParams {
@@ -304,19 +345,31 @@ fn commands_reach_the_worker_between_frames() {
         ..SegmentParams::default()
     }));
     p.send(Command::SetEngine(EngineChoice::Cpu));
-    assert!(matches!(next(&p), Event::EngineChanged { engine: "cpu", note: None }));
+    assert!(matches!(
+        next(&p),
+        Event::EngineChanged {
+            engine: "cpu",
+            note: None
+        }
+    ));
     gate.send(()).unwrap();
     let r = next_frame(&p);
     assert_eq!((r.captured.frame.index, r.engine), (1, "cpu"));
     assert!(r.output.is_some());
-    assert_eq!(*log.lock().unwrap(), ["seeds 4x2", "lambda 7.5", "engine cpu", "frame 1"]);
+    assert_eq!(
+        *log.lock().unwrap(),
+        ["seeds 4x2", "lambda 7.5", "engine cpu", "frame 1"]
+    );
 
     // Paused: a new frame waits in the channel; new seeds re-segment the shown frame.
     p.send(Command::Pause);
     gate.send(()).unwrap();
     p.send(Command::SetSeeds(seeds(true)));
     let r = next_frame(&p);
-    assert_eq!((r.captured.frame.index, r.reprocessed, r.timings.decode_ms), (1, true, 0.0));
+    assert_eq!(
+        (r.captured.frame.index, r.reprocessed, r.timings.decode_ms),
+        (1, true, 0.0)
+    );
 
     // Step takes exactly the waiting frame.
     p.send(Command::Step);
@@ -324,7 +377,10 @@ fn commands_reach_the_worker_between_frames() {
     assert_eq!((r.captured.frame.index, r.reprocessed), (2, false));
     p.send(Command::ClearSeeds);
     let r = next_frame(&p);
-    assert!(r.reprocessed && r.output.is_none(), "cleared seeds show the plain frame");
+    assert!(
+        r.reprocessed && r.output.is_none(),
+        "cleared seeds show the plain frame"
+    );
 
     p.send(Command::SetSeeds(seeds(true)));
     assert!(next_frame(&p).reprocessed);
@@ -333,6 +389,8 @@ fn commands_reach_the_worker_between_frames() {
     gate.send(()).unwrap();
     assert_eq!(next_frame(&p).captured.frame.index, 3);
     assert_eq!(next_frame(&p).captured.frame.index, 4);
+    // Sources must not block for long in next_frame; closing the gate ends this one.
+    drop(gate);
     drop(p.finish());
 }
 
@@ -399,8 +457,14 @@ fn finishing_mid_stream_joins_every_thread() {
             let _ = next(&p);
         }
         let rest = p.finish();
-        assert!(rest.len() <= PipelineOptions::default().events + 1, "only what was in flight");
-        assert!(source_dropped.load(Ordering::SeqCst), "live={live}: the capture thread ended");
+        assert!(
+            rest.len() <= PipelineOptions::default().events + 1,
+            "only what was in flight"
+        );
+        assert!(
+            source_dropped.load(Ordering::SeqCst),
+            "live={live}: the capture thread ended"
+        );
     }
 }
 
@@ -427,6 +491,8 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
         ..DemoConfig::default()
     };
     p.send(Command::SetSource(SourceSpec::Demo(demo)));
+    // The old capture thread waits at its gate; closing it lets the worker join it.
+    drop(gate);
     match next(&p) {
         Event::SourceOpened(info) => {
             assert_eq!((info.width, info.height, info.frames), (32, 24, Some(3)));
@@ -435,11 +501,17 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(old_dropped.load(Ordering::SeqCst), "the old capture thread was joined");
-    drop(gate);
+    assert!(
+        old_dropped.load(Ordering::SeqCst),
+        "the old capture thread was joined"
+    );
     let frames = frames_until_end(&p);
     assert_eq!(frames.len(), 3);
-    assert!(frames.iter().all(|r| r.captured.truth.is_some() && r.iou().is_some()));
+    assert!(
+        frames
+            .iter()
+            .all(|r| r.captured.truth.is_some() && r.iou().is_some())
+    );
     assert!(log.lock().unwrap().contains(&"seeds 32x24".to_string()));
 
     let missing = std::env::temp_dir().join("livecut-no-such-dir/none.png");

@@ -3,17 +3,23 @@
 //! and decoding MJPEG/YUYV (and the other colour formats nokhwa knows) to RGB.
 
 use super::{CaptureError, CapturedFrame, Frame, FrameSource, StreamSettings, millis_since};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nokhwa::Camera;
 use nokhwa::pixel_format::RgbFormat;
-use nokhwa::utils::{ApiBackend, CameraFormat, CameraIndex, FrameFormat, RequestedFormat, RequestedFormatType};
-use crossbeam_channel::{Receiver, Sender, bounded};
+use nokhwa::utils::{
+    ApiBackend, CameraFormat, CameraIndex, FrameFormat, RequestedFormat, RequestedFormatType,
+};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Consecutive undecodable frames tolerated before the stream counts as broken
 /// (cameras often send a few corrupt MJPEG frames right after starting).
 const MAX_BAD_FRAMES: u32 = 30;
+
+/// A camera that delivers nothing for this long counts as lost (a stalled USB device
+/// can block its driver call indefinitely; the stream must end, not hang).
+const FRAME_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One capture mode of a camera.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,10 +89,18 @@ fn any_colour_format() -> RequestedFormat<'static> {
 }
 
 fn read_modes(index: u32) -> Result<Vec<CameraMode>, String> {
-    let mut camera = Camera::new(CameraIndex::Index(index), any_colour_format()).map_err(|e| e.to_string())?;
-    let mut formats = camera.compatible_camera_formats().map_err(|e| e.to_string())?;
+    let mut camera =
+        Camera::new(CameraIndex::Index(index), any_colour_format()).map_err(|e| e.to_string())?;
+    let mut formats = camera
+        .compatible_camera_formats()
+        .map_err(|e| e.to_string())?;
     formats.retain(|f| decodable(f.format()));
-    formats.sort_by_key(|f| (std::cmp::Reverse(f.width() as u64 * f.height() as u64), std::cmp::Reverse(f.frame_rate())));
+    formats.sort_by_key(|f| {
+        (
+            std::cmp::Reverse(f.width() as u64 * f.height() as u64),
+            std::cmp::Reverse(f.frame_rate()),
+        )
+    });
     formats.dedup();
     Ok(formats
         .into_iter()
@@ -117,11 +131,16 @@ fn format_rank(format: FrameFormat) -> u32 {
 /// The mode closest to the request: nearest size, then nearest frame rate, then the
 /// preferred wire format.
 fn choose_format(formats: &[CameraFormat], want: StreamSettings) -> Option<CameraFormat> {
-    formats.iter().copied().filter(|f| decodable(f.format())).min_by_key(|f| {
-        let size_gap = f.width().abs_diff(want.width) as u64 + f.height().abs_diff(want.height) as u64;
-        let fps_gap = f.frame_rate().abs_diff(want.fps);
-        (size_gap, fps_gap, format_rank(f.format()))
-    })
+    formats
+        .iter()
+        .copied()
+        .filter(|f| decodable(f.format()))
+        .min_by_key(|f| {
+            let size_gap =
+                f.width().abs_diff(want.width) as u64 + f.height().abs_diff(want.height) as u64;
+            let fps_gap = f.frame_rate().abs_diff(want.fps);
+            (size_gap, fps_gap, format_rank(f.format()))
+        })
 }
 
 /// A running camera stream. nokhwa's `Camera` may not move between threads, so it
@@ -135,6 +154,8 @@ pub struct CameraSource {
     replies: Receiver<Result<Grabbed, CaptureError>>,
     thread: Option<JoinHandle<()>>,
     next: u64,
+    /// The camera thread is stuck in the driver: it is left to end on its own.
+    stalled: bool,
 }
 
 /// One decoded frame from the camera thread.
@@ -202,6 +223,7 @@ impl CameraSource {
                 replies: reply_rx,
                 thread: Some(thread),
                 next: 0,
+                stalled: false,
             }),
             Err(e) => {
                 let _ = thread.join();
@@ -256,7 +278,10 @@ fn camera_thread(
 fn open_camera(index: u32, settings: StreamSettings) -> Result<Camera, CaptureError> {
     let fail = |reason: String| CaptureError::Camera { index, reason };
     let mut camera = Camera::new(CameraIndex::Index(index), any_colour_format()).map_err(|e| {
-        if nokhwa::query(ApiBackend::Auto).unwrap_or_default().is_empty() {
+        if nokhwa::query(ApiBackend::Auto)
+            .unwrap_or_default()
+            .is_empty()
+        {
             CaptureError::NoCamera
         } else {
             fail(format!("cannot open: {e}"))
@@ -265,8 +290,8 @@ fn open_camera(index: u32, settings: StreamSettings) -> Result<Camera, CaptureEr
     let formats = camera
         .compatible_camera_formats()
         .map_err(|e| fail(format!("cannot read its modes: {e}")))?;
-    let chosen =
-        choose_format(&formats, settings).ok_or_else(|| fail("offers no colour format livecut can decode".into()))?;
+    let chosen = choose_format(&formats, settings)
+        .ok_or_else(|| fail("offers no colour format livecut can decode".into()))?;
     let wanted = [chosen.format()];
     let request = RequestedFormat::with_formats(RequestedFormatType::Exact(chosen), &wanted);
     camera
@@ -279,7 +304,12 @@ fn open_camera(index: u32, settings: StreamSettings) -> Result<Camera, CaptureEr
 }
 
 /// Grabs frames until one decodes to RGB of the stream's size.
-fn grab(camera: &mut Camera, index: u32, format: CameraFormat, start: Instant) -> Result<Grabbed, CaptureError> {
+fn grab(
+    camera: &mut Camera,
+    index: u32,
+    format: CameraFormat,
+    start: Instant,
+) -> Result<Grabbed, CaptureError> {
     let mut bad = 0;
     loop {
         let buffer = camera.frame().map_err(|e| CaptureError::CameraLost {
@@ -307,14 +337,19 @@ fn grab(camera: &mut Camera, index: u32, format: CameraFormat, start: Instant) -
 
 /// Decodes one buffer to RGB of the stream's size; `None` for a corrupt frame.
 fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
-    let decoded = catch_unwind(AssertUnwindSafe(|| buffer.decode_image::<RgbFormat>())).ok()?.ok()?;
+    let decoded = catch_unwind(AssertUnwindSafe(|| buffer.decode_image::<RgbFormat>()))
+        .ok()?
+        .ok()?;
     (decoded.dimensions() == (format.width(), format.height())).then(|| decoded.into_raw())
 }
 
 impl FrameSource for CameraSource {
     fn describe(&self) -> String {
         let m = &self.mode;
-        format!("camera {}: {} ({}x{} {} @ {} fps)", self.index, self.name, m.width, m.height, m.format, m.fps)
+        format!(
+            "camera {}: {} ({}x{} {} @ {} fps)",
+            self.index, self.name, m.width, m.height, m.format, m.fps
+        )
     }
 
     fn size(&self) -> (u32, u32) {
@@ -332,8 +367,23 @@ impl FrameSource for CameraSource {
         };
         let requests = self.requests.as_ref().ok_or_else(lost)?;
         requests.send(()).map_err(|_| lost())?;
-        let grabbed = self.replies.recv().map_err(|_| lost())?;
-        let Grabbed { rgb, timestamp, decode_ms } = grabbed.inspect_err(|_| self.requests = None)?;
+        let grabbed = match self.replies.recv_timeout(FRAME_TIMEOUT) {
+            Ok(grabbed) => grabbed,
+            Err(RecvTimeoutError::Timeout) => {
+                self.stalled = true;
+                self.requests = None;
+                return Err(CaptureError::CameraLost {
+                    index: self.index,
+                    reason: format!("no frame for {} s", FRAME_TIMEOUT.as_secs()),
+                });
+            }
+            Err(RecvTimeoutError::Disconnected) => return Err(lost()),
+        };
+        let Grabbed {
+            rgb,
+            timestamp,
+            decode_ms,
+        } = grabbed.inspect_err(|_| self.requests = None)?;
         let index = self.next;
         self.next += 1;
         let (width, height) = self.size();
@@ -355,7 +405,9 @@ impl FrameSource for CameraSource {
 impl Drop for CameraSource {
     fn drop(&mut self) {
         self.requests = None;
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take()
+            && !self.stalled
+        {
             let _ = thread.join();
         }
     }
@@ -382,7 +434,11 @@ mod tests {
         let want = |width, height, fps| StreamSettings { width, height, fps };
         assert_eq!(choose_format(&modes, want(640, 480, 30)), Some(modes[2]));
         assert_eq!(choose_format(&modes, want(600, 400, 14)), Some(modes[3]));
-        assert_eq!(choose_format(&modes, want(1280, 720, 60)), Some(modes[4]), "GRAY is not a colour format");
+        assert_eq!(
+            choose_format(&modes, want(1280, 720, 60)),
+            Some(modes[4]),
+            "GRAY is not a colour format"
+        );
         assert_eq!(choose_format(&modes[5..], want(1280, 720, 60)), None);
     }
 }

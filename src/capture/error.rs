@@ -8,7 +8,9 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum CaptureError {
     /// The input is neither a keyword (`demo`, `camera[:N]`) nor an existing path.
-    #[error("{0}: no such file or directory (expected an image, a folder, a video, demo or camera[:N])")]
+    #[error(
+        "{0}: no such file or directory (expected an image, a folder, a video, demo or camera[:N])"
+    )]
     NotFound(PathBuf),
     /// The input text could not be understood.
     #[error("bad input {input:?}: {reason}")]
@@ -62,7 +64,9 @@ pub enum CaptureError {
         want_h: u32,
     },
     /// The `ffmpeg` (or `ffprobe`) program is not installed.
-    #[error("cannot read video {path}: `{program}` is not installed (install ffmpeg, or convert the video to a folder of images)")]
+    #[error(
+        "cannot read video {path}: `{program}` is not installed (install ffmpeg, or convert the video to a folder of images)"
+    )]
     FfmpegMissing {
         /// The video.
         path: PathBuf,

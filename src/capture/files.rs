@@ -20,7 +20,10 @@ pub fn has_image_extension(path: &Path) -> bool {
 
 /// The output name of a frame read from `path`: its file stem.
 fn stem_of(path: &Path) -> String {
-    path.file_stem().unwrap_or_default().to_string_lossy().into_owned()
+    path.file_stem()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// Decodes an image file into RGB bytes.
@@ -73,7 +76,12 @@ impl ImageSource {
 
 impl FrameSource for ImageSource {
     fn describe(&self) -> String {
-        format!("image {} ({}x{})", self.path.display(), self.size.0, self.size.1)
+        format!(
+            "image {} ({}x{})",
+            self.path.display(),
+            self.size.0,
+            self.size.1
+        )
     }
 
     fn size(&self) -> (u32, u32) {
@@ -108,7 +116,9 @@ impl FolderSource {
     pub fn open(dir: &Path) -> Result<Self, CaptureError> {
         let files = list_images(dir)?;
         check_unique_stems(&files)?;
-        let first = files.first().ok_or_else(|| CaptureError::EmptyFolder(dir.to_path_buf()))?;
+        let first = files
+            .first()
+            .ok_or_else(|| CaptureError::EmptyFolder(dir.to_path_buf()))?;
         let size = image_size(first)?;
         for path in &files[1..] {
             check_size(path, image_size(path)?, size)?;
@@ -285,22 +295,41 @@ mod tests {
     #[test]
     fn folder_errors_are_caught_at_open() {
         let empty = tempfile::tempdir().unwrap();
-        assert!(matches!(FolderSource::open(empty.path()), Err(CaptureError::EmptyFolder(_))));
+        assert!(matches!(
+            FolderSource::open(empty.path()),
+            Err(CaptureError::EmptyFolder(_))
+        ));
 
         let mixed = tempfile::tempdir().unwrap();
         write_png(&mixed.path().join("a.png"), 4, 2, 0);
         write_png(&mixed.path().join("b.png"), 4, 3, 0);
         let err = FolderSource::open(mixed.path()).err().unwrap();
-        assert!(matches!(err, CaptureError::SizeChanged { got_h: 3, want_h: 2, .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                CaptureError::SizeChanged {
+                    got_h: 3,
+                    want_h: 2,
+                    ..
+                }
+            ),
+            "{err}"
+        );
 
         let dup = tempfile::tempdir().unwrap();
         write_png(&dup.path().join("a.png"), 4, 2, 0);
         write_png(&dup.path().join("a.bmp"), 4, 2, 0);
-        assert!(matches!(FolderSource::open(dup.path()), Err(CaptureError::DuplicateName { .. })));
+        assert!(matches!(
+            FolderSource::open(dup.path()),
+            Err(CaptureError::DuplicateName { .. })
+        ));
 
         let bad = tempfile::tempdir().unwrap();
         write_png(&bad.path().join("a.png"), 4, 2, 0);
         std::fs::write(bad.path().join("b.png"), b"junk").unwrap();
-        assert!(matches!(FolderSource::open(bad.path()), Err(CaptureError::Image { .. })));
+        assert!(matches!(
+            FolderSource::open(bad.path()),
+            Err(CaptureError::Image { .. })
+        ));
     }
 }

@@ -78,7 +78,9 @@ pub trait FrameSource: Send {
     }
 
     /// The next frame; `Ok(None)` at the end of the stream. After an error the stream
-    /// is over (a camera that disappeared, a truncated file).
+    /// is over (a camera that disappeared, a truncated file). It may wait for the
+    /// next frame but must return within a bounded time (a camera gives up after a
+    /// few seconds without frames): stopping a source waits for this call.
     fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError>;
 }
 

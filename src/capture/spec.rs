@@ -62,7 +62,10 @@ impl SourceSpec {
             }));
         }
         if input == "camera" {
-            return Ok(Self::Camera { index: None, settings });
+            return Ok(Self::Camera {
+                index: None,
+                settings,
+            });
         }
         if let Some(n) = input.strip_prefix("camera:") {
             let index = n.parse().map_err(|_| CaptureError::BadSpec {
@@ -93,7 +96,10 @@ impl SourceSpec {
     pub fn preferred(settings: StreamSettings) -> Self {
         let has_camera = list_cameras().is_ok_and(|c| c.iter().any(|c| !c.modes.is_empty()));
         if has_camera {
-            Self::Camera { index: None, settings }
+            Self::Camera {
+                index: None,
+                settings,
+            }
         } else {
             Self::Demo(DemoConfig {
                 width: settings.width,
@@ -137,7 +143,9 @@ mod tests {
             fps: 10,
         };
         match SourceSpec::parse("demo", s).unwrap() {
-            SourceSpec::Demo(c) => assert_eq!((c.width, c.height, c.fps, c.realtime), (64, 48, 10, false)),
+            SourceSpec::Demo(c) => {
+                assert_eq!((c.width, c.height, c.fps, c.realtime), (64, 48, 10, false))
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(
@@ -147,8 +155,17 @@ mod tests {
                 settings: s
             }
         );
-        assert_eq!(SourceSpec::parse("camera", s).unwrap(), SourceSpec::Camera { index: None, settings: s });
-        assert!(matches!(SourceSpec::parse("camera:x", s), Err(CaptureError::BadSpec { .. })));
+        assert_eq!(
+            SourceSpec::parse("camera", s).unwrap(),
+            SourceSpec::Camera {
+                index: None,
+                settings: s
+            }
+        );
+        assert!(matches!(
+            SourceSpec::parse("camera:x", s),
+            Err(CaptureError::BadSpec { .. })
+        ));
 
         let dir = tempfile::tempdir().unwrap();
         let img = dir.path().join("a.JPG");
@@ -160,6 +177,9 @@ mod tests {
         assert_eq!(p(&img), SourceSpec::Image(img.clone()));
         assert_eq!(p(&vid), SourceSpec::Video(vid.clone()));
         let missing = dir.path().join("nope.png");
-        assert!(matches!(SourceSpec::parse(missing.to_str().unwrap(), s), Err(CaptureError::NotFound(_))));
+        assert!(matches!(
+            SourceSpec::parse(missing.to_str().unwrap(), s),
+            Err(CaptureError::NotFound(_))
+        ));
     }
 }

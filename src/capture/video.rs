@@ -84,12 +84,22 @@ impl VideoSource {
     /// carrying its first message line.
     fn finish(&mut self) -> Result<(), CaptureError> {
         self.finished = true;
-        let status = self.child.wait().map_err(|e| self.video_error(e.to_string()))?;
-        let text = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
+        let status = self
+            .child
+            .wait()
+            .map_err(|e| self.video_error(e.to_string()))?;
+        let text = self
+            .stderr
+            .take()
+            .and_then(|h| h.join().ok())
+            .unwrap_or_default();
         if status.success() {
             return Ok(());
         }
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        let first = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
         Err(self.video_error(format!("ffmpeg failed ({status}): {first}")))
     }
 }
@@ -124,7 +134,10 @@ fn probe(path: &Path, ffprobe: &OsStr) -> Result<Probe, CaptureError> {
     };
     if !out.status.success() {
         let text = String::from_utf8_lossy(&out.stderr);
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("no message");
+        let first = text
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
         return Err(video_err(format!("ffprobe failed: {first}")));
     }
     parse_probe(&String::from_utf8_lossy(&out.stdout))
@@ -146,7 +159,9 @@ fn parse_probe(text: &str) -> Option<Probe> {
         .filter_map(|k| value(k).and_then(parse_rate))
         .next()
         .unwrap_or(FALLBACK_FPS);
-    let frames = value("nb_frames").and_then(|v| v.parse().ok()).filter(|&n| n > 0);
+    let frames = value("nb_frames")
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0);
     Some(Probe {
         width,
         height,
@@ -208,7 +223,8 @@ impl FrameSource for VideoSource {
         let (width, height) = self.size();
         let start = Instant::now();
         let mut rgb = vec![0u8; width as usize * height as usize * 3];
-        let got = read_full(&mut self.stdout, &mut rgb).map_err(|e| self.video_error(e.to_string()))?;
+        let got =
+            read_full(&mut self.stdout, &mut rgb).map_err(|e| self.video_error(e.to_string()))?;
         if got == 0 {
             self.finish()?;
             return Ok(None);
@@ -262,7 +278,8 @@ mod tests {
 
     #[test]
     fn probe_output_is_parsed() {
-        let text = "width=640\nheight=360\nr_frame_rate=30000/1001\navg_frame_rate=0/0\nnb_frames=N/A\n";
+        let text =
+            "width=640\nheight=360\nr_frame_rate=30000/1001\navg_frame_rate=0/0\nnb_frames=N/A\n";
         let p = parse_probe(text).unwrap();
         assert_eq!((p.width, p.height, p.frames), (640, 360, None));
         assert!((p.fps - 29.97).abs() < 0.01);
@@ -278,10 +295,15 @@ mod tests {
         let path = dir.path().join("clip.mp4");
         std::fs::write(&path, b"whatever").unwrap();
         let missing = OsStr::new("livecut-test-no-such-ffprobe");
-        let err = VideoSource::open_with(&path, OsStr::new("ffmpeg"), missing).err().unwrap();
+        let err = VideoSource::open_with(&path, OsStr::new("ffmpeg"), missing)
+            .err()
+            .unwrap();
         assert!(matches!(err, CaptureError::FfmpegMissing { .. }));
         let text = err.to_string();
-        assert!(text.contains("clip.mp4") && text.contains("not installed"), "{text}");
+        assert!(
+            text.contains("clip.mp4") && text.contains("not installed"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -293,7 +315,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("clip.nut");
         let status = Command::new("ffmpeg")
-            .args(["-v", "error", "-f", "lavfi", "-i", "testsrc=size=32x24:rate=10"])
+            .args([
+                "-v",
+                "error",
+                "-f",
+                "lavfi",
+                "-i",
+                "testsrc=size=32x24:rate=10",
+            ])
             .args(["-frames:v", "7", "-c:v", "ffv1"])
             .arg(&path)
             .status()

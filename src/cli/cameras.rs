@@ -15,7 +15,10 @@ pub fn run(_args: CamerasArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     for camera in cameras {
-        println!("camera:{}  {}  ({})", camera.index, camera.name, camera.description);
+        println!(
+            "camera:{}  {}  ({})",
+            camera.index, camera.name, camera.description
+        );
         if let Some(note) = &camera.note {
             println!("    modes unavailable: {note}");
         } else if camera.modes.is_empty() {
@@ -32,8 +35,17 @@ pub fn run(_args: CamerasArgs) -> anyhow::Result<()> {
 fn mode_lines(modes: &[CameraMode]) -> Vec<String> {
     let mut by_size: BTreeMap<(u64, u32, u32), BTreeMap<&str, Vec<u32>>> = BTreeMap::new();
     for m in modes {
-        let key = (u64::MAX - m.width as u64 * m.height as u64, m.width, m.height);
-        by_size.entry(key).or_default().entry(m.format.as_str()).or_default().push(m.fps);
+        let key = (
+            u64::MAX - m.width as u64 * m.height as u64,
+            m.width,
+            m.height,
+        );
+        by_size
+            .entry(key)
+            .or_default()
+            .entry(m.format.as_str())
+            .or_default()
+            .push(m.fps);
     }
     by_size
         .into_iter()
@@ -70,6 +82,12 @@ mod tests {
             m(640, 480, 30, "MJPEG"),
             m(1280, 720, 30, "MJPEG"),
         ]);
-        assert_eq!(lines, ["1280x720  MJPEG 30 fps, YUYV 10 fps", "640x480  MJPEG 30/15 fps"]);
+        assert_eq!(
+            lines,
+            [
+                "1280x720  MJPEG 30 fps, YUYV 10 fps",
+                "640x480  MJPEG 30/15 fps"
+            ]
+        );
     }
 }

@@ -56,7 +56,7 @@ pub struct SegmentArgs {
     pub iterations: Option<u32>,
     /// Continue each frame from the previous frame's residual graph (on), or solve
     /// every frame from scratch (off).
-    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off)]
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub dynamic: bool,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
@@ -148,7 +148,10 @@ fn params_of(args: &SegmentArgs) -> anyhow::Result<SegmentParams> {
         ..SegmentParams::default()
     };
     if let Some(lambda) = args.lambda {
-        ensure!(lambda.is_finite() && lambda >= 0.0, "--lambda must be a number ≥ 0, got {lambda}");
+        ensure!(
+            lambda.is_finite() && lambda >= 0.0,
+            "--lambda must be a number ≥ 0, got {lambda}"
+        );
         params.lambda = lambda;
     }
     if let Some(iterations) = args.iterations {
@@ -170,7 +173,9 @@ fn load_seeds(args: &SegmentArgs, source: &dyn FrameSource) -> anyhow::Result<Se
         });
     };
     let seeds = Seeds::read_png(path).with_context(|| format!("seeds {}", path.display()))?;
-    seeds.check_size(width, height).with_context(|| format!("seeds {}", path.display()))?;
+    seeds
+        .check_size(width, height)
+        .with_context(|| format!("seeds {}", path.display()))?;
     ensure!(
         seeds.count(SeedLabel::Foreground) > 0,
         "seeds {} have no foreground seed (no pixel ≥ 192)",
@@ -192,7 +197,10 @@ fn check_outputs(spec: &SourceSpec, out: &Path) -> anyhow::Result<()> {
     };
     match spec {
         SourceSpec::Folder(dir) if same(dir, out) => {
-            bail!("--out {} is the input folder; masks would mix with (or replace) its images", out.display())
+            bail!(
+                "--out {} is the input folder; masks would mix with (or replace) its images",
+                out.display()
+            )
         }
         SourceSpec::Image(path) => {
             let stem = path.file_stem().unwrap_or_default().to_string_lossy();
@@ -254,7 +262,10 @@ fn progress_bar(len: Option<u64>) -> ProgressBar {
             ProgressBar::new(n),
             "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} frames ({per_sec}, eta {eta})",
         ),
-        None => (ProgressBar::new_spinner(), "{spinner} [{elapsed_precise}] {pos} frames ({per_sec})"),
+        None => (
+            ProgressBar::new_spinner(),
+            "{spinner} [{elapsed_precise}] {pos} frames ({per_sec})",
+        ),
     };
     if let Ok(style) = ProgressStyle::with_template(template) {
         bar.set_style(style);

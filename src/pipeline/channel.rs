@@ -183,20 +183,44 @@ mod tests {
         assert_eq!((a.value, b.value), (998, 999));
         assert_eq!(a.dropped + b.dropped, 998);
         tx.send(1000).unwrap();
-        assert_eq!(rx.recv().unwrap(), Received { value: 1000, dropped: 0 });
+        assert_eq!(
+            rx.recv().unwrap(),
+            Received {
+                value: 1000,
+                dropped: 0
+            }
+        );
     }
 
     #[test]
     fn drops_are_attributed_to_the_item_that_replaced_them() {
         let (tx, mut rx) = channel(Delivery::LatestWins, 1);
         tx.send('a').unwrap();
-        assert_eq!(rx.recv().unwrap(), Received { value: 'a', dropped: 0 });
+        assert_eq!(
+            rx.recv().unwrap(),
+            Received {
+                value: 'a',
+                dropped: 0
+            }
+        );
         tx.send('b').unwrap();
         tx.send('c').unwrap();
         tx.send('d').unwrap();
-        assert_eq!(rx.recv().unwrap(), Received { value: 'd', dropped: 2 });
+        assert_eq!(
+            rx.recv().unwrap(),
+            Received {
+                value: 'd',
+                dropped: 2
+            }
+        );
         tx.send('e').unwrap();
-        assert_eq!(rx.recv().unwrap(), Received { value: 'e', dropped: 0 });
+        assert_eq!(
+            rx.recv().unwrap(),
+            Received {
+                value: 'e',
+                dropped: 0
+            }
+        );
     }
 
     #[test]
@@ -238,9 +262,17 @@ mod tests {
             std::thread::sleep(Duration::from_micros(200));
         }
         let sender_dropped = producer.join().unwrap();
-        assert_eq!(*got.last().unwrap(), 19_999, "the newest item always arrives");
+        assert_eq!(
+            *got.last().unwrap(),
+            19_999,
+            "the newest item always arrives"
+        );
         assert!(got.windows(2).all(|w| w[0] < w[1]), "in order");
-        assert_eq!(got.len() as u64 + sender_dropped, 20_000, "every item received or counted");
+        assert_eq!(
+            got.len() as u64 + sender_dropped,
+            20_000,
+            "every item received or counted"
+        );
         assert_eq!(dropped, sender_dropped, "the receiver learns every drop");
     }
 

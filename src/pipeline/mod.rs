@@ -12,4 +12,6 @@ pub use channel::Delivery;
 pub use feed::SourceInfo;
 pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter, StageTimings};
-pub use worker::{Command, Event, FrameProcessor, FrameResult, FrameTimings, Pipeline, PipelineOptions};
+pub use worker::{
+    Command, Event, FrameProcessor, FrameResult, FrameTimings, Pipeline, PipelineOptions,
+};

@@ -137,8 +137,13 @@ impl Recorder {
 
     /// Writes the frame's mask and its JSON line; returns the record.
     pub fn record(&mut self, result: &FrameResult) -> Result<FrameRecord, RecordError> {
-        let record = FrameRecord::of(result).ok_or(RecordError::NoMask(result.captured.frame.index))?;
-        let mask = &result.output.as_ref().expect("a record implies a mask").mask;
+        let record =
+            FrameRecord::of(result).ok_or(RecordError::NoMask(result.captured.frame.index))?;
+        let mask = &result
+            .output
+            .as_ref()
+            .expect("a record implies a mask")
+            .mask;
         if !self.dir_ready {
             std::fs::create_dir_all(&self.dir).map_err(|source| RecordError::Io {
                 path: self.dir.clone(),
@@ -147,7 +152,8 @@ impl Recorder {
             self.dir_ready = true;
         }
         let path = self.dir.join(&record.mask);
-        mask.write_png(&path).map_err(|source| RecordError::Io { path, source })?;
+        mask.write_png(&path)
+            .map_err(|source| RecordError::Io { path, source })?;
         self.written += 1;
         if let Some(json_path) = &self.json_path {
             let io = |source| RecordError::Io {
@@ -159,7 +165,11 @@ impl Recorder {
             }
             let mut line = serde_json::to_string(&record).expect("records serialise");
             line.push('\n');
-            self.json.as_mut().expect("opened above").write_all(line.as_bytes()).map_err(io)?;
+            self.json
+                .as_mut()
+                .expect("opened above")
+                .write_all(line.as_bytes())
+                .map_err(io)?;
         }
         Ok(record)
     }

@@ -133,7 +133,11 @@ pub fn iou(a: &Mask, b: &Mask) -> f64 {
         inter += (x != 0 && y != 0) as u64;
         union += (x != 0 || y != 0) as u64;
     }
-    if union == 0 { 1.0 } else { inter as f64 / union as f64 }
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
 }
 
 /// What the worker tells the consumer, in order.
@@ -271,7 +275,12 @@ struct Worker<P> {
 }
 
 impl<P: FrameProcessor> Worker<P> {
-    fn new(processor: P, commands: Receiver<Command>, events: Sender<Event>, options: PipelineOptions) -> Self {
+    fn new(
+        processor: P,
+        commands: Receiver<Command>,
+        events: Sender<Event>,
+        options: PipelineOptions,
+    ) -> Self {
         Self {
             processor,
             commands,
@@ -382,7 +391,11 @@ impl<P: FrameProcessor> Worker<P> {
     fn open(&mut self, source: Box<dyn FrameSource>, seeds: Option<Seeds>) -> Flow {
         let (width, height) = source.size();
         let live = source.is_live();
-        let delivery = self.options.delivery.unwrap_or(if live { Delivery::LatestWins } else { Delivery::Lossless });
+        let delivery = self.options.delivery.unwrap_or(if live {
+            Delivery::LatestWins
+        } else {
+            Delivery::Lossless
+        });
         let frames = match (source.len_hint(), self.options.max_frames) {
             (Some(n), Some(m)) => Some(n.min(m)),
             (n, m) => n.or(m),
@@ -393,9 +406,18 @@ impl<P: FrameProcessor> Worker<P> {
         if let Some(seeds) = &seeds {
             self.processor.set_seeds(seeds.clone());
         }
-        match Feed::start(source, delivery, self.options.queue, self.options.max_frames) {
+        match Feed::start(
+            source,
+            delivery,
+            self.options.queue,
+            self.options.max_frames,
+        ) {
             Ok(feed) => self.feed = Some(feed),
-            Err(e) => return self.emit(Event::SourceFailed(format!("cannot start the capture thread: {e}"))),
+            Err(e) => {
+                return self.emit(Event::SourceFailed(format!(
+                    "cannot start the capture thread: {e}"
+                )));
+            }
         }
         self.emit(Event::SourceOpened(SourceInfo {
             description,
@@ -430,14 +452,19 @@ impl<P: FrameProcessor> Worker<P> {
     fn segment(&mut self, captured: Arc<CapturedFrame>, dropped: u64, reprocessed: bool) -> Flow {
         let decode_ms = if reprocessed { 0.0 } else { captured.decode_ms };
         let start = Instant::now();
-        let result = self.has_seeds.then(|| self.processor.process(&captured.frame));
+        let result = self
+            .has_seeds
+            .then(|| self.processor.process(&captured.frame));
         let segment_ms = start.elapsed().as_secs_f64() * 1e3;
         let (output, error) = match result {
             Some(Ok(output)) => (Some(output), None),
             Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
-        let stages = output.as_ref().map(|o| o.timings.clone()).unwrap_or_default();
+        let stages = output
+            .as_ref()
+            .map(|o| o.timings.clone())
+            .unwrap_or_default();
         let timings = FrameTimings {
             decode_ms,
             energy_ms: stages.energy_ms,

@@ -106,7 +106,10 @@ impl DemoSource {
 impl FrameSource for DemoSource {
     fn describe(&self) -> String {
         let c = &self.config;
-        format!("demo scene {}x{} @ {} fps (seed {})", c.width, c.height, c.fps, c.seed)
+        format!(
+            "demo scene {}x{} @ {} fps (seed {})",
+            c.width, c.height, c.fps, c.seed
+        )
     }
 
     fn size(&self) -> (u32, u32) {
@@ -184,7 +187,10 @@ mod tests {
         c.fps = 20;
         let f = frames(c);
         for (i, cf) in f.iter().enumerate() {
-            assert_eq!((cf.frame.width, cf.frame.height, cf.frame.index), (40, 24, i as u64));
+            assert_eq!(
+                (cf.frame.width, cf.frame.height, cf.frame.index),
+                (40, 24, i as u64)
+            );
             assert_eq!(cf.frame.rgb.len(), 40 * 24 * 3);
             assert_eq!(cf.frame.timestamp, Duration::from_millis(50 * i as u64));
             let truth = cf.truth.as_ref().unwrap();

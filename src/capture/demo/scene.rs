@@ -13,7 +13,12 @@ use std::time::Duration;
 type Rgb = [f32; 3];
 
 /// Background palette: slate blue, grey teal, muted green, warm grey.
-const BACKGROUND: [Rgb; 4] = [[46.0, 78.0, 108.0], [96.0, 132.0, 146.0], [64.0, 100.0, 80.0], [122.0, 114.0, 102.0]];
+const BACKGROUND: [Rgb; 4] = [
+    [46.0, 78.0, 108.0],
+    [96.0, 132.0, 146.0],
+    [64.0, 100.0, 80.0],
+    [122.0, 114.0, 102.0],
+];
 
 /// Object palettes (base, pattern): orange with rust stripes, crimson with peach
 /// spots, gold with brown blotches.
@@ -29,11 +34,23 @@ const NOISE_SIGMA: f32 = 3.5;
 /// Outline of an object in its own frame, as a radius per direction.
 #[derive(Clone, Copy, Debug)]
 enum Shape {
-    Ellipse { a: f32, b: f32 },
+    Ellipse {
+        a: f32,
+        b: f32,
+    },
     /// |x/a|^p + |y/b|^p = 1: a rounded rectangle for p around 4.
-    Superellipse { a: f32, b: f32, p: f32 },
+    Superellipse {
+        a: f32,
+        b: f32,
+        p: f32,
+    },
     /// A flower-like blob: r(φ) = r0 (1 + amp sin(lobes φ + phase)).
-    Blob { r0: f32, lobes: f32, amp: f32, phase: f32 },
+    Blob {
+        r0: f32,
+        lobes: f32,
+        amp: f32,
+        phase: f32,
+    },
 }
 
 impl Shape {
@@ -41,15 +58,24 @@ impl Shape {
     fn radius(&self, c: f32, s: f32) -> f32 {
         match *self {
             Shape::Ellipse { a, b } => a * b / ((b * c).powi(2) + (a * s).powi(2)).sqrt(),
-            Shape::Superellipse { a, b, p } => ((c / a).abs().powf(p) + (s / b).abs().powf(p)).powf(-1.0 / p),
-            Shape::Blob { r0, lobes, amp, phase } => r0 * (1.0 + amp * (lobes * s.atan2(c) + phase).sin()),
+            Shape::Superellipse { a, b, p } => {
+                ((c / a).abs().powf(p) + (s / b).abs().powf(p)).powf(-1.0 / p)
+            }
+            Shape::Blob {
+                r0,
+                lobes,
+                amp,
+                phase,
+            } => r0 * (1.0 + amp * (lobes * s.atan2(c) + phase).sin()),
         }
     }
 
     /// Smallest and largest radius, with a little slack for the angles between the
     /// samples.
     fn radius_range(&self) -> (f32, f32) {
-        let radii = (0..720).map(|k| (k as f32 / 2.0).to_radians()).map(|a| self.radius(a.cos(), a.sin()));
+        let radii = (0..720)
+            .map(|k| (k as f32 / 2.0).to_radians())
+            .map(|a| self.radius(a.cos(), a.sin()));
         let (lo, hi) = radii.fold((f32::MAX, 0.0f32), |(lo, hi), r| (lo.min(r), hi.max(r)));
         (0.98 * lo, 1.02 * hi)
     }
@@ -108,7 +134,10 @@ impl Object {
     /// Pixel-centre coordinates in the object's own rotated frame.
     fn local(pose: &Pose, x: f32, y: f32) -> (f32, f32) {
         let (dx, dy) = (x - pose.cx, y - pose.cy);
-        (dx * pose.cos + dy * pose.sin, -dx * pose.sin + dy * pose.cos)
+        (
+            dx * pose.cos + dy * pose.sin,
+            -dx * pose.sin + dy * pose.cos,
+        )
     }
 
     /// Signed depth in pixels: positive inside, negative outside (radial distance to
@@ -145,8 +174,16 @@ impl Object {
                 let s = 0.5 + 0.5 * (TAU * u / (0.45 * r) + 4.0 * warp).sin();
                 smoothstep(0.3, 0.7, s)
             }
-            Texture::Spots => smoothstep(0.64, 0.74, value(self.tex_seed, u / (0.3 * r), v / (0.3 * r))),
-            Texture::Blotches => smoothstep(0.5, 0.62, fbm(self.tex_seed, u / (0.5 * r), v / (0.5 * r), 3)),
+            Texture::Spots => smoothstep(
+                0.64,
+                0.74,
+                value(self.tex_seed, u / (0.3 * r), v / (0.3 * r)),
+            ),
+            Texture::Blotches => smoothstep(
+                0.5,
+                0.62,
+                fbm(self.tex_seed, u / (0.5 * r), v / (0.5 * r), 3),
+            ),
         };
         let rho2 = (u * u + v * v) / (r * r);
         let shade = 1.0 - 0.3 * rho2.min(1.5);
@@ -172,7 +209,10 @@ impl Object {
     fn colour(&self, pose: &Pose, u: f32, v: f32, x: f32, y: f32) -> Rgb {
         let side = self.sprite_side;
         let half = (side / 2) as f32;
-        let (su, sv) = ((u + half).clamp(0.0, side as f32 - 1.001), (v + half).clamp(0.0, side as f32 - 1.001));
+        let (su, sv) = (
+            (u + half).clamp(0.0, side as f32 - 1.001),
+            (v + half).clamp(0.0, side as f32 - 1.001),
+        );
         let (i0, j0) = (su.floor(), sv.floor());
         let (tx, ty) = (su - i0, sv - j0);
         let k = (j0 as usize * side + i0 as usize) * 3;
@@ -193,7 +233,12 @@ impl Object {
     fn bounds(&self, pose: &Pose, grow: f32, w: u32, h: u32) -> (u32, u32, u32, u32) {
         let r = self.reach + grow + 1.0;
         let clip = |v: f32, max: u32| v.clamp(0.0, max as f32) as u32;
-        (clip(pose.cx - r, w), clip(pose.cx + r + 1.0, w), clip(pose.cy - r, h), clip(pose.cy + r + 1.0, h))
+        (
+            clip(pose.cx - r, w),
+            clip(pose.cx + r + 1.0, w),
+            clip(pose.cy - r, h),
+            clip(pose.cy + r + 1.0, h),
+        )
     }
 }
 
@@ -230,7 +275,9 @@ impl DemoScene {
         let s = w.min(h);
         let drift = ((0.025 * w).ceil(), (0.025 * h).ceil());
         let mut rng = Rng::new(seed ^ 0xD3E0);
-        let objects = (0..3).map(|i| make_object(i, w, h, &mut rng, seed)).collect();
+        let objects = (0..3)
+            .map(|i| make_object(i, w, h, &mut rng, seed))
+            .collect();
         let mut scene = Self {
             width,
             height,
@@ -257,7 +304,11 @@ impl DemoScene {
         let bw = self.width as usize + 2 * self.drift.0 as usize + 2;
         let bh = self.height as usize + 2 * self.drift.1 as usize + 2;
         let s = self.width.min(self.height) as f32;
-        let (k1, k2, k3) = (mix(self.seed ^ 11), mix(self.seed ^ 12), mix(self.seed ^ 13));
+        let (k1, k2, k3) = (
+            mix(self.seed ^ 11),
+            mix(self.seed ^ 12),
+            mix(self.seed ^ 13),
+        );
         let weave = (0.045 * s).max(3.0);
         let mut bg = Vec::with_capacity(bw * bh * 3);
         for y in 0..bh {
@@ -291,15 +342,26 @@ impl DemoScene {
     fn paint_background(&self, buf: &mut Vec<f32>, pan_x: f32, pan_y: f32) {
         let (x0, y0) = (pan_x.floor(), pan_y.floor());
         let (tx, ty) = (pan_x - x0, pan_y - y0);
-        let weights = [(1.0 - tx) * (1.0 - ty), tx * (1.0 - ty), (1.0 - tx) * ty, tx * ty];
+        let weights = [
+            (1.0 - tx) * (1.0 - ty),
+            tx * (1.0 - ty),
+            (1.0 - tx) * ty,
+            tx * ty,
+        ];
         let row = self.bg_width * 3;
         let w = self.width as usize * 3;
         let bg = &self.background;
         for y in 0..self.height as usize {
             let start = (y + y0 as usize) * row + x0 as usize * 3;
-            let (top, bottom) = (&bg[start..start + w + 3], &bg[start + row..start + row + w + 3]);
+            let (top, bottom) = (
+                &bg[start..start + w + 3],
+                &bg[start + row..start + row + w + 3],
+            );
             buf.extend((0..w).map(|i| {
-                weights[0] * top[i] + weights[1] * top[i + 3] + weights[2] * bottom[i] + weights[3] * bottom[i + 3]
+                weights[0] * top[i]
+                    + weights[1] * top[i + 3]
+                    + weights[2] * bottom[i]
+                    + weights[3] * bottom[i + 3]
             }));
         }
     }
@@ -366,13 +428,18 @@ impl DemoScene {
                 cy: pose.cy + self.shadow_offset.1,
                 ..*pose
             };
-            let (x0, x1, y0, y1) = object.bounds(&shifted, self.shadow_blur, self.width, self.height);
+            let (x0, x1, y0, y1) =
+                object.bounds(&shifted, self.shadow_blur, self.width, self.height);
             for y in y0..y1 {
                 for x in x0..x1 {
                     let (u, v) = Object::local(&shifted, x as f32 + 0.5, y as f32 + 0.5);
-                    let cover = (object.depth_within(u, v, self.shadow_blur) / self.shadow_blur + 0.5).clamp(0.0, 1.0);
+                    let cover = (object.depth_within(u, v, self.shadow_blur) / self.shadow_blur
+                        + 0.5)
+                        .clamp(0.0, 1.0);
                     let i = (y as usize * w + x as usize) * 3;
-                    buf[i..i + 3].iter_mut().for_each(|c| *c *= 1.0 - 0.4 * cover);
+                    buf[i..i + 3]
+                        .iter_mut()
+                        .for_each(|c| *c *= 1.0 - 0.4 * cover);
                 }
             }
         }
@@ -410,7 +477,9 @@ impl DemoScene {
         let gain = 1.0 - 0.28 * dim;
         let tint = [gain * (1.0 + 0.03 * dim), gain, gain * (1.0 - 0.05 * dim)];
         let mut rng = Rng::new(mix(self.seed ^ 0x5E45) ^ index);
-        let band: Vec<f32> = (0..w).map(|x| 1.0 + 0.08 * (TAU * x as f32 / w as f32 + 0.5 * t).sin()).collect();
+        let band: Vec<f32> = (0..w)
+            .map(|x| 1.0 + 0.08 * (TAU * x as f32 / w as f32 + 0.5 * t).sin())
+            .collect();
         let mut out = Vec::with_capacity(w * h * 3);
         for y in 0..h {
             let vignette_y = 1.0 + 0.04 * (y as f32 / h as f32 - 0.5);
@@ -442,15 +511,22 @@ impl DemoScene {
         for y in 0..self.height {
             for x in 0..self.width {
                 let (px, py) = (x as f32 + 0.5, y as f32 + 0.5);
-                let local: Vec<(f32, f32)> = poses.iter().map(|p| Object::local(p, px, py)).collect();
+                let local: Vec<(f32, f32)> =
+                    poses.iter().map(|p| Object::local(p, px, py)).collect();
                 let in_stroke = self.objects.iter().zip(&local).any(|(o, &(u, v))| {
                     let rho = (u * u + v * v).sqrt().max(1e-6);
-                    let inner = rho <= 0.55 * o.shape.radius(u / rho, v / rho) && o.depth(u, v) >= 1.5;
+                    let inner =
+                        rho <= 0.55 * o.shape.radius(u / rho, v / rho) && o.depth(u, v) >= 1.5;
                     inner && (v.abs() <= hw || u.abs() <= hw)
                 });
-                let clear = self.objects.iter().zip(&local).all(|(o, &(u, v))| o.depth(u, v) < -clearance);
+                let clear = self
+                    .objects
+                    .iter()
+                    .zip(&local)
+                    .all(|(o, &(u, v))| o.depth(u, v) < -clearance);
                 let border = [px - inset, w - inset - px, py - inset, h - inset - py];
-                let on_rect = border.iter().all(|&d| d >= -hw) && border.iter().any(|&d| d.abs() <= hw);
+                let on_rect =
+                    border.iter().all(|&d| d >= -hw) && border.iter().any(|&d| d.abs() <= hw);
                 let wave = h / 2.0 + 0.3 * h * (TAU * 1.3 * px / w + wave_phase).sin();
                 let on_wave = (py - wave).abs() <= hw;
                 let label = if in_stroke {
