@@ -631,7 +631,7 @@ fn stats_describe_the_solve() {
     assert!(!s.dynamic);
 }
 
-/// A small solve of each kind, for `compute-sanitizer --tool racecheck|memcheck`.
+/// A small solve of each kind (4 tiles), for `compute-sanitizer --tool racecheck|memcheck`.
 #[test]
 fn racecheck_small() {
     for config in schedules() {
@@ -640,16 +640,19 @@ fn racecheck_small() {
         };
         let mut rng = Rng(1234);
         for eight in [false, true] {
-            let p = random_grid(&mut rng, 70, 45, eight, 50, 30);
-            assert_eq!(
-                solve_certified(&mut engine, &p, "small"),
-                reference_flow(&p)
+            let p = random_grid(&mut rng, 50, 40, eight, 50, 30);
+            let what = format!(
+                "small {:?} concurrent {} {}C",
+                config.schedule,
+                config.concurrent,
+                if eight { 8 } else { 4 }
             );
-            let d = seeds_disk(&mut rng, 60, 40, eight);
             assert_eq!(
-                solve_certified(&mut engine, &d, "small disk"),
-                reference_flow(&d)
+                solve_certified(&mut engine, &p, &what),
+                reference_flow(&p),
+                "{what}"
             );
+            eprintln!("{what}: ok");
         }
     }
 }
@@ -698,69 +701,29 @@ fn report_schedules() {
         None,
     ));
     let base = CudaConfig::default();
-    let conc = CudaConfig {
-        concurrent: true,
-        ..base
+    let with = |label: &'static str, edit: &dyn Fn(&mut CudaConfig)| {
+        let mut config = base;
+        edit(&mut config);
+        (label, config)
     };
-    let variants: Vec<(&str, CudaConfig)> = vec![
-        ("default", base),
-        (
-            "host-loop",
-            CudaConfig {
-                schedule: Schedule::HostLoop,
-                ..base
-            },
-        ),
-        ("conc", conc),
-        (
-            "conc-host",
-            CudaConfig {
-                schedule: Schedule::HostLoop,
-                ..conc
-            },
-        ),
-        (
-            "conc-gr1",
-            CudaConfig {
-                global_relabel_rounds: 1,
-                ..conc
-            },
-        ),
-        (
-            "conc-gr4",
-            CudaConfig {
-                global_relabel_rounds: 4,
-                ..conc
-            },
-        ),
-        (
-            "conc-b16",
-            CudaConfig {
-                step_budget: 16,
-                ..conc
-            },
-        ),
-        (
-            "conc-b256",
-            CudaConfig {
-                step_budget: 256,
-                ..conc
-            },
-        ),
-        (
-            "gr1",
-            CudaConfig {
-                global_relabel_rounds: 1,
-                ..base
-            },
-        ),
-        (
-            "b256",
-            CudaConfig {
-                step_budget: 256,
-                ..base
-            },
-        ),
+    let variants = [
+        with("default", &|_| {}),
+        with("host-loop", &|c| c.schedule = Schedule::HostLoop),
+        with("conc", &|c| c.concurrent = true),
+        with("conc-host", &|c| {
+            c.concurrent = true;
+            c.schedule = Schedule::HostLoop;
+        }),
+        with("gr1", &|c| c.global_relabel_rounds = 1),
+        with("gr4", &|c| c.global_relabel_rounds = 4),
+        with("b16", &|c| c.step_budget = 16),
+        with("b32", &|c| c.step_budget = 32),
+        with("b128", &|c| c.step_budget = 128),
+        with("conc-b32", &|c| {
+            c.concurrent = true;
+            c.step_budget = 32;
+        }),
+        with("region16", &|c| c.region_every = 16),
     ];
     println!(
         "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
