@@ -631,10 +631,10 @@ fn stats_describe_the_solve() {
     assert!(!s.dynamic);
 }
 
-/// A small solve of each kind (4 tiles), for `compute-sanitizer --tool racecheck|memcheck`.
-#[test]
-fn racecheck_small() {
-    for config in schedules() {
+/// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
+/// `compute-sanitizer --tool racecheck|memcheck`.
+fn sanitizer_solves(schedule: Schedule) {
+    for config in schedules().into_iter().filter(|c| c.schedule == schedule) {
         let Some(mut engine) = engine_or_skip(config) else {
             return;
         };
@@ -655,6 +655,31 @@ fn racecheck_small() {
             eprintln!("{what}: ok");
         }
     }
+}
+
+#[test]
+fn sanitizer_small_persistent() {
+    sanitizer_solves(Schedule::Persistent);
+}
+
+#[test]
+fn sanitizer_small_host_loop() {
+    sanitizer_solves(Schedule::HostLoop);
+}
+
+/// Not a check: one host-loop solve of the rocket instance, for `ncu -k regex:pr_...`.
+#[test]
+#[ignore]
+fn profile_host_loop() {
+    let Some(dir) = grids_dir() else { return };
+    let Some(mut engine) = engine_or_skip(CudaConfig {
+        schedule: Schedule::HostLoop,
+        ..CudaConfig::default()
+    }) else {
+        return;
+    };
+    let p = dimacs::read_path(&dir.join("rocket_640x480_4c.max.gz")).expect("instance");
+    solve_certified(&mut engine, &p, "profile");
 }
 
 /// Not a check: prints what each schedule setting does on the shared instances and on
@@ -709,21 +734,20 @@ fn report_schedules() {
     let variants = [
         with("default", &|_| {}),
         with("host-loop", &|c| c.schedule = Schedule::HostLoop),
-        with("conc", &|c| c.concurrent = true),
-        with("conc-host", &|c| {
-            c.concurrent = true;
-            c.schedule = Schedule::HostLoop;
-        }),
-        with("gr1", &|c| c.global_relabel_rounds = 1),
-        with("gr4", &|c| c.global_relabel_rounds = 4),
-        with("b16", &|c| c.step_budget = 16),
+        with("stall6", &|c| c.region_every = 6),
+        with("stall12", &|c| c.region_every = 12),
         with("b32", &|c| c.step_budget = 32),
         with("b128", &|c| c.step_budget = 128),
+        with("gr1", &|c| c.global_relabel_rounds = 1),
+        with("conc", &|c| c.concurrent = true),
         with("conc-b32", &|c| {
             c.concurrent = true;
             c.step_budget = 32;
         }),
-        with("region16", &|c| c.region_every = 16),
+        with("conc-stall6", &|c| {
+            c.concurrent = true;
+            c.region_every = 6;
+        }),
     ];
     println!(
         "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
