@@ -40,7 +40,9 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef unsigned short u16;
-#define BDIM 1024  // one thread per pixel of a tile
+#ifndef BDIM
+#define BDIM 1024  // threads per tile block (one per pixel); any multiple of 32 dividing TP
+#endif
 #define DYN_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
@@ -159,15 +161,10 @@ __device__ __forceinline__ void row_word_store(u32* words, u32 i, u32 bit) {
     const u32 w = __ballot_sync(0xffffffffu, bit != 0u);
     if ((i % 32u) == 0u) words[i / 32u] = w;
 }
-// Reserves one slot of a shared list per lane with `flag` set, with one atomic per warp.
-// Every lane of the warp must call it; returns the lane's slot (meaningless without flag).
-__device__ __forceinline__ u32 warp_append(u32* count, u32 flag) {
+// Adds one to *counter for every lane of the warp with `flag` set, with one atomic.
+__device__ __forceinline__ void warp_count(u32* counter, u32 flag) {
     const u32 w = __ballot_sync(0xffffffffu, flag != 0u);
-    const u32 lane = threadIdx.x % 32u;
-    u32 base = 0;
-    if (lane == 0u && w) base = atomicAdd(count, (u32)__popc(w));
-    base = __shfl_sync(0xffffffffu, base, 0);
-    return base + (u32)__popc(w & ((1u << lane) - 1u));
+    if ((threadIdx.x % 32u) == 0u && w) atomicAdd(counter, (u32)__popc(w));
 }
 #endif
 __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
@@ -337,21 +334,19 @@ struct Frontier {
 
 template <int D>
 struct TileSmem {
-    u32 h[HP];             // heights with halo
+    u32 h[2][HP];          // heights with halo, double buffered (Jacobi relabels)
     u64 exc[TP];
     u32 res[D][TP];
     u32 tres[TP];
     u32 out[D][TP];        // flow pushed to in-tile neighbours this step
     u32 inb[TP];           // directions from which flow arrived this step (bit d)
     u32 bout[D][PSLOTS];   // flow pushed across the border this visit, by mailbox slot
-    u64 list[TP];          // relabels of a step: (height << 10) | pixel
-    u32 act[2][FWORDS];    // active pixels (excess, finite height) by row, per step parity
     Frontier f;            // region relabel
     u64 sink;              // flow pushed to t during the visit
     u32 relabels;
     u32 mail;              // mail taken at load / neighbour tiles mailed at store (bit per offset)
     u32 flag;              // the tile's active flag as loaded
-    u32 count;             // entries in `list`
+    u32 pad;
 };
 
 struct BfsSmem {
@@ -563,7 +558,6 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
     if (threadIdx.x == 0) {
         s.sink = 0;
         s.relabels = 0;
-        s.count = 0;
         s.flag = p.tile_active[t];
         s.mail = take_mail(p, t);
         if (s.mail) __threadfence();
@@ -571,14 +565,18 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         s.exc[i] = p.exc[base + i];
         s.tres[i] = p.tres[base + i];
-        s.h[halo_index(i)] = p.h[base + i];
+        const u32 v = p.h[base + i];
+        s.h[0][halo_index(i)] = v;
+        s.h[1][halo_index(i)] = v;
         s.inb[i] = 0;
         for (int d = 0; d < D; ++d) s.res[d][i] = p.res[(size_t)d * p.npix + base + i];
     }
     for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
         int lx, ly;
         halo_coord(k, lx, ly);
-        s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
+        const u32 v = halo_height(p, tx, ty, lx, ly);
+        s.h[0][(ly + 1) * HW + lx + 1] = v;
+        s.h[1][(ly + 1) * HW + lx + 1] = v;
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) s.bout[k / PSLOTS][k % PSLOTS] = 0;
     __syncthreads();
@@ -599,25 +597,12 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
     }
 }
 
-// Rebuilds the active-row words of parity `par` from excess and heights; returns whether
-// any pixel is active (block-uniform).
-template <int D>
-__device__ u32 mark_active(TileSmem<D>& s, u32 par) {
-    u32 any = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const u32 a = s.exc[i] && s.h[halo_index(i)] < INF;
-        row_word_store(s.act[par], i, a);
-        any |= a;
-    }
-    return __syncthreads_or(any);
-}
-
 // Region relabel: heights := BFS distance inside the tile to t or to a halo pixel (plus
 // its halo height). Valid labels never exceed it, so heights only grow; pixels that
 // reach neither become INF (they cannot reach t at all).
 template <int D>
-__device__ u32 region_relabel(const Params& p, TileSmem<D>& s) {
-    u32* h = s.h;
+__device__ u32 region_relabel(const Params& p, TileSmem<D>& s, int cur) {
+    u32* h = s.h[cur];
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
@@ -642,34 +627,34 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s) {
 // Push phase: every active pixel pushes min(excess, residual) along admissible arcs (to
 // t at height 1, to neighbours one lower): the amount into out[d] (taken by the receiver
 // in the next phase, which learns of it from its inb bit) or, across the border, into
-// the mailbox accumulator. Warps whose row has no active pixel skip the phase. Returns
-// whether flow left the tile (to t or across the border).
+// the mailbox accumulator. Returns whether flow left the tile (to t or the border).
 template <int D>
-__device__ u32 push_phase(TileSmem<D>& s, u32 par, u64* sink) {
-    const u32* h = s.h;
+__device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
+    const u32* h = s.h[cur];
     u32 left = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        if (!((s.act[par][i / 32] >> (i % 32)) & 1u)) continue;
         u64 e = s.exc[i];
+        if (e == 0) continue;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
         const u32 hu = h[hi];
-        if (hu == 1) {
-            const u32 r = s.tres[i];
-            if (r) {
-                const u32 a = (u32)umin64(e, r);
-                s.tres[i] = r - a;
-                e -= a;
-                *sink += a;
-                left = 1;
-            }
-        }
+        if (hu >= INF) continue;
         // gather first (independent loads), then push in registers
         u32 hv[D], r[D];
 #pragma unroll
         for (int d = 0; d < D; ++d) {
             hv[d] = h[hi + dir_dy(d) * HW + dir_dx(d)];
             r[d] = s.res[d][i];
+        }
+        if (hu == 1) {
+            const u32 rt = s.tres[i];
+            if (rt) {
+                const u32 a = (u32)umin64(e, rt);
+                s.tres[i] = rt - a;
+                e -= a;
+                *sink += a;
+                left = 1;
+            }
         }
 #pragma unroll
         for (int d = 0; d < D; ++d) {
@@ -691,78 +676,54 @@ __device__ u32 push_phase(TileSmem<D>& s, u32 par, u64* sink) {
     return left;
 }
 
-// Relabel phase: pixels take the flow pushed to them (excess and reverse residual); an
-// active pixel with no admissible arc is queued for a relabel to one above its lowest
-// residual neighbour (applied after the barrier, so every decision sees the same heights:
-// Jacobi relabels keep labels valid). Rows away from any active row skip the phase. Writes
-// the active words of parity par ^ 1; returns whether this thread saw an active pixel.
+// Pull/relabel phase: every pixel takes the flow pushed to it (excess and reverse
+// residual); an active pixel with no admissible arc goes to one above its lowest residual
+// neighbour. New heights go to the other buffer (Jacobi: labels stay valid). Returns
+// whether this thread saw an active pixel with a finite height.
 template <int D>
-__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, u32 par, u32* relabels) {
-    const u32* h = s.h;
+__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, int cur, u32* relabels) {
+    const u32* h = s.h[cur];
     u32 active = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const u32 ly = i / TW, lx = i % TW;
-        const u32 rows = s.act[par][ly] | (ly > 0 ? s.act[par][ly - 1] : 0u) | (ly < TH - 1 ? s.act[par][ly + 1] : 0u);
-        u32 now_active = 0, relabel = 0, hn = 0;
-        if (rows) {  // warp-uniform: one row per warp
-            const int hi = (int)((ly + 1) * HW + lx + 1);
-            u64 e = s.exc[i];
-            const u32 in = s.inb[i];
-            if (in) {
-                s.inb[i] = 0;
+        const int lx = (int)(i % TW), ly = (int)(i / TW);
+        const int hi = (ly + 1) * HW + lx + 1;
+        u64 e = s.exc[i];
+        const u32 in = s.inb[i];
+        if (in) {
+            s.inb[i] = 0;
 #pragma unroll
-                for (int d = 0; d < D; ++d) {
-                    if (!((in >> d) & 1u)) continue;
-                    const u32 f = s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)];
-                    s.res[d][i] += f;
-                    e += f;
-                }
-                s.exc[i] = e;
+            for (int d = 0; d < D; ++d) {
+                if (!((in >> d) & 1u)) continue;
+                const u32 f = s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)];
+                s.res[d][i] += f;
+                e += f;
             }
-            const u32 hv = h[hi];
-            if (e && hv < INF) {
-                u32 m = s.tres[i] ? 0u : INF;
-#pragma unroll
-                for (int d = 0; d < D; ++d) {
-                    const u32 r = s.res[d][i], hd = h[hi + dir_dy(d) * HW + dir_dx(d)];
-                    m = umin32(m, r ? hd : INF);
-                }
-                // with valid labels m + 1 >= hv; below only when stale halo heights (concurrent
-                // variant) let a neighbour push uphill: the label is then repaired downwards
-                if (m + 1u != hv) {
-                    relabel = 1;
-                    hn = (m >= p.hmax - 1u) ? INF : m + 1u;
-                    now_active = hn < INF;
-                } else {
-                    now_active = 1;
-                }
-            }
-            const u32 k = warp_append(&s.count, relabel);
-            if (relabel) s.list[k] = ((u64)hn << 10) | i;
+            s.exc[i] = e;
         }
-        row_word_store(s.act[par ^ 1u], i, now_active);
-        active |= now_active;
-        *relabels += relabel;
+        const u32 hv = h[hi];
+        u32 hn = hv;
+        if (e && hv < INF) {
+            u32 m = s.tres[i] ? 0u : INF;
+#pragma unroll
+            for (int d = 0; d < D; ++d)
+                if (s.res[d][i]) m = umin32(m, h[hi + dir_dy(d) * HW + dir_dx(d)]);
+            // with valid labels m + 1 >= hv; below only when stale halo heights (concurrent
+            // variant) let a neighbour push uphill: the label is then repaired downwards
+            if (m + 1u != hv) {
+                hn = (m >= p.hmax - 1u) ? INF : m + 1u;
+                ++*relabels;
+            }
+            if (hn < INF) active = 1;
+        }
+        s.h[cur ^ 1][hi] = hn;
     }
     return active;
-}
-
-// Applies the queued relabels.
-template <int D>
-__device__ void apply_relabels(TileSmem<D>& s) {
-    const u32 n = s.count;
-    for (u32 k = threadIdx.x; k < n; k += BDIM) {
-        const u64 e = s.list[k];
-        s.h[halo_index((u32)(e & 1023u))] = (u32)(e >> 10);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) s.count = 0;
 }
 
 // Writes the tile back, leaves the flow pushed across the border in the tile's mailbox
 // slots, tells the receiving tiles and updates the tile's active flag.
 template <int D>
-__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, u32 active) {
+__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, int cur, u32 active) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     const u32 flag = s.flag;
@@ -772,7 +733,7 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, u32 active) {
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         p.exc[base + i] = s.exc[i];
         p.tres[base + i] = s.tres[i];
-        st_relaxed(&p.h[base + i], s.h[halo_index(i)]);
+        st_relaxed(&p.h[base + i], s.h[cur][halo_index(i)]);
         for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = s.res[d][i];
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) {
@@ -802,46 +763,54 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, u32 active) {
     }
 }
 
+template <int D>
+__device__ __forceinline__ u32 any_active(const TileSmem<D>& s, int cur) {
+    u32 active = 0;
+    for (u32 i = threadIdx.x; i < TP; i += BDIM)
+        if (s.exc[i] && s.h[cur][halo_index(i)] < INF) active = 1;
+    return __syncthreads_or(active);
+}
+
 // Discharges tile t (flagged active or mailed). `region_first`: run a region relabel
-// before the first step (heights may be stale since the last global relabel). Later, a
-// region relabel runs whenever no flow has left the tile for `region_every` steps: the
-// stuck excess then gets exact labels at once (or is found trapped) instead of climbing
-// one label per step.
+// before the first step (heights may be stale since the last global relabel). With
+// `region_every`, a region relabel also runs whenever no flow has left the tile for that
+// many steps: stuck excess then gets exact labels at once (or is found trapped) instead
+// of climbing one label per step.
 template <int D>
 __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool region_first) {
     const u64 c0 = cycles();
     load_tile<D>(p, s, t);
     const bool mailed = s.mail != 0;
     u64 iters = 0, steps = 0;
-    u32 par = 0;
-    u32 active = mark_active<D>(s, par);
+    int cur = 0;
+    u32 active = any_active<D>(s, cur);
     if (!active) region_first = false;
     if (region_first) {
-        iters += region_relabel<D>(p, s);
-        active = mark_active<D>(s, par);
+        iters += region_relabel<D>(p, s, cur);
+        active = any_active<D>(s, cur);
     }
     const bool worked = active || region_first || mailed;
     u64 sink = 0;
-    u32 relabels = 0, stalled = 0;
+    u32 relabels = 0;
+    u32 stalled = 0;
     while (active) {
-        const u32 left = __syncthreads_or(push_phase<D>(s, par, &sink));
-        active = relabel_phase<D>(p, s, par, &relabels);
+        const u32 left = __syncthreads_or(push_phase<D>(s, cur, &sink));
+        active = relabel_phase<D>(p, s, cur, &relabels);
         active = __syncthreads_or(active);
-        apply_relabels<D>(s);
-        par ^= 1u;
+        cur ^= 1;
         ++steps;
         stalled = left ? 0u : stalled + 1u;
         if (!active || steps >= p.step_budget) break;
         if (p.region_every && stalled >= p.region_every) {
-            iters += region_relabel<D>(p, s);
-            active = mark_active<D>(s, par);
+            iters += region_relabel<D>(p, s, cur);
+            active = any_active<D>(s, cur);
             stalled = 0;
         }
     }
     if (sink) atomicAdd(&s.sink, sink);
     if (relabels) atomicAdd(&s.relabels, relabels);
     if (worked)
-        store_tile<D>(p, s, t, active);
+        store_tile<D>(p, s, t, cur, active);
     else if (threadIdx.x == 0)
         set_tile_active(p, t, s.flag, 0u);
     if (threadIdx.x == 0) {
@@ -903,8 +872,8 @@ __device__ void gr_round_entry(const Params& p, u32 round) {
     if (threadIdx.x == 0) atomicAdd(&p.ctl->bfs_iters, iters);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM, 1) pr_gr_round4(const Params p, u32 round) { gr_round_entry<4>(p, round); }
-extern "C" __global__ void __launch_bounds__(BDIM, 1) pr_gr_round8(const Params p, u32 round) { gr_round_entry<8>(p, round); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_gr_round4(const Params p, u32 round) { gr_round_entry<4>(p, round); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_gr_round8(const Params p, u32 round) { gr_round_entry<8>(p, round); }
 
 // Discharges the tiles [first, first + gridDim.x) of the colour-ordered tile list.
 template <int D>
@@ -916,10 +885,10 @@ __device__ void discharge_entry(const Params& p, u32 first, u32 revisit, u32 reg
     discharge_tile<D>(p, s, t, region_first != 0);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM, 1) pr_discharge4(const Params p, u32 first, u32 revisit, u32 region_first) {
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_discharge4(const Params p, u32 first, u32 revisit, u32 region_first) {
     discharge_entry<4>(p, first, revisit, region_first);
 }
-extern "C" __global__ void __launch_bounds__(BDIM, 1) pr_discharge8(const Params p, u32 first, u32 revisit, u32 region_first) {
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_discharge8(const Params p, u32 first, u32 revisit, u32 region_first) {
     discharge_entry<8>(p, first, revisit, region_first);
 }
 
@@ -1007,8 +976,8 @@ __device__ void solve_persistent(const Params& p) {
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&c->status, ST_DONE);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM, 1) pr_solve4(const Params p) { solve_persistent<4>(p); }
-extern "C" __global__ void __launch_bounds__(BDIM, 1) pr_solve8(const Params p) { solve_persistent<8>(p); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve4(const Params p) { solve_persistent<4>(p); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve8(const Params p) { solve_persistent<8>(p); }
 
 // Sizes the host must agree with (checked once when the engine starts).
 extern "C" __global__ void pr_layout(u32* out) {
@@ -1018,5 +987,6 @@ extern "C" __global__ void pr_layout(u32* out) {
         out[2] = (u32)sizeof(TileSmem<4>);
         out[3] = (u32)sizeof(TileSmem<8>);
         out[4] = (u32)sizeof(BfsSmem);
+        out[5] = (u32)BDIM;
     }
 }
