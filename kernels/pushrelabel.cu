@@ -40,7 +40,9 @@
 typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef unsigned short u16;
-#define BDIM 512
+#ifndef BDIM
+#define BDIM 1024  // threads per tile block (one per pixel); any multiple of 32 dividing TP
+#endif
 #define DYN_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
@@ -104,7 +106,7 @@ struct Params {
     u32 ncolours;                  // 2 (4C) or 4 (8C)
     u32 colour_start[MAX_COLOURS + 1];
     u32 step_budget;               // push/relabel steps per tile visit
-    u32 region_every;              // region relabel every this many steps of a visit
+    u32 region_every;              // region relabel after this many steps without outflow
     u32 revisit_every;             // visit idle tiles every K rounds (0: never)
     u32 gr_rounds;                 // global relabel after at most this many rounds
     u32 gr_work_num;               // ... or after relabels > npix * num / 16
@@ -151,6 +153,20 @@ __device__ __forceinline__ int dir_dy(int d) {
 }
 
 __device__ __forceinline__ u32 umin32(u32 a, u32 b) { return a < b ? a : b; }
+
+#ifndef LIVECUT_EMU
+// Stores the bits of one tile row (one warp: pixel i's lane holds `bit`) as a word.
+// Every lane of the warp must call it.
+__device__ __forceinline__ void row_word_store(u32* words, u32 i, u32 bit) {
+    const u32 w = __ballot_sync(0xffffffffu, bit != 0u);
+    if ((i % 32u) == 0u) words[i / 32u] = w;
+}
+// Adds one to *counter for every lane of the warp with `flag` set, with one atomic.
+__device__ __forceinline__ void warp_count(u32* counter, u32 flag) {
+    const u32 w = __ballot_sync(0xffffffffu, flag != 0u);
+    if ((threadIdx.x % 32u) == 0u && w) atomicAdd(counter, (u32)__popc(w));
+}
+#endif
 __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 #ifndef LIVECUT_EMU
@@ -207,19 +223,23 @@ __device__ __forceinline__ bool inside_tile(int lx, int ly) {
     return lx >= 0 && lx < TW && ly >= 0 && ly < TH;
 }
 
-// Marks tile `t` active, keeping Ctl::active_tiles equal to the number of set flags.
-__device__ __forceinline__ void set_tile_active(const Params& p, u32 t, u32 active) {
-    const u32 old = atomicExch(&p.tile_active[t], active);
-    if (old != active) atomicAdd(&p.ctl->active_tiles, active ? 1u : 0xffffffffu);
+// Sets tile t's active flag, keeping Ctl::active_tiles equal to the number of set flags.
+// Only the block working on the tile writes its flag, so `old` is what the block read.
+__device__ __forceinline__ void set_tile_active(const Params& p, u32 t, u32 old, u32 active) {
+    if (old == active) return;
+    p.tile_active[t] = active;
+    atomicAdd(&p.ctl->active_tiles, active ? 1u : 0xffffffffu);
 }
 
 // Mail: the sender adds to its mailbox slots, fences, then raises the receiver's flag; the
 // receiver takes the flag, fences, then empties the slots. Flow left in a slot therefore
 // always has its flag raised, and a receiver that saw no flag may skip the slots.
 __device__ __forceinline__ void send_mail(const Params& p, u32 t) {
-    if (atomicExch(&p.tile_mail[t], 1u) == 0u) atomicAdd(&p.ctl->mail_tiles, 1u);
+    if (ld_relaxed(&p.tile_mail[t]) == 0u && atomicExch(&p.tile_mail[t], 1u) == 0u)
+        atomicAdd(&p.ctl->mail_tiles, 1u);
 }
 __device__ __forceinline__ u32 take_mail(const Params& p, u32 t) {
+    if (ld_relaxed(&p.tile_mail[t]) == 0u) return 0u;
     const u32 had = atomicExch(&p.tile_mail[t], 0u);
     if (had) atomicAdd(&p.ctl->mail_tiles, 0xffffffffu);
     return had;
@@ -234,21 +254,23 @@ __device__ __forceinline__ u32 pend_index(u32 t, int d, int lx, int ly) {
     return (t * D + (u32)d) * PSLOTS + (u32)(xout ? ly : TW + lx);
 }
 
-// Takes the flow neighbours left for border pixel i of tile (tx, ty) arriving along its
-// arc in direction d: the mailbox slot of the neighbour's reverse arc, emptied atomically.
+// Takes the flow neighbours left for border pixel (lx, ly) of tile (tx, ty) arriving along
+// its arc in direction d: the mailbox slot of the neighbour's reverse arc, emptied atomically.
 template <int D>
 __device__ __forceinline__ u32 take_pending(const Params& p, u32 tx, u32 ty, int lx, int ly, int d) {
     const int gx = (int)(tx * TW) + lx + dir_dx(d), gy = (int)(ty * TH) + ly + dir_dy(d);
     if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) return 0;
     const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
     const u32 slot = pend_index<D>(nt, d ^ 1, gx % TW, gy % TH);
-    return p.pend[slot] ? atomicExch(&p.pend[slot], 0u) : 0u;
+    return ld_relaxed(&p.pend[slot]) ? atomicExch(&p.pend[slot], 0u) : 0u;
 }
 
 __device__ __forceinline__ bool on_border(u32 i) {
     const u32 lx = i % TW, ly = i / TW;
     return lx == 0 || ly == 0 || lx == TW - 1 || ly == TH - 1;
 }
+
+__device__ __forceinline__ int halo_index(u32 i) { return (int)((i / TW + 1) * HW + i % TW + 1); }
 
 // ---------------------------------------------------------------------------------
 // Grid barrier for the persistent kernel (all blocks co-resident: cooperative launch).
@@ -276,7 +298,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
         } else {
             const long long start = clock64();
             while (ld_acquire(&c->bar_gen) == gen) {
-                __nanosleep(32);
+                __nanosleep(20);
                 if (clock64() - start > 40000000000LL) {  // ~20 s: something is broken
                     atomicExch(&c->status, ST_HANG);
                     ok = 0;
@@ -304,29 +326,36 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
 
 #define FWORDS (TP / 32)  // frontier bitset words (one per tile row)
 
+// Frontier of a tile BFS: values and row bitsets, double buffered by iteration.
+struct Frontier {
+    u32 v[2][TP];
+    u32 w[2][FWORDS];
+};
+
 template <int D>
 struct TileSmem {
-    u32 h[HP];             // heights with halo
+    u32 h[2][HP];          // heights with halo, double buffered (Jacobi relabels)
     u64 exc[TP];
-    u64 inflow[TP];        // flow pushed in by in-tile neighbours this step
     u32 res[D][TP];
     u32 tres[TP];
+    u32 out[D][TP];        // flow pushed to in-tile neighbours this step
+    u32 inb[TP];           // directions from which flow arrived this step (bit d)
     u32 bout[D][PSLOTS];   // flow pushed across the border this visit, by mailbox slot
-    u64 list[TP];          // relabels of a step: (height << 10) | pixel
-    u32 fb[3][FWORDS];     // frontier bitsets (region relabel)
+    Frontier f;            // region relabel
     u64 sink;              // flow pushed to t during the visit
     u32 relabels;
     u32 mail;              // mail taken at load / neighbour tiles mailed at store (bit per offset)
-    u32 count;             // entries in `list`
+    u32 flag;              // the tile's active flag as loaded
     u32 pad;
 };
 
 struct BfsSmem {
     u32 h[HP];
-    u32 h0[TP];           // heights as loaded
-    u32 m[TP];            // residual bits
-    u32 fb[3][FWORDS];
+    u32 h0[TP];  // heights as loaded
+    u32 m[TP];   // residual bits
+    Frontier f;
     u32 mail;
+    u32 flag;
 };
 
 // ---------------------------------------------------------------------------------
@@ -366,48 +395,56 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 }
 
 // ---------------------------------------------------------------------------------
-// Global relabel: exact BFS distances to t over residual arcs, by tile fixpoints.
-
-// Frontier relaxation of h(j) = min(h(j), h(i) + 1 over arcs j -> i inside the tile,
-// starting from the pixels whose bit is set in fb[0] (their heights already lowered).
-// Each iteration lets the frontier pixels lower their in-tile neighbours with atomicMin;
-// those that improved form the next frontier. Rows without frontier pixels cost one
-// shared load per warp. `arc(j, d)`: whether pixel j has a residual arc in direction d.
-// The fixpoint is the same as Bellman-Ford's; returns the iterations.
+// Tile BFS: h(i) = min(h(i), h(j) + 1 over arcs i -> j inside the tile), from sources
+// whose heights were already lowered and whose bits are set in f.w[0] (their values in
+// f.v[0]). Each iteration, pixels next to the frontier pull from it (own arcs only, so no
+// atomics); those that improved form the next frontier, written as row words by ballot.
+// Pixels away from the frontier cost three shared loads. Same fixpoint as Bellman-Ford.
 template <int D, class Arc>
-__device__ u32 frontier_fixpoint(u32* h, u32 (*fb)[FWORDS], Arc arc) {
+__device__ u32 frontier_fixpoint(u32* h, Frontier& f, Arc arc) {
     u32 iters = 0;
-    for (u32 k = 0;; ++k) {
-        u32* cur = fb[k % 3];
-        u32* nxt = fb[(k + 1) % 3];
-        u32* old = fb[(k + 2) % 3];
-        u32 more = 0;
+    for (u32 cur = 0;; cur ^= 1u) {
+        u32 improved = 0;
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-            const u32 w = cur[i / 32];
-            if (!((w >> (i % 32)) & 1u)) continue;
             const int lx = (int)(i % TW), ly = (int)(i / TW);
-            const u32 v = atomicOr(&h[(ly + 1) * HW + lx + 1], 0u) + 1u;
+            const u32 ws = f.w[cur][ly];
+            const u32 wa = ly > 0 ? f.w[cur][ly - 1] : 0u;
+            const u32 wb = ly < TH - 1 ? f.w[cur][ly + 1] : 0u;
+            const u32 side = (lx > 0 ? 1u << (lx - 1) : 0u) | (lx < TW - 1 ? 1u << (lx + 1) : 0u);
+            const u32 near = D == 8 ? ((wa | wb) & (side | 1u << lx)) | (ws & side) : ((wa | wb) & (1u << lx)) | (ws & side);
+            u32 bit = 0;
+            if (near) {
+                const int hi = (ly + 1) * HW + lx + 1;
+                const u32 v = h[hi];
+                u32 m = v;
 #pragma unroll
-            for (int d = 0; d < D; ++d) {
-                const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
-                if (!inside_tile(nx, ny)) continue;
-                const u32 j = (u32)(ny * TW + nx);
-                if (!arc(j, d ^ 1)) continue;
-                if (atomicMin(&h[(ny + 1) * HW + nx + 1], v) > v) {
-                    atomicOr(&nxt[j / 32], 1u << (j % 32));
-                    more = 1;
+                for (int d = 0; d < D; ++d) {
+                    const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+                    if (!inside_tile(nx, ny) || !((f.w[cur][ny] >> nx) & 1u) || !arc(i, d)) continue;
+                    m = umin32(m, f.v[cur][ny * TW + nx] + 1u);
+                }
+                if (m < v) {
+                    h[hi] = m;
+                    f.v[cur ^ 1][i] = m;
+                    bit = 1;
                 }
             }
+            row_word_store(f.w[cur ^ 1], i, bit);
+            improved |= bit;
         }
-        for (u32 w = threadIdx.x; w < FWORDS; w += BDIM) old[w] = 0;
         ++iters;
-        if (!__syncthreads_or(more)) {
-            for (u32 w = threadIdx.x; w < 3 * FWORDS; w += BDIM) fb[w / FWORDS][w % FWORDS] = 0;
-            __syncthreads();
-            return iters;
-        }
+        if (!__syncthreads_or(improved)) return iters;
     }
 }
+
+// Starts a frontier: pixel i is a source with height h (when `source`).
+__device__ __forceinline__ void frontier_seed(Frontier& f, u32 i, u32 source, u32 h) {
+    if (source) f.v[0][i] = h;
+    row_word_store(f.w[0], i, source);
+}
+
+// ---------------------------------------------------------------------------------
+// Global relabel: exact BFS distances to t over residual arcs, by tile fixpoints.
 
 // One BFS round on tile t. Round 0 takes the tile's mail into its residual graph, builds
 // the residual bits and starts from h = 1 at pixels with a t-link residual (INF
@@ -420,17 +457,21 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
     const u64 c0 = cycles();
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
-    for (u32 w = threadIdx.x; w < 3 * FWORDS; w += BDIM) s.fb[w / FWORDS][w % FWORDS] = 0;
+    if (threadIdx.x == 0) {
+        s.mail = round == 0 ? take_mail(p, t) : 0u;
+        s.flag = p.tile_active[t];
+        if (s.mail) __threadfence();
+    }
     if (round == 0) {
-        if (threadIdx.x == 0) {
-            s.mail = take_mail(p, t);
-            __threadfence();
+        for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
+            int lx, ly;
+            halo_coord(k, lx, ly);
+            s.h[(ly + 1) * HW + lx + 1] = INF;
         }
         __syncthreads();
         const u32 mail = s.mail;
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
             const int lx = (int)(i % TW), ly = (int)(i / TW);
-            const int hi = (ly + 1) * HW + lx + 1;
             u64 e = p.exc[base + i];
             u32 bits = p.tres[base + i] ? BIT_SINK : 0u;
             for (int d = 0; d < D; ++d) {
@@ -449,52 +490,43 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
             if (e) bits |= BIT_EXCESS;
             p.rmask[base + i] = (u16)bits;
             s.m[i] = bits;
-            s.h[hi] = (bits & BIT_SINK) ? 1u : INF;
+            const u32 sink = bits & BIT_SINK;
+            s.h[halo_index(i)] = sink ? 1u : INF;
             s.h0[i] = INF;
-            if (bits & BIT_SINK) atomicOr(&s.fb[0][i / 32], 1u << (i % 32));
-        }
-        for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
-            int lx, ly;
-            halo_coord(k, lx, ly);
-            s.h[(ly + 1) * HW + lx + 1] = INF;
+            frontier_seed(s.f, i, sink, 1u);
         }
     } else {
-        __syncthreads();
         for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
             int lx, ly;
             halo_coord(k, lx, ly);
             s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
         }
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-            const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
             const u32 v = p.h[base + i];
-            s.h[hi] = v;
+            s.h[halo_index(i)] = v;
             s.h0[i] = v;
             s.m[i] = p.rmask[base + i];
         }
         __syncthreads();
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-            if (!on_border(i)) continue;
             const int lx = (int)(i % TW), ly = (int)(i / TW);
             const int hi = (ly + 1) * HW + lx + 1;
             const u32 v = s.h[hi];
             u32 m = v;
-            for (int d = 0; d < D; ++d)
-                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && (s.m[i] >> d & 1u))
-                    m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
-            if (m < v) {
-                s.h[hi] = m;
-                atomicOr(&s.fb[0][i / 32], 1u << (i % 32));
-            }
+            if (on_border(i))
+                for (int d = 0; d < D; ++d)
+                    if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((s.m[i] >> d) & 1u))
+                        m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+            if (m < v) s.h[hi] = m;
+            frontier_seed(s.f, i, m < v, m);
         }
     }
     __syncthreads();
     const u32* mbits = s.m;
-    *iters += frontier_fixpoint<D>(s.h, s.fb, [mbits](u32 j, int d) { return (mbits[j] >> d) & 1u; });
+    *iters += frontier_fixpoint<D>(s.h, s.f, [mbits](u32 i, int d) { return ((mbits[i] >> d) & 1u) != 0u; });
     u32 border = 0, active = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        const u32 v = s.h[hi];
+        const u32 v = s.h[halo_index(i)];
         if (v != s.h0[i] || round == 0) {
             st_relaxed(&p.h[base + i], v);
             if (v != s.h0[i] && on_border(i)) border = 1;
@@ -504,19 +536,15 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
     border = __syncthreads_or(border);
     active = __syncthreads_or(active);
     if (threadIdx.x == 0) {
+        set_tile_active(p, t, s.flag, active);
         atomicAdd(&p.ctl->bfs_tiles, 1u);
-        set_tile_active(p, t, active);
         atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);
+        if (border) atomicAdd(&p.ctl->gr_changes, 1u);
     }
-    if (border && threadIdx.x == 0) {
-        atomicAdd(&p.ctl->gr_changes, 1u);
-        u32* next = p.tile_dirty + ((round + 1u) & 1u) * p.ntiles;
-        for (int dy = -1; dy <= 1; ++dy)
-            for (int dx = -1; dx <= 1; ++dx) {
-                const int nx = (int)tx + dx, ny = (int)ty + dy;
-                if ((dx || dy) && nx >= 0 && ny >= 0 && nx < (int)p.tiles_x && ny < (int)p.tiles_y)
-                    atomicOr(&next[ny * p.tiles_x + nx], 1u);
-            }
+    for (u32 k = threadIdx.x; border && k < 9; k += BDIM) {
+        const int nx = (int)tx + (int)(k % 3) - 1, ny = (int)ty + (int)(k / 3) - 1;
+        if (k != 4 && nx >= 0 && ny >= 0 && nx < (int)p.tiles_x && ny < (int)p.tiles_y)
+            atomicOr(&p.tile_dirty[((round + 1u) & 1u) * p.ntiles + (u32)(ny * (int)p.tiles_x + nx)], 1u);
     }
 }
 
@@ -530,24 +558,27 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
     if (threadIdx.x == 0) {
         s.sink = 0;
         s.relabels = 0;
-        s.count = 0;
+        s.flag = p.tile_active[t];
         s.mail = take_mail(p, t);
-        __threadfence();
+        if (s.mail) __threadfence();
     }
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         s.exc[i] = p.exc[base + i];
-        s.inflow[i] = 0;
         s.tres[i] = p.tres[base + i];
-        s.h[(i / TW + 1) * HW + i % TW + 1] = p.h[base + i];
+        const u32 v = p.h[base + i];
+        s.h[0][halo_index(i)] = v;
+        s.h[1][halo_index(i)] = v;
+        s.inb[i] = 0;
         for (int d = 0; d < D; ++d) s.res[d][i] = p.res[(size_t)d * p.npix + base + i];
     }
     for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
         int lx, ly;
         halo_coord(k, lx, ly);
-        s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
+        const u32 v = halo_height(p, tx, ty, lx, ly);
+        s.h[0][(ly + 1) * HW + lx + 1] = v;
+        s.h[1][(ly + 1) * HW + lx + 1] = v;
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) s.bout[k / PSLOTS][k % PSLOTS] = 0;
-    for (u32 w = threadIdx.x; w < 3 * FWORDS; w += BDIM) s.fb[w / FWORDS][w % FWORDS] = 0;
     __syncthreads();
     if (s.mail) {
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
@@ -570,7 +601,8 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
 // its halo height). Valid labels never exceed it, so heights only grow; pixels that
 // reach neither become INF (they cannot reach t at all).
 template <int D>
-__device__ u32 region_relabel(const Params& p, TileSmem<D>& s) {
+__device__ u32 region_relabel(const Params& p, TileSmem<D>& s, int cur) {
+    u32* h = s.h[cur];
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
@@ -578,129 +610,130 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s) {
         if (on_border(i))
             for (int d = 0; d < D; ++d)
                 if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && s.res[d][i])
-                    m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
-        s.h[hi] = m;
-        if (m < INF) atomicOr(&s.fb[0][i / 32], 1u << (i % 32));
+                    m = umin32(m, h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+        h[hi] = m;
+        frontier_seed(s.f, i, m < INF, m);
     }
     __syncthreads();
-    const u32 iters = frontier_fixpoint<D>(s.h, s.fb, [&s](u32 j, int d) { return s.res[d][j] != 0u; });
+    const u32 iters = frontier_fixpoint<D>(h, s.f, [&s](u32 i, int d) { return s.res[d][i] != 0u; });
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        const u32 v = s.h[hi];
-        if (v >= p.hmax && v != INF) s.h[hi] = INF;
+        const int hi = halo_index(i);
+        if (h[hi] >= p.hmax && h[hi] != INF) h[hi] = INF;
     }
     __syncthreads();
     return iters;
 }
 
 // Push phase: every active pixel pushes min(excess, residual) along admissible arcs (to
-// t at height 1, to neighbours one lower). In-tile receivers get the flow through shared
-// atomics (their inflow and their reverse residual); a pixel only reads a residual after
-// the height test, so it never reads one a neighbour is adding to (that neighbour would
-// have to be lower and higher at once). Flow leaving the tile accumulates in `bout`.
+// t at height 1, to neighbours one lower): the amount into out[d] (taken by the receiver
+// in the next phase, which learns of it from its inb bit) or, across the border, into
+// the mailbox accumulator. Returns whether flow left the tile (to t or the border).
 template <int D>
-__device__ void push_phase(TileSmem<D>& s, u64* sink) {
+__device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
+    const u32* h = s.h[cur];
+    u32 left = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         u64 e = s.exc[i];
         if (e == 0) continue;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
-        const u32 hu = s.h[hi];
+        const u32 hu = h[hi];
         if (hu >= INF) continue;
+        // gather first (independent loads), then push in registers
+        u32 hv[D], r[D];
+#pragma unroll
+        for (int d = 0; d < D; ++d) {
+            hv[d] = h[hi + dir_dy(d) * HW + dir_dx(d)];
+            r[d] = s.res[d][i];
+        }
         if (hu == 1) {
-            const u32 r = s.tres[i];
-            if (r) {
-                const u32 a = (u32)umin64(e, r);
-                s.tres[i] = r - a;
+            const u32 rt = s.tres[i];
+            if (rt) {
+                const u32 a = (u32)umin64(e, rt);
+                s.tres[i] = rt - a;
                 e -= a;
                 *sink += a;
+                left = 1;
             }
         }
 #pragma unroll
         for (int d = 0; d < D; ++d) {
-            if (e == 0) break;
-            if (s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u != hu) continue;
-            const u32 r = s.res[d][i];
-            if (r == 0) continue;
-            const u32 a = (u32)umin64(e, r);
-            s.res[d][i] = r - a;
+            if (e == 0 || hv[d] + 1u != hu || r[d] == 0) continue;
+            const u32 a = (u32)umin64(e, r[d]);
+            s.res[d][i] = r[d] - a;
             e -= a;
             const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
             if (inside_tile(nx, ny)) {
-                const u32 j = (u32)(ny * TW + nx);
-                atomicAdd(&s.inflow[j], (u64)a);
-                atomicAdd(&s.res[d ^ 1][j], a);
+                s.out[d][i] = a;
+                atomicOr(&s.inb[ny * TW + nx], 1u << (d ^ 1));
             } else {
                 s.bout[d][(nx < 0 || nx >= TW) ? ly : TW + lx] += a;
+                left = 1;
             }
         }
         s.exc[i] = e;
     }
+    return left;
 }
 
-// Relabel phase: pixels take their inflow; an active pixel with no admissible arc is
-// queued for a relabel to one above its lowest residual neighbour (applied after the
-// barrier, so every decision sees the same heights: Jacobi relabels keep labels valid). Returns whether an active pixel with
-// a finite (new) height remains.
+// Pull/relabel phase: every pixel takes the flow pushed to it (excess and reverse
+// residual); an active pixel with no admissible arc goes to one above its lowest residual
+// neighbour. New heights go to the other buffer (Jacobi: labels stay valid). Returns
+// whether this thread saw an active pixel with a finite height.
 template <int D>
-__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s) {
+__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, int cur, u32* relabels) {
+    const u32* h = s.h[cur];
     u32 active = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+        const int lx = (int)(i % TW), ly = (int)(i / TW);
+        const int hi = (ly + 1) * HW + lx + 1;
         u64 e = s.exc[i];
-        const u64 in = s.inflow[i];
+        const u32 in = s.inb[i];
         if (in) {
-            s.inflow[i] = 0;
-            e += in;
+            s.inb[i] = 0;
+#pragma unroll
+            for (int d = 0; d < D; ++d) {
+                if (!((in >> d) & 1u)) continue;
+                const u32 f = s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)];
+                s.res[d][i] += f;
+                e += f;
+            }
             s.exc[i] = e;
         }
-        if (e == 0) continue;
-        const int hi = (int)((i / TW + 1) * HW + i % TW + 1);
-        const u32 hv = s.h[hi];
-        if (hv >= INF) continue;
-        u32 m = s.tres[i] ? 0u : INF;
+        const u32 hv = h[hi];
+        u32 hn = hv;
+        if (e && hv < INF) {
+            u32 m = s.tres[i] ? 0u : INF;
 #pragma unroll
-        for (int d = 0; d < D; ++d)
-            if (s.res[d][i]) m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)]);
-        if (m + 1u == hv) {
-            active = 1;  // an admissible arc is left
-            continue;
+            for (int d = 0; d < D; ++d)
+                if (s.res[d][i]) m = umin32(m, h[hi + dir_dy(d) * HW + dir_dx(d)]);
+            // with valid labels m + 1 >= hv; below only when stale halo heights (concurrent
+            // variant) let a neighbour push uphill: the label is then repaired downwards
+            if (m + 1u != hv) {
+                hn = (m >= p.hmax - 1u) ? INF : m + 1u;
+                ++*relabels;
+            }
+            if (hn < INF) active = 1;
         }
-        // m + 1 > hv with valid labels; below only when stale halo heights of the
-        // concurrent variant let a neighbour push uphill (then the label is repaired)
-        const u32 hn = (m >= p.hmax - 1u) ? INF : m + 1u;
-        const u32 k = atomicAdd(&s.count, 1u);
-        s.list[k] = ((u64)hn << 10) | i;
-        if (hn < INF) active = 1;
+        s.h[cur ^ 1][hi] = hn;
     }
     return active;
-}
-
-// Applies the queued relabels. Returns how many there were.
-template <int D>
-__device__ u32 apply_relabels(TileSmem<D>& s) {
-    const u32 n = s.count;
-    for (u32 k = threadIdx.x; k < n; k += BDIM) {
-        const u64 e = s.list[k];
-        const u32 i = (u32)(e & 1023u);
-        s.h[(i / TW + 1) * HW + i % TW + 1] = (u32)(e >> 10);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) s.count = 0;
-    return n;
 }
 
 // Writes the tile back, leaves the flow pushed across the border in the tile's mailbox
 // slots, tells the receiving tiles and updates the tile's active flag.
 template <int D>
-__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, u32 active) {
+__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, int cur, u32 active) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
+    const u32 flag = s.flag;
+    __syncthreads();
     if (threadIdx.x == 0) s.mail = 0;
     __syncthreads();
     for (u32 i = threadIdx.x; i < TP; i += BDIM) {
         p.exc[base + i] = s.exc[i];
         p.tres[base + i] = s.tres[i];
-        st_relaxed(&p.h[base + i], s.h[(i / TW + 1) * HW + i % TW + 1]);
+        st_relaxed(&p.h[base + i], s.h[cur][halo_index(i)]);
         for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = s.res[d][i];
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) {
@@ -717,70 +750,78 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, u32 active) {
         atomicOr(&s.mail, 1u << (oy * 3 + ox));
     }
     __syncthreads();
+    const u32 mail = s.mail;
+    for (u32 k = threadIdx.x; mail && k < 9; k += BDIM) {
+        if (!((mail >> k) & 1u)) continue;
+        __threadfence();
+        send_mail(p, (ty + k / 3u - 1u) * p.tiles_x + tx + k % 3u - 1u);
+    }
     if (threadIdx.x == 0) {
-        if (s.mail) __threadfence();
-        for (int k = 0; k < 9; ++k)
-            if (s.mail & (1u << k)) send_mail(p, (ty + (u32)(k / 3) - 1u) * p.tiles_x + tx + (u32)(k % 3) - 1u);
-        set_tile_active(p, t, active);
+        set_tile_active(p, t, flag, active);
         if (s.sink) atomicAdd(&p.ctl->sink_flow, s.sink);
         if (s.relabels) atomicAdd(&p.ctl->relabels, (u64)s.relabels);
     }
 }
 
 template <int D>
-__device__ __forceinline__ u32 any_active(const TileSmem<D>& s) {
+__device__ __forceinline__ u32 any_active(const TileSmem<D>& s, int cur) {
     u32 active = 0;
     for (u32 i = threadIdx.x; i < TP; i += BDIM)
-        if (s.exc[i] && s.h[(i / TW + 1) * HW + i % TW + 1] < INF) active = 1;
+        if (s.exc[i] && s.h[cur][halo_index(i)] < INF) active = 1;
     return __syncthreads_or(active);
 }
 
 // Discharges tile t (flagged active or mailed). `region_first`: run a region relabel
-// before the first step (heights may be stale since the last global relabel).
+// before the first step (heights may be stale since the last global relabel). With
+// `region_every`, a region relabel also runs whenever no flow has left the tile for that
+// many steps: stuck excess then gets exact labels at once (or is found trapped) instead
+// of climbing one label per step.
 template <int D>
 __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool region_first) {
     const u64 c0 = cycles();
     load_tile<D>(p, s, t);
     const bool mailed = s.mail != 0;
     u64 iters = 0, steps = 0;
-    u32 active = any_active<D>(s);
+    int cur = 0;
+    u32 active = any_active<D>(s, cur);
     if (!active) region_first = false;
     if (region_first) {
-        iters += region_relabel<D>(p, s);
-        active = any_active<D>(s);
+        iters += region_relabel<D>(p, s, cur);
+        active = any_active<D>(s, cur);
     }
     const bool worked = active || region_first || mailed;
     u64 sink = 0;
     u32 relabels = 0;
+    u32 stalled = 0;
     while (active) {
-        push_phase<D>(s, &sink);
-        __syncthreads();
-        active = relabel_phase<D>(p, s);
+        const u32 left = __syncthreads_or(push_phase<D>(s, cur, &sink));
+        active = relabel_phase<D>(p, s, cur, &relabels);
         active = __syncthreads_or(active);
-        relabels += apply_relabels<D>(s);
+        cur ^= 1;
         ++steps;
+        stalled = left ? 0u : stalled + 1u;
         if (!active || steps >= p.step_budget) break;
-        if (p.region_every && steps % p.region_every == 0) {
-            iters += region_relabel<D>(p, s);
-            active = any_active<D>(s);
+        if (p.region_every && stalled >= p.region_every) {
+            iters += region_relabel<D>(p, s, cur);
+            active = any_active<D>(s, cur);
+            stalled = 0;
         }
     }
+    if (sink) atomicAdd(&s.sink, sink);
+    if (relabels) atomicAdd(&s.relabels, relabels);
+    if (worked)
+        store_tile<D>(p, s, t, cur, active);
+    else if (threadIdx.x == 0)
+        set_tile_active(p, t, s.flag, 0u);
     if (threadIdx.x == 0) {
-        s.relabels = relabels;
         if (steps) {
             p.activity[t] += 1;
             atomicAdd(&p.ctl->tile_visits, 1u);
             atomicAdd(&p.ctl->steps, steps);
         }
         if (iters) atomicAdd(&p.ctl->bfs_iters, iters);
+        atomicAdd(&p.ctl->cyc_discharge, cycles() - c0);
     }
-    if (sink) atomicAdd(&s.sink, sink);
-    __syncthreads();
-    if (worked)
-        store_tile<D>(p, s, t, active);
-    else if (threadIdx.x == 0)
-        set_tile_active(p, t, 0u);
-    if (threadIdx.x == 0) atomicAdd(&p.ctl->cyc_discharge, cycles() - c0);
 }
 
 // Output: mask of the pixels that cannot reach t (255) in row-major order.
@@ -793,9 +834,12 @@ __device__ void mask_tile(const Params& p, u32 t) {
     }
 }
 
-// Whether tile t needs a discharge visit this round.
+// Whether tile t needs a discharge visit this round. The flags can change under the
+// block's feet (mail from concurrently running tiles), so the block decides together.
 __device__ __forceinline__ bool wants_visit(const Params& p, u32 t, bool revisit) {
-    return revisit || p.tile_active[t] || ld_relaxed(&p.tile_mail[t]);
+    u32 want = 0;
+    if (threadIdx.x == 0) want = revisit || p.tile_active[t] || ld_relaxed(&p.tile_mail[t]);
+    return __syncthreads_or(want) != 0;
 }
 
 // ---------------------------------------------------------------------------------
@@ -828,8 +872,8 @@ __device__ void gr_round_entry(const Params& p, u32 round) {
     if (threadIdx.x == 0) atomicAdd(&p.ctl->bfs_iters, iters);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_round4(const Params p, u32 round) { gr_round_entry<4>(p, round); }
-extern "C" __global__ void __launch_bounds__(BDIM) pr_gr_round8(const Params p, u32 round) { gr_round_entry<8>(p, round); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_gr_round4(const Params p, u32 round) { gr_round_entry<4>(p, round); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_gr_round8(const Params p, u32 round) { gr_round_entry<8>(p, round); }
 
 // Discharges the tiles [first, first + gridDim.x) of the colour-ordered tile list.
 template <int D>
@@ -841,10 +885,10 @@ __device__ void discharge_entry(const Params& p, u32 first, u32 revisit, u32 reg
     discharge_tile<D>(p, s, t, region_first != 0);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_discharge4(const Params p, u32 first, u32 revisit, u32 region_first) {
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_discharge4(const Params p, u32 first, u32 revisit, u32 region_first) {
     discharge_entry<4>(p, first, revisit, region_first);
 }
-extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_discharge8(const Params p, u32 first, u32 revisit, u32 region_first) {
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_discharge8(const Params p, u32 first, u32 revisit, u32 region_first) {
     discharge_entry<8>(p, first, revisit, region_first);
 }
 
@@ -932,8 +976,8 @@ __device__ void solve_persistent(const Params& p) {
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&c->status, ST_DONE);
 }
 
-extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_solve4(const Params p) { solve_persistent<4>(p); }
-extern "C" __global__ void __launch_bounds__(BDIM, 2) pr_solve8(const Params p) { solve_persistent<8>(p); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve4(const Params p) { solve_persistent<4>(p); }
+extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve8(const Params p) { solve_persistent<8>(p); }
 
 // Sizes the host must agree with (checked once when the engine starts).
 extern "C" __global__ void pr_layout(u32* out) {
@@ -943,5 +987,6 @@ extern "C" __global__ void pr_layout(u32* out) {
         out[2] = (u32)sizeof(TileSmem<4>);
         out[3] = (u32)sizeof(TileSmem<8>);
         out[4] = (u32)sizeof(BfsSmem);
+        out[5] = (u32)BDIM;
     }
 }

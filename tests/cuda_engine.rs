@@ -631,27 +631,122 @@ fn stats_describe_the_solve() {
     assert!(!s.dynamic);
 }
 
-/// A small solve of each kind, for `compute-sanitizer --tool racecheck|memcheck`.
-#[test]
-fn racecheck_small() {
-    for config in schedules() {
+/// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
+/// `compute-sanitizer --tool racecheck|memcheck`.
+fn sanitizer_solves(schedule: Schedule) {
+    for config in schedules().into_iter().filter(|c| c.schedule == schedule) {
         let Some(mut engine) = engine_or_skip(config) else {
             return;
         };
         let mut rng = Rng(1234);
         for eight in [false, true] {
-            let p = random_grid(&mut rng, 70, 45, eight, 50, 30);
-            assert_eq!(
-                solve_certified(&mut engine, &p, "small"),
-                reference_flow(&p)
+            let p = random_grid(&mut rng, 50, 40, eight, 50, 30);
+            let what = format!(
+                "small {:?} concurrent {} {}C",
+                config.schedule,
+                config.concurrent,
+                if eight { 8 } else { 4 }
             );
-            let d = seeds_disk(&mut rng, 60, 40, eight);
             assert_eq!(
-                solve_certified(&mut engine, &d, "small disk"),
-                reference_flow(&d)
+                solve_certified(&mut engine, &p, &what),
+                reference_flow(&p),
+                "{what}"
             );
+            eprintln!("{what}: ok");
         }
     }
+}
+
+#[test]
+fn sanitizer_small_persistent() {
+    sanitizer_solves(Schedule::Persistent);
+}
+
+#[test]
+fn sanitizer_small_host_loop() {
+    sanitizer_solves(Schedule::HostLoop);
+}
+
+/// Not a check: cycles per block barrier for 1024/512/256-thread blocks, measured with a
+/// small kernel of its own (what a tile step or BFS iteration pays per barrier).
+#[test]
+#[ignore]
+fn micro_barrier_cost() {
+    use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
+    if !unsafe { cudarc::driver::sys::is_culib_present() }
+        || CudaContext::device_count().unwrap_or(0) < 1
+    {
+        return;
+    }
+    let src = r#"
+extern "C" __global__ void bar(unsigned long long* out, int iters, int kind) {
+    __shared__ int x[1024];
+    int v = threadIdx.x;
+    long long t0 = clock64();
+    for (int k = 0; k < iters; ++k) {
+        x[threadIdx.x] = v;
+        if (kind == 0) __syncthreads();
+        else if (kind == 1) v += __syncthreads_or(v & 1);
+        else __syncwarp();
+        v += x[(threadIdx.x + 1) % blockDim.x];
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[blockIdx.x] = (unsigned long long)(t1 - t0);
+    if (v == 12345678) out[0] = 0;
+}"#;
+    let ptx = cudarc::nvrtc::compile_ptx(src).expect("compile");
+    let ctx = CudaContext::new(0).expect("context");
+    let module = ctx.load_module(ptx).expect("module");
+    let f = module.load_function("bar").expect("function");
+    let stream = ctx.default_stream();
+    let iters = 2000i32;
+    for blocks in [1u32, 132] {
+        for threads in [1024u32, 512, 256] {
+            for (kind, name) in [
+                (0i32, "__syncthreads"),
+                (1, "__syncthreads_or"),
+                (2, "__syncwarp"),
+            ] {
+                let mut out = stream.alloc_zeros::<u64>(blocks as usize).expect("alloc");
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                for _ in 0..2 {
+                    unsafe {
+                        stream
+                            .launch_builder(&f)
+                            .arg(&mut out)
+                            .arg(&iters)
+                            .arg(&kind)
+                            .launch(cfg)
+                    }
+                    .expect("launch");
+                }
+                let cycles = stream.clone_dtoh(&out).expect("read");
+                let max = *cycles.iter().max().expect("blocks") as f64 / iters as f64;
+                println!(
+                    "micro: {blocks:>3} blocks x {threads:>4} threads {name:<17} {max:>7.1} cycles per iteration"
+                );
+            }
+        }
+    }
+}
+
+/// Not a check: one host-loop solve of the rocket instance, for `ncu -k regex:pr_...`.
+#[test]
+#[ignore]
+fn profile_host_loop() {
+    let Some(dir) = grids_dir() else { return };
+    let Some(mut engine) = engine_or_skip(CudaConfig {
+        schedule: Schedule::HostLoop,
+        ..CudaConfig::default()
+    }) else {
+        return;
+    };
+    let p = dimacs::read_path(&dir.join("rocket_640x480_4c.max.gz")).expect("instance");
+    solve_certified(&mut engine, &p, "profile");
 }
 
 /// Not a check: prints what each schedule setting does on the shared instances and on
@@ -698,69 +793,23 @@ fn report_schedules() {
         None,
     ));
     let base = CudaConfig::default();
-    let conc = CudaConfig {
-        concurrent: true,
-        ..base
+    let with = |label: &'static str, edit: &dyn Fn(&mut CudaConfig)| {
+        let mut config = base;
+        edit(&mut config);
+        (label, config)
     };
-    let variants: Vec<(&str, CudaConfig)> = vec![
-        ("default", base),
-        (
-            "host-loop",
-            CudaConfig {
-                schedule: Schedule::HostLoop,
-                ..base
-            },
-        ),
-        ("conc", conc),
-        (
-            "conc-host",
-            CudaConfig {
-                schedule: Schedule::HostLoop,
-                ..conc
-            },
-        ),
-        (
-            "conc-gr1",
-            CudaConfig {
-                global_relabel_rounds: 1,
-                ..conc
-            },
-        ),
-        (
-            "conc-gr4",
-            CudaConfig {
-                global_relabel_rounds: 4,
-                ..conc
-            },
-        ),
-        (
-            "conc-b16",
-            CudaConfig {
-                step_budget: 16,
-                ..conc
-            },
-        ),
-        (
-            "conc-b256",
-            CudaConfig {
-                step_budget: 256,
-                ..conc
-            },
-        ),
-        (
-            "gr1",
-            CudaConfig {
-                global_relabel_rounds: 1,
-                ..base
-            },
-        ),
-        (
-            "b256",
-            CudaConfig {
-                step_budget: 256,
-                ..base
-            },
-        ),
+    let variants = [
+        with("default", &|_| {}),
+        with("host-loop", &|c| c.schedule = Schedule::HostLoop),
+        with("b32", &|c| c.step_budget = 32),
+        with("b128", &|c| c.step_budget = 128),
+        with("gr1", &|c| c.global_relabel_rounds = 1),
+        with("stall8", &|c| c.region_every = 8),
+        with("conc", &|c| c.concurrent = true),
+        with("conc-b32", &|c| {
+            c.concurrent = true;
+            c.step_budget = 32;
+        }),
     ];
     println!(
         "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",

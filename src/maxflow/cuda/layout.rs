@@ -13,8 +13,6 @@ pub const TILE_H: u32 = 32;
 pub const TILE_PX: u32 = TILE_W * TILE_H;
 /// Mailbox slots per tile and direction (`PSLOTS`).
 pub const MAIL_SLOTS: u32 = 64;
-/// Threads per block (`BDIM` in the kernels).
-pub const BLOCK_THREADS: u32 = 512;
 /// Most tile colours a schedule uses (`MAX_COLOURS`).
 pub const MAX_COLOURS: usize = 4;
 /// Height meaning "cannot reach the sink" (`INF`).

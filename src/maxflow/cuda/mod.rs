@@ -41,8 +41,8 @@ pub struct CudaConfig {
     pub concurrent: bool,
     /// Push/relabel steps a tile may run per visit before it is written back.
     pub step_budget: u32,
-    /// Region relabel (BFS inside the tile) every this many steps of a visit (0: only
-    /// at the start of a visit).
+    /// Region relabel (BFS inside the tile) after this many steps in which no flow left
+    /// the tile (0: only at the start of a visit).
     pub region_every: u32,
     /// Stochastic cuts: tiles without active pixels are skipped, and all tiles are
     /// visited every this many rounds anyway (0: never).

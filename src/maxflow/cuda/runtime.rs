@@ -2,7 +2,7 @@
 //! NVRTC compilation of the kernels per process, the loaded module and its functions.
 
 use super::kernels::{KERNEL_SOURCES, program_text};
-use super::layout::{BLOCK_THREADS, Ctl, Params};
+use super::layout::{Ctl, Params};
 use crate::maxflow::EngineError;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
@@ -36,6 +36,8 @@ pub struct KernelLayout {
     pub tile_smem: [u32; 2],
     /// Dynamic shared memory of a BFS block.
     pub bfs_smem: u32,
+    /// Threads per tile block the kernels were compiled for (`BDIM`).
+    pub block_threads: u32,
 }
 
 /// The device, its compiled module and what the engine needs to know about both.
@@ -158,7 +160,11 @@ fn start() -> Result<Runtime, StartError> {
     {
         let f = &functions[solve];
         let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(BLOCK_THREADS, smem as usize, None)
+            .occupancy_max_active_blocks_per_multiprocessor(
+                layout.block_threads,
+                smem as usize,
+                None,
+            )
             .map_err(cuda("occupancy"))?;
         coop_blocks[k] = if cooperative { per_sm * sm_count } else { 0 };
     }
@@ -216,13 +222,13 @@ fn check_layout(
     functions: &HashMap<&'static str, CudaFunction>,
 ) -> Result<KernelLayout, StartError> {
     let stream = ctx.default_stream();
-    let mut out = stream.alloc_zeros::<u32>(5).map_err(cuda("alloc"))?;
+    let mut out = stream.alloc_zeros::<u32>(6).map_err(cuda("alloc"))?;
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (32, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: pr_layout writes 5 u32 to its argument, which holds 5.
+    // SAFETY: pr_layout writes 6 u32 to its argument, which holds 6.
     unsafe {
         stream
             .launch_builder(&functions["pr_layout"])
@@ -244,7 +250,17 @@ fn check_layout(
     let layout = KernelLayout {
         tile_smem: [sizes[2], sizes[3]],
         bfs_smem: sizes[4],
+        block_threads: sizes[5],
     };
+    if layout.block_threads == 0
+        || !layout.block_threads.is_multiple_of(32)
+        || layout.block_threads > 1024
+    {
+        return Err(StartError::Cuda(format!(
+            "kernels report {} threads per block",
+            layout.block_threads
+        )));
+    }
     let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
     for (name, bytes) in [
         ("pr_discharge4", layout.tile_smem[0]),

@@ -3,7 +3,7 @@
 //! reading the counters to decide what comes next.
 
 use super::buffers::{DeviceState, cuda_err};
-use super::layout::{BLOCK_THREADS, Ctl, Params};
+use super::layout::{Ctl, Params};
 use super::runtime::Runtime;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
@@ -23,10 +23,10 @@ pub enum Schedule {
     HostLoop,
 }
 
-fn per_tile(blocks: u32, smem: u32) -> LaunchConfig {
+fn per_tile(rt: &Runtime, blocks: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (BLOCK_THREADS, 1, 1),
+        block_dim: (rt.layout.block_threads, 1, 1),
         shared_mem_bytes: smem,
     }
 }
@@ -48,7 +48,7 @@ pub fn launch_init(
         stream
             .launch_builder(f)
             .arg(params)
-            .launch(per_tile(params.ntiles, 0))
+            .launch(per_tile(rt, params.ntiles, 0))
     }
     .map(|_| ())
     .map_err(cuda_err("init kernel"))
@@ -79,7 +79,7 @@ pub fn run_persistent(
         stream
             .launch_builder(f)
             .arg(params)
-            .launch_cooperative(per_tile(params.nblocks, smem))
+            .launch_cooperative(per_tile(rt, params.nblocks, smem))
     }
     .map_err(cuda_err("persistent solve kernel"))?;
     Ok(Outcome {
@@ -121,7 +121,7 @@ pub fn run_host_loop(
                     .launch_builder(gr_round)
                     .arg(params)
                     .arg(&round)
-                    .launch(per_tile(nt, bfs_smem))
+                    .launch(per_tile(rt, nt, bfs_smem))
             }
             .map_err(cuda_err("global relabel round"))?;
             launches += 1;
@@ -170,7 +170,7 @@ pub fn run_host_loop(
                         .arg(&first)
                         .arg(&revisit)
                         .arg(&region_first)
-                        .launch(per_tile(count, tile_smem))
+                        .launch(per_tile(rt, count, tile_smem))
                 }
                 .map_err(cuda_err("discharge kernel"))?;
                 launches += 1;
@@ -194,7 +194,7 @@ pub fn run_host_loop(
         stream
             .launch_builder(mask)
             .arg(params)
-            .launch(per_tile(nt, 0))
+            .launch(per_tile(rt, nt, 0))
     }
     .map_err(cuda_err("mask kernel"))?;
     launches += 1;
