@@ -27,7 +27,8 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
     let spec = match &args.source {
         None => preferred(),
         Some(text) => {
-            let spec = SourceSpec::parse(text, StreamSettings::default()).with_context(|| format!("--source {text}"))?;
+            let spec = SourceSpec::parse(text, StreamSettings::default())
+                .with_context(|| format!("--source {text}"))?;
             match spec {
                 // The window shows the demo in real time, like a camera.
                 SourceSpec::Demo(_) => demo_spec(),
@@ -39,9 +40,16 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
         Ok(source) => (source, None),
         Err(err) if matches!(spec, SourceSpec::Camera { .. }) => {
             let demo = demo_spec().open().context("opening the demo scene")?;
-            (demo, Some(format!("{err} — showing the demo scene instead")))
+            (
+                demo,
+                Some(format!("{err} — showing the demo scene instead")),
+            )
         }
-        Err(err) => return Err(err).with_context(|| format!("opening {}", args.source.as_deref().unwrap_or("the source"))),
+        Err(err) => {
+            return Err(err).with_context(|| {
+                format!("opening {}", args.source.as_deref().unwrap_or("the source"))
+            });
+        }
     };
     let quit_after = match args.quit_after {
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
