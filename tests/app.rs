@@ -40,6 +40,7 @@ fn app_on(source: Box<dyn FrameSource>, storage: Option<&dyn eframe::Storage>) -
     let options = AppOptions {
         source,
         engine: Some(EngineChoice::Cpu),
+        view: None,
         notice: None,
         quit_after: None,
     };

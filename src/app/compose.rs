@@ -48,7 +48,13 @@ pub fn compose(
 ) -> RgbaImage {
     let mask = mask.filter(|m| (m.width, m.height) == (frame.width, frame.height));
     match (look.mode, mask) {
-        (ViewMode::Heatmap, _) => heatmap_view(frame, activity),
+        (ViewMode::Heatmap, _) => {
+            let mut img = heatmap_view(frame, activity);
+            if let Some(m) = mask {
+                outline(&mut img, m);
+            }
+            img
+        }
         (ViewMode::Mask, Some(m)) => mask_view(m),
         (ViewMode::Mask, None) => {
             RgbaImage::from_pixel(frame.width, frame.height, [0, 0, 0, 255].into())
@@ -153,6 +159,22 @@ fn heatmap_view(frame: &Frame, activity: Option<&BlockActivity>) -> RgbaImage {
             None => [g, g, g, 255],
         }
     })
+}
+
+/// Draws the mask's boundary in white: where the cut runs, over the heatmap of where
+/// the solver worked.
+fn outline(img: &mut RgbaImage, mask: &Mask) {
+    let (w, h) = (mask.width, mask.height);
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) as usize;
+            let right = x + 1 < w && mask.data[i + 1] != mask.data[i];
+            let down = y + 1 < h && mask.data[i + w as usize] != mask.data[i];
+            if right || down {
+                img.put_pixel(x, y, [255, 255, 255, 255].into());
+            }
+        }
+    }
 }
 
 fn checker(x: u32, y: u32) -> [u8; 3] {
@@ -418,5 +440,11 @@ mod tests {
         let busy = img.get_pixel(6, 2).0;
         assert_eq!(idle[0], idle[1], "idle block stays grey");
         assert_ne!(busy[0], busy[2], "busy block coloured: {busy:?}");
+        // With a mask, its boundary is drawn in white.
+        let m = half_mask(8, 4);
+        let look = look(ViewMode::Heatmap, Backdrop::Blur);
+        let img = compose(&f, Some(&m), Some(&act), &look);
+        assert_eq!(img.get_pixel(3, 1).0, [255, 255, 255, 255]);
+        assert_ne!(img.get_pixel(1, 1).0, [255, 255, 255, 255]);
     }
 }

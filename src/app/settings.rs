@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub const STORAGE_KEY: &str = "livecut-settings";
 
 /// How the frame and its mask are shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum ViewMode {
     /// The frame with the foreground tinted and the background dimmed.
     Overlay,

@@ -30,6 +30,8 @@ pub struct AppOptions {
     pub source: Box<dyn FrameSource>,
     /// Engine to use instead of the remembered one.
     pub engine: Option<EngineChoice>,
+    /// View to show instead of the remembered one.
+    pub view: Option<ViewMode>,
     /// A message to show at start (e.g. why the camera could not be opened).
     pub notice: Option<String>,
     /// Close the window after this long and report the frame rates.
@@ -137,6 +139,9 @@ impl LivecutApp {
         let mut settings = Settings::load(storage);
         if let Some(engine) = options.engine {
             settings.engine = engine;
+        }
+        if let Some(view) = options.view {
+            settings.view = view;
         }
         let backend = Backend::start(options.source, settings.segment_params(), settings.engine)?;
         let mut tasks = Tasks::default();

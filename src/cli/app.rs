@@ -1,6 +1,7 @@
 //! `livecut` with no command: the desktop window.
 
 use anyhow::Context;
+use livecut::app::settings::ViewMode;
 use livecut::app::{self, AppOptions, demo_spec};
 use livecut::capture::{SourceSpec, StreamSettings};
 use livecut::maxflow::EngineChoice;
@@ -16,6 +17,9 @@ pub struct AppArgs {
     /// Engine to start with [default: the one chosen last time, at first `auto`]
     #[arg(long, value_enum)]
     engine: Option<EngineChoice>,
+    /// View to start with [default: the one chosen last time, at first `overlay`]
+    #[arg(long, value_enum)]
+    view: Option<ViewMode>,
     /// Close the window after this many seconds and print the UI and segmentation
     /// frame rates (for demos and timing)
     #[arg(long, value_name = "SECONDS")]
@@ -59,6 +63,7 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
     app::run(AppOptions {
         source,
         engine: args.engine,
+        view: args.view,
         notice,
         quit_after,
     })?;
