@@ -92,6 +92,20 @@ pub struct Segmenter {
     engine_warm: bool,
     /// Buffer for the RGB bytes of a cropped region.
     crop_rgb: Vec<u8>,
+    /// How the last segmented frame started, to redo it the same way.
+    last: Option<LastFrame>,
+}
+
+/// The state the last frame was segmented from. When the same frame comes again (the
+/// app re-segments a paused frame after new parameters), it starts from the same
+/// state: the same previous mask, and its seeds as hard constraints again if it was
+/// the seeded frame.
+struct LastFrame {
+    index: u64,
+    width: u32,
+    height: u32,
+    previous: Option<Mask>,
+    seeded: bool,
 }
 
 /// The part of a frame one cut works on.
@@ -146,10 +160,10 @@ impl Default for SegmentParams {
             connectivity: Connectivity::Eight,
             iterations: 0,
             dynamic: true,
-            temporal: 0.0,
+            temporal: 5.0,
             cleanup_min_area: 0,
             color_model: ColorModelKind::Histogram { bits: 4 },
-            temporal_ramp: 0.0,
+            temporal_ramp: 10.0,
             drop_unanchored: false,
             background_frames: 0,
             background_weight: 1.0,
@@ -197,6 +211,7 @@ impl Segmenter {
             labeller,
             engine_warm: false,
             crop_rgb: Vec::new(),
+            last: None,
         }
     }
 
@@ -273,6 +288,7 @@ impl Segmenter {
         self.previous = None;
         self.background = None;
         self.engine_warm = false;
+        self.last = None;
     }
 
     /// Forgets the previous mask (the next frame has no temporal prior), e.g. after a
@@ -293,6 +309,12 @@ impl Segmenter {
                 got: frame.rgb.len(),
                 expected,
             });
+        }
+        if let Some(last) = &self.last
+            && (last.index, last.width, last.height) == (frame.index, width, height)
+        {
+            self.previous = last.previous.clone();
+            self.seeds_pending |= last.seeded && self.seeds.is_some();
         }
         if self
             .previous
@@ -320,7 +342,14 @@ impl Segmenter {
             self.seeds = hard;
         }
         let (mask, solution) = result?;
-        self.previous = Some(mask.clone());
+        let before = self.previous.replace(mask.clone());
+        self.last = Some(LastFrame {
+            index: frame.index,
+            width,
+            height,
+            previous: before,
+            seeded: fresh,
+        });
         Ok(SegmentOutput {
             mask,
             flow: solution.flow,

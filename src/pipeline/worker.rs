@@ -58,6 +58,7 @@ impl FrameProcessor for Segmenter {
 }
 
 /// Instructions from the consumer to the worker.
+#[derive(Debug)]
 pub enum Command {
     /// New seeds (scribbles); while paused, the current frame is segmented again.
     SetSeeds(Seeds),
@@ -68,7 +69,8 @@ pub enum Command {
     /// Switch engine (created on the worker: CUDA start-up never blocks the UI).
     SetEngine(EngineChoice),
     /// Switch source: the old capture thread is stopped and joined, the new source
-    /// opened on the worker, and its default seeds (if any) replace the current ones.
+    /// opened on the worker, its default seeds (if any) replace the current ones, and
+    /// a pause ends (the new source is shown).
     SetSource(SourceSpec),
     /// Stop taking frames (a live source keeps running and its frames are dropped).
     Pause,
@@ -350,6 +352,8 @@ impl<P: FrameProcessor> Worker<P> {
                     feed.stop();
                 }
                 self.last = None;
+                self.paused = false;
+                self.steps = 0;
                 match spec.open() {
                     Ok(source) => self.open(source, None),
                     Err(e) => self.emit(Event::SourceFailed(e.to_string())),

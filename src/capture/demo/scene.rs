@@ -46,8 +46,12 @@ impl Shape {
         }
     }
 
-    fn max_radius(&self) -> f32 {
-        (0..360).map(|k| (k as f32).to_radians()).map(|a| self.radius(a.cos(), a.sin())).fold(0.0, f32::max)
+    /// Smallest and largest radius, with a little slack for the angles between the
+    /// samples.
+    fn radius_range(&self) -> (f32, f32) {
+        let radii = (0..720).map(|k| (k as f32 / 2.0).to_radians()).map(|a| self.radius(a.cos(), a.sin()));
+        let (lo, hi) = radii.fold((f32::MAX, 0.0f32), |(lo, hi), r| (lo.min(r), hi.max(r)));
+        (0.98 * lo, 1.02 * hi)
     }
 }
 
@@ -63,6 +67,9 @@ enum Texture {
 struct Object {
     shape: Shape,
     size: f32,
+    /// Radius of the largest circle inside the outline.
+    inner: f32,
+    /// Radius of the smallest circle around the outline.
     reach: f32,
     base: (f32, f32),
     amp: (f32, f32),
@@ -73,6 +80,9 @@ struct Object {
     colours: [Rgb; 2],
     texture: Texture,
     tex_seed: u64,
+    /// The surface pre-rendered on a square grid centred on the object, RGB f32.
+    sprite: Vec<f32>,
+    sprite_side: usize,
 }
 
 /// Where an object is at one instant.
@@ -111,8 +121,23 @@ impl Object {
         self.shape.radius(u / rho, v / rho) - rho
     }
 
-    /// Colour at local (u, v) lit from the top left, before global lighting.
-    fn colour(&self, pose: &Pose, u: f32, v: f32, x: f32, y: f32) -> Rgb {
+    /// [`Object::depth`] clamped to [-band, band], skipping the outline where the
+    /// inner and outer circles decide (most pixels of a bounding box).
+    fn depth_within(&self, u: f32, v: f32, band: f32) -> f32 {
+        let rho2 = u * u + v * v;
+        let (outer, inner) = (self.reach + band, (self.inner - band).max(0.0));
+        if rho2 >= outer * outer {
+            -band
+        } else if rho2 <= inner * inner {
+            band
+        } else {
+            self.depth(u, v).clamp(-band, band)
+        }
+    }
+
+    /// Pattern and shading at local (u, v): the object's own surface, which turns with
+    /// it. Evaluated once per sprite texel when the scene is built.
+    fn surface(&self, u: f32, v: f32) -> Rgb {
         let r = self.size;
         let m = match self.texture {
             Texture::Stripes => {
@@ -123,13 +148,43 @@ impl Object {
             Texture::Spots => smoothstep(0.64, 0.74, value(self.tex_seed, u / (0.3 * r), v / (0.3 * r))),
             Texture::Blotches => smoothstep(0.5, 0.62, fbm(self.tex_seed, u / (0.5 * r), v / (0.5 * r), 3)),
         };
-        let [a, b] = self.colours;
         let rho2 = (u * u + v * v) / (r * r);
         let shade = 1.0 - 0.3 * rho2.min(1.5);
+        lerp(self.colours[0], self.colours[1], m).map(|c| c * shade)
+    }
+
+    /// Paints the sprite: the surface on a square grid covering the whole object.
+    fn paint_sprite(&mut self) {
+        let side = 2 * self.reach.ceil() as usize + 3;
+        let half = (side / 2) as f32;
+        let mut sprite = Vec::with_capacity(side * side * 3);
+        for j in 0..side {
+            for i in 0..side {
+                sprite.extend(self.surface(i as f32 - half, j as f32 - half));
+            }
+        }
+        self.sprite = sprite;
+        self.sprite_side = side;
+    }
+
+    /// Colour at local (u, v) and frame position (x, y): the sprite (bilinear) plus a
+    /// glint from a light at the top left, before global lighting.
+    fn colour(&self, pose: &Pose, u: f32, v: f32, x: f32, y: f32) -> Rgb {
+        let side = self.sprite_side;
+        let half = (side / 2) as f32;
+        let (su, sv) = ((u + half).clamp(0.0, side as f32 - 1.001), (v + half).clamp(0.0, side as f32 - 1.001));
+        let (i0, j0) = (su.floor(), sv.floor());
+        let (tx, ty) = (su - i0, sv - j0);
+        let k = (j0 as usize * side + i0 as usize) * 3;
+        let row = side * 3;
+        let sp = &self.sprite;
+        let r = self.size;
         let (hx, hy) = (x - pose.cx + 0.35 * r, y - pose.cy + 0.35 * r);
         let glint = 0.3 * (-(hx * hx + hy * hy) / (2.0 * (0.2 * r).powi(2))).exp();
         std::array::from_fn(|c| {
-            let base = (a[c] + (b[c] - a[c]) * m) * shade;
+            let top = sp[k + c] + (sp[k + 3 + c] - sp[k + c]) * tx;
+            let bottom = sp[k + row + c] + (sp[k + row + 3 + c] - sp[k + row + c]) * tx;
+            let base = top + (bottom - top) * ty;
             base + (255.0 - base) * glint
         })
     }
@@ -189,7 +244,7 @@ impl DemoScene {
             shadow_blur: (0.05 * s).max(1.0),
             stroke: (s / 90.0).max(1.0),
         };
-        scene.paint_background();
+        scene.paint_background_texture();
         scene
     }
 
@@ -198,7 +253,7 @@ impl DemoScene {
         (self.width, self.height)
     }
 
-    fn paint_background(&mut self) {
+    fn paint_background_texture(&mut self) {
         let bw = self.width as usize + 2 * self.drift.0 as usize + 2;
         let bh = self.height as usize + 2 * self.drift.1 as usize + 2;
         let s = self.width.min(self.height) as f32;
@@ -222,20 +277,31 @@ impl DemoScene {
         self.bg_width = bw;
     }
 
-    /// Background colour at frame pixel (x, y) for time t (bilinear, panned).
-    fn background_at(&self, x: f32, y: f32, t: f32) -> Rgb {
-        let bx = x + self.drift.0 * (1.0 + (TAU * t / 9.0).sin());
-        let by = y + self.drift.1 * (1.0 + (TAU * t / 7.0 + 1.0).sin());
-        let (x0, y0) = (bx.floor(), by.floor());
-        let (tx, ty) = (bx - x0, by - y0);
-        let i = (y0 as usize * self.bg_width + x0 as usize) * 3;
+    /// How far the background has panned at time t (within the painted margin).
+    fn pan(&self, t: f32) -> (f32, f32) {
+        (
+            self.drift.0 * (1.0 + (TAU * t / 9.0).sin()),
+            self.drift.1 * (1.0 + (TAU * t / 7.0 + 1.0).sin()),
+        )
+    }
+
+    /// The background panned by (pan_x, pan_y) into `buf` (RGB f32, frame-sized). The
+    /// fractional part of the pan is the same for every pixel, so are the bilinear
+    /// weights.
+    fn paint_background(&self, buf: &mut Vec<f32>, pan_x: f32, pan_y: f32) {
+        let (x0, y0) = (pan_x.floor(), pan_y.floor());
+        let (tx, ty) = (pan_x - x0, pan_y - y0);
+        let weights = [(1.0 - tx) * (1.0 - ty), tx * (1.0 - ty), (1.0 - tx) * ty, tx * ty];
         let row = self.bg_width * 3;
+        let w = self.width as usize * 3;
         let bg = &self.background;
-        std::array::from_fn(|c| {
-            let top = bg[i + c] + (bg[i + 3 + c] - bg[i + c]) * tx;
-            let bottom = bg[i + row + c] + (bg[i + row + 3 + c] - bg[i + row + c]) * tx;
-            top + (bottom - top) * ty
-        })
+        for y in 0..self.height as usize {
+            let start = (y + y0 as usize) * row + x0 as usize * 3;
+            let (top, bottom) = (&bg[start..start + w + 3], &bg[start + row..start + row + w + 3]);
+            buf.extend((0..w).map(|i| {
+                weights[0] * top[i] + weights[1] * top[i + 3] + weights[2] * bottom[i] + weights[3] * bottom[i + 3]
+            }));
+        }
     }
 
     fn time(&self, index: u64) -> f32 {
@@ -253,12 +319,9 @@ impl DemoScene {
     pub fn render(&self, index: u64) -> (Frame, Mask) {
         let (w, h) = (self.width as usize, self.height as usize);
         let t = self.time(index);
+        let (pan_x, pan_y) = self.pan(t);
         let mut buf = Vec::with_capacity(w * h * 3);
-        for y in 0..h {
-            for x in 0..w {
-                buf.extend(self.background_at(x as f32, y as f32, t));
-            }
-        }
+        self.paint_background(&mut buf, pan_x, pan_y);
         let poses: Vec<Pose> = self.objects.iter().map(|o| o.pose(t)).collect();
         self.cast_shadows(&mut buf, &poses);
         let mut truth = Mask::empty(self.width, self.height);
@@ -286,7 +349,7 @@ impl DemoScene {
             for y in y0..y1 {
                 for x in x0..x1 {
                     let (u, v) = Object::local(&pose, x as f32 + 0.5, y as f32 + 0.5);
-                    if object.depth(u, v) >= 0.0 {
+                    if object.depth_within(u, v, 1.0) >= 0.0 {
                         truth.data[y as usize * self.width as usize + x as usize] = 255;
                     }
                 }
@@ -307,7 +370,7 @@ impl DemoScene {
             for y in y0..y1 {
                 for x in x0..x1 {
                     let (u, v) = Object::local(&shifted, x as f32 + 0.5, y as f32 + 0.5);
-                    let cover = (object.depth(u, v) / self.shadow_blur + 0.5).clamp(0.0, 1.0);
+                    let cover = (object.depth_within(u, v, self.shadow_blur) / self.shadow_blur + 0.5).clamp(0.0, 1.0);
                     let i = (y as usize * w + x as usize) * 3;
                     buf[i..i + 3].iter_mut().for_each(|c| *c *= 1.0 - 0.4 * cover);
                 }
@@ -322,7 +385,7 @@ impl DemoScene {
             for x in x0..x1 {
                 let (px, py) = (x as f32 + 0.5, y as f32 + 0.5);
                 let (u, v) = Object::local(pose, px, py);
-                let depth = object.depth(u, v);
+                let depth = object.depth_within(u, v, 1.0);
                 let cover = (depth + 0.5).clamp(0.0, 1.0);
                 if cover <= 0.0 {
                     continue;
@@ -347,16 +410,17 @@ impl DemoScene {
         let gain = 1.0 - 0.28 * dim;
         let tint = [gain * (1.0 + 0.03 * dim), gain, gain * (1.0 - 0.05 * dim)];
         let mut rng = Rng::new(mix(self.seed ^ 0x5E45) ^ index);
+        let band: Vec<f32> = (0..w).map(|x| 1.0 + 0.08 * (TAU * x as f32 / w as f32 + 0.5 * t).sin()).collect();
         let mut out = Vec::with_capacity(w * h * 3);
         for y in 0..h {
             let vignette_y = 1.0 + 0.04 * (y as f32 / h as f32 - 0.5);
-            for x in 0..w {
-                let band = 1.0 + 0.08 * (TAU * x as f32 / w as f32 + 0.5 * t).sin();
-                let noise = rng.gauss3();
+            for (x, band) in band.iter().enumerate() {
+                let noise = rng.noise3();
                 let i = (y * w + x) * 3;
                 for c in 0..3 {
                     let v = buf[i + c] * tint[c] * band * vignette_y + NOISE_SIGMA * noise[c];
-                    out.push(v.round().clamp(0.0, 255.0) as u8);
+                    // `as` saturates: negative values become 0, large ones 255.
+                    out.push((v + 0.5) as u8);
                 }
             }
         }
@@ -427,15 +491,16 @@ fn make_object(i: usize, w: f32, h: f32, rng: &mut Rng, seed: u64) -> Object {
             phase: rng.range(0.0, TAU),
         },
     };
-    let reach = shape.max_radius();
+    let (inner, reach) = shape.radius_range();
     let jitter = |rng: &mut Rng, v: f32| v + rng.range(-0.05, 0.05);
     let anchors = [(0.24, 0.38), (0.52, 0.64), (0.78, 0.4)];
     let (axis_x, amp_x) = path_axis(jitter(rng, anchors[i].0) * w, w, reach, 0.18 * w);
     let (axis_y, amp_y) = path_axis(jitter(rng, anchors[i].1) * h, h, reach, 0.16 * h);
     let colours = OBJECTS[i].map(|c| c.map(|v| (v + rng.range(-8.0, 8.0)).clamp(0.0, 255.0)));
-    Object {
+    let mut object = Object {
         shape,
         size,
+        inner,
         reach,
         base: (axis_x, axis_y),
         amp: (amp_x, amp_y),
@@ -446,7 +511,11 @@ fn make_object(i: usize, w: f32, h: f32, rng: &mut Rng, seed: u64) -> Object {
         colours,
         texture: [Texture::Stripes, Texture::Spots, Texture::Blotches][i],
         tex_seed: mix(seed ^ (0x7E57 + i as u64)),
-    }
+        sprite: Vec::new(),
+        sprite_side: 0,
+    };
+    object.paint_sprite();
+    object
 }
 
 /// Centre and swing of one axis of a path so that an object of radius `reach` stays

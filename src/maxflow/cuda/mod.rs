@@ -1,30 +1,341 @@
-//! Push-relabel on an NVIDIA GPU (in progress).
-use super::{CutSide, Engine, EngineError, Solution};
-use crate::grid::GridProblem;
+//! Exact push-relabel max-flow on an NVIDIA GPU (CUDA Cuts on tiles).
+//!
+//! The residual graph lives on the device in a tiled layout (`layout`, `buffers`). Each
+//! round discharges the active tiles of one colour at a time in shared memory, several
+//! push/relabel steps per launch with region relabels inside the tile; an exact global
+//! relabel (BFS from the sink, tile fixpoints looped on the device) runs periodically and
+//! decides termination: when no pixel with excess can reach the sink the preflow is
+//! maximum, and the pixels that cannot reach the sink are the source side of a minimum
+//! cut (`CutSide::CannotReachSink`). The kernels (`kernels/*.cu`) are compiled once per
+//! process with NVRTC. See `kernels/pushrelabel.cu` for the algorithm in detail.
+
+mod buffers;
+mod kernels;
+mod layout;
+mod runtime;
+mod schedule;
+
+pub use kernels::{KERNEL_SOURCES, KernelSource};
+pub use layout::{TILE_H, TILE_W};
+pub use schedule::Schedule;
+
+use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
+use crate::grid::{GridProblem, Mask};
+use buffers::{DeviceState, cuda_err};
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, CudaStream};
+use layout::{Ctl, Tiling, status};
+use runtime::Runtime;
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Tuning of the CUDA engine's schedule. Every setting keeps the result exact; they
+/// only move work between kinds of passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CudaConfig {
+    /// Persistent kernel or one launch per pass.
+    pub schedule: Schedule,
+    /// Discharge all tiles at once each round (halo heights may be stale) instead of one
+    /// colour class at a time (frozen halos; 2 phases per round for 4C, 4 for 8C).
+    pub concurrent: bool,
+    /// Push/relabel steps a tile may run per visit before it is written back.
+    pub step_budget: u32,
+    /// Region relabel (BFS inside the tile) every this many steps of a visit (0: only
+    /// at the start of a visit).
+    pub region_every: u32,
+    /// Stochastic cuts: tiles without active pixels are skipped, and all tiles are
+    /// visited every this many rounds anyway (0: never).
+    pub revisit_every: u32,
+    /// Global relabel after at most this many discharge rounds.
+    pub global_relabel_rounds: u32,
+    /// ... or once local relabels since the last one exceed pixels × this / 16.
+    pub global_relabel_work: u32,
+    /// Safety cap on discharge rounds; reaching it is an error, never an answer.
+    pub max_rounds: u32,
+}
+
+impl Default for CudaConfig {
+    fn default() -> Self {
+        Self {
+            schedule: Schedule::Persistent,
+            concurrent: false,
+            step_budget: 64,
+            region_every: 0,
+            revisit_every: 8,
+            global_relabel_rounds: 2,
+            global_relabel_work: 16,
+            max_rounds: 1 << 20,
+        }
+    }
+}
+
+/// What the last call did on the device, beyond [`SolveStats`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CudaDetails {
+    /// How the solve was driven.
+    pub schedule: Schedule,
+    /// Blocks of the persistent launch (0 for the host loop).
+    pub blocks: u32,
+    /// NVRTC compile time of this process (paid once, by the first engine).
+    pub compile_ms: f64,
+    /// Tiles of the grid.
+    pub tiles: u32,
+    /// Discharge rounds (one pass per tile colour each).
+    pub rounds: u32,
+    /// Exact global relabels.
+    pub global_relabels: u32,
+    /// BFS rounds over all global relabels.
+    pub bfs_rounds: u32,
+    /// Tile visits of the discharge passes.
+    pub tile_visits: u32,
+    /// Tiles relaxed in BFS rounds.
+    pub bfs_tiles: u32,
+    /// Push/relabel steps summed over tile visits.
+    pub steps: u64,
+    /// Jacobi iterations of BFS and region relabels summed over tiles.
+    pub bfs_iterations: u64,
+    /// Local relabel operations.
+    pub relabels: u64,
+    /// SM cycles spent inside discharge visits, summed over tiles.
+    pub discharge_cycles: u64,
+    /// SM cycles spent relaxing BFS tiles, summed over tiles.
+    pub bfs_cycles: u64,
+    /// Passes over the whole grid's memory: tile visits and BFS tiles over the tile
+    /// count, plus the full-grid passes of each global relabel (2) and the output (1).
+    pub sweeps: f64,
+}
 
 /// Push-relabel max-flow on the GPU.
-pub struct CudaEngine {}
+pub struct CudaEngine {
+    rt: Arc<Runtime>,
+    stream: Arc<CudaStream>,
+    start: CudaEvent,
+    end: CudaEvent,
+    config: CudaConfig,
+    state: Option<DeviceState>,
+    details: CudaDetails,
+}
 
 impl CudaEngine {
-    /// Opens the first CUDA device, or says why it cannot.
+    /// Opens the first CUDA device with the default schedule, or says why it cannot.
     pub fn new() -> Result<Self, EngineError> {
-        Err(EngineError::CudaUnavailable("not built yet".into()))
+        Self::with_config(CudaConfig::default())
     }
+
+    /// Opens the first CUDA device with the given schedule settings.
+    pub fn with_config(config: CudaConfig) -> Result<Self, EngineError> {
+        let rt = runtime::runtime()?;
+        let stream = rt.ctx.new_stream().map_err(cuda_err("creating a stream"))?;
+        let event = || {
+            rt.ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(cuda_err("creating an event"))
+        };
+        let (start, end) = (event()?, event()?);
+        Ok(Self {
+            rt,
+            stream,
+            start,
+            end,
+            config,
+            state: None,
+            details: CudaDetails::default(),
+        })
+    }
+
+    /// The schedule settings in use.
+    pub fn config(&self) -> CudaConfig {
+        self.config
+    }
+
+    /// Changes the schedule settings for later calls.
+    pub fn set_config(&mut self, config: CudaConfig) {
+        self.config = config;
+    }
+
+    /// Device-side counters of the last call.
+    pub fn details(&self) -> &CudaDetails {
+        &self.details
+    }
+
+    fn run(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+        let tiling = Tiling::new(problem.width(), problem.height(), problem.connectivity());
+        let dirs = tiling.dirs;
+        let config = self.config;
+        let coop = self.rt.coop_blocks[usize::from(dirs == 8)];
+        let stream = self.stream.clone();
+        let rt = self.rt.clone();
+
+        let t0 = Instant::now();
+        let state = state_for(&mut self.state, &stream, tiling)?;
+        state.upload(&stream, problem)?;
+        let mut params = state.params(&stream);
+        params.step_budget = config.step_budget.max(1);
+        params.region_every = config.region_every;
+        params.revisit_every = config.revisit_every;
+        params.gr_rounds = config.global_relabel_rounds.max(1);
+        params.gr_work_num = config.global_relabel_work;
+        params.max_rounds = config.max_rounds.max(1);
+        params.concurrent = u32::from(config.concurrent);
+        let persistent = config.schedule == Schedule::Persistent && coop > 0;
+        params.nblocks = if persistent {
+            coop.min(params.ntiles)
+        } else {
+            0
+        };
+        schedule::launch_init(&rt, &stream, &params, dirs)?;
+        stream.synchronize().map_err(cuda_err("upload"))?;
+        let upload_ms = t0.elapsed().as_secs_f64() * 1e3;
+
+        self.start
+            .record(&stream)
+            .map_err(cuda_err("timing event"))?;
+        let outcome = if persistent {
+            schedule::run_persistent(&rt, &stream, &params, dirs)?
+        } else {
+            schedule::run_host_loop(&rt, &stream, state, &params, dirs)?
+        };
+        self.end.record(&stream).map_err(cuda_err("timing event"))?;
+        let solve_ms = self
+            .start
+            .elapsed_ms(&self.end)
+            .map_err(cuda_err("solve"))? as f64;
+
+        let t2 = Instant::now();
+        let mut ctl = Ctl::from_words(
+            &stream
+                .clone_dtoh(&state.ctl)
+                .map_err(cuda_err("reading counters"))?,
+        );
+        if let Some((rounds, grs, bfs_rounds)) = outcome.host_counts {
+            ctl.rounds = rounds;
+            ctl.global_relabels = grs;
+            ctl.bfs_rounds = bfs_rounds;
+            ctl.status = status::DONE;
+        }
+        match ctl.status {
+            status::DONE => {}
+            status::HANG => {
+                return Err(EngineError::Cuda(
+                    "the persistent solve stalled at a grid barrier".into(),
+                ));
+            }
+            status::ROUND_CAP => {
+                return Err(EngineError::Cuda(format!(
+                    "no convergence within {} discharge rounds",
+                    params.max_rounds
+                )));
+            }
+            other => {
+                return Err(EngineError::Cuda(format!(
+                    "the solve ended with status {other}"
+                )));
+            }
+        }
+        let mask = stream
+            .clone_dtoh(&state.mask)
+            .map_err(cuda_err("reading the cut"))?;
+        let counts = stream
+            .clone_dtoh(&state.activity)
+            .map_err(cuda_err("reading activity"))?;
+        let readback_ms = t2.elapsed().as_secs_f64() * 1e3;
+
+        let ntiles = tiling.ntiles();
+        self.details = CudaDetails {
+            schedule: if persistent {
+                Schedule::Persistent
+            } else {
+                Schedule::HostLoop
+            },
+            blocks: params.nblocks,
+            compile_ms: rt.compile_ms,
+            tiles: ntiles,
+            rounds: ctl.rounds,
+            global_relabels: ctl.global_relabels,
+            bfs_rounds: ctl.bfs_rounds,
+            tile_visits: ctl.tile_visits,
+            bfs_tiles: ctl.bfs_tiles,
+            steps: ctl.steps,
+            bfs_iterations: ctl.bfs_iters,
+            relabels: ctl.relabels,
+            discharge_cycles: ctl.cyc_discharge,
+            bfs_cycles: ctl.cyc_bfs,
+            sweeps: (ctl.tile_visits as f64 + ctl.bfs_tiles as f64) / ntiles as f64
+                + 2.0 * ctl.global_relabels as f64
+                + 1.0,
+        };
+        let stats = SolveStats {
+            upload_ms,
+            solve_ms,
+            readback_ms,
+            iterations: ctl.rounds as u64,
+            global_relabels: ctl.global_relabels as u64,
+            launches: outcome.launches + 1,
+            engine_bytes: state.bytes,
+            dynamic: false,
+            changed_arcs: 0,
+            activity: Some(BlockActivity {
+                block_width: TILE_W,
+                block_height: TILE_H,
+                columns: tiling.tiles_x,
+                rows: tiling.tiles_y,
+                counts,
+            }),
+        };
+        Ok(Solution {
+            flow: ctl.sink_flow,
+            mask: Mask {
+                width: problem.width(),
+                height: problem.height(),
+                data: mask,
+            },
+            stats,
+        })
+    }
+}
+
+/// The device arrays for `tiling`, reallocated when the grid's shape changed.
+fn state_for<'a>(
+    slot: &'a mut Option<DeviceState>,
+    stream: &Arc<CudaStream>,
+    tiling: Tiling,
+) -> Result<&'a mut DeviceState, EngineError> {
+    if slot.as_ref().map(|s| s.tiling) != Some(tiling) {
+        *slot = None; // free the old arrays before allocating new ones
+        *slot = Some(DeviceState::new(stream, tiling)?);
+    }
+    slot.as_mut()
+        .ok_or_else(|| EngineError::Cuda("device state missing".into()))
 }
 
 impl Engine for CudaEngine {
     fn name(&self) -> &'static str {
         "cuda"
     }
+
     fn description(&self) -> String {
-        "CUDA".into()
+        let (major, minor) = self.rt.compute_capability;
+        format!(
+            "CUDA push-relabel on {} (sm_{major}{minor}, {} SMs; kernels compiled in {:.0} ms, loaded in {:.0} ms)",
+            self.rt.device_name, self.rt.sm_count, self.rt.compile_ms, self.rt.load_ms
+        )
     }
+
     fn cut_side(&self) -> CutSide {
         CutSide::CannotReachSink
     }
-    fn solve(&mut self, _problem: &GridProblem) -> Result<Solution, EngineError> {
-        todo!()
+
+    fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+        let result = self.run(problem);
+        if result.is_err() {
+            // a failed solve may leave the arrays half-written: start afresh next time
+            self.state = None;
+        }
+        result
     }
+
+    /// Re-uploads the capacities and solves from scratch (`stats.dynamic` is false).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         self.solve(problem)
     }

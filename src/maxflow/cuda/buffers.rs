@@ -1,0 +1,181 @@
+//! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
+//! flags, the counters and the row-major input and output arrays.
+
+use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_PIXELS, Params, TILE_PX, Tiling};
+use crate::grid::GridProblem;
+use crate::maxflow::EngineError;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, ValidAsZeroBits};
+use std::sync::Arc;
+
+/// Turns a driver error into the engine's error with what was being done.
+pub fn cuda_err(what: &'static str) -> impl FnOnce(DriverError) -> EngineError {
+    move |e| EngineError::Cuda(format!("{what}: {e}"))
+}
+
+/// All device arrays of one grid shape; reused while the shape stays the same.
+pub struct DeviceState {
+    /// The grid and its tiles.
+    pub tiling: Tiling,
+    res: CudaSlice<u32>,
+    tres: CudaSlice<u32>,
+    exc: CudaSlice<u64>,
+    h: CudaSlice<u32>,
+    rmask: CudaSlice<u16>,
+    pend: CudaSlice<u32>,
+    tile_active: CudaSlice<u32>,
+    tile_mail: CudaSlice<u32>,
+    tile_dirty: CudaSlice<u32>,
+    /// Discharge visits per tile (the heatmap).
+    pub activity: CudaSlice<u32>,
+    colour_tiles: CudaSlice<u32>,
+    colour_start: [u32; 5],
+    /// Counters (`Ctl`), as 64-bit words.
+    pub ctl: CudaSlice<u64>,
+    in_src: CudaSlice<i32>,
+    in_sink: CudaSlice<i32>,
+    in_edges: CudaSlice<i32>,
+    /// Output mask, row-major.
+    pub mask: CudaSlice<u8>,
+    /// Bytes held on the device.
+    pub bytes: u64,
+}
+
+fn alloc<T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    len: u64,
+    bytes: &mut u64,
+) -> Result<CudaSlice<T>, EngineError> {
+    let n = usize::try_from(len.max(1)).map_err(|_| EngineError::TooLarge {
+        engine: "cuda",
+        reason: "array length overflows".into(),
+    })?;
+    *bytes += (n * std::mem::size_of::<T>()) as u64;
+    stream
+        .alloc_zeros::<T>(n)
+        .map_err(cuda_err("device allocation"))
+}
+
+impl DeviceState {
+    /// Allocates the arrays for `tiling`, or says why it cannot (too many pixels, not
+    /// enough device memory).
+    pub fn new(stream: &Arc<CudaStream>, tiling: Tiling) -> Result<Self, EngineError> {
+        if tiling.pixels() > MAX_PIXELS || tiling.padded_pixels() * tiling.dirs as u64 >= 1 << 40 {
+            return Err(EngineError::TooLarge {
+                engine: "cuda",
+                reason: format!("{} pixels (at most {MAX_PIXELS})", tiling.pixels()),
+            });
+        }
+        let npix = tiling.padded_pixels();
+        if npix > u32::MAX as u64 {
+            return Err(EngineError::TooLarge {
+                engine: "cuda",
+                reason: format!("{npix} padded pixels do not fit 32-bit indices"),
+            });
+        }
+        let real = tiling.pixels();
+        let dirs = tiling.dirs as u64;
+        let nt = tiling.ntiles() as u64;
+        let need = npix * (4 * dirs + 4 + 8 + 4 + 2)
+            + real * (4 * (2 + dirs) + 1)
+            + nt * (24 + 4 * dirs * MAIL_SLOTS as u64);
+        let (free, _) = stream
+            .context()
+            .mem_get_info()
+            .map_err(cuda_err("device memory query"))?;
+        if need > free as u64 {
+            return Err(EngineError::TooLarge {
+                engine: "cuda",
+                reason: format!(
+                    "needs {} MB of device memory, {} MB free",
+                    need >> 20,
+                    free >> 20
+                ),
+            });
+        }
+        let (tiles, colour_start) = tiling.colour_lists();
+        let mut bytes = 0u64;
+        let mut colour_tiles = alloc::<u32>(stream, nt, &mut bytes)?;
+        stream
+            .memcpy_htod(&tiles, &mut colour_tiles)
+            .map_err(cuda_err("upload of the tile lists"))?;
+        Ok(Self {
+            tiling,
+            res: alloc(stream, npix * dirs, &mut bytes)?,
+            tres: alloc(stream, npix, &mut bytes)?,
+            exc: alloc(stream, npix, &mut bytes)?,
+            h: alloc(stream, npix, &mut bytes)?,
+            rmask: alloc(stream, npix, &mut bytes)?,
+            pend: alloc(stream, nt * dirs * MAIL_SLOTS as u64, &mut bytes)?,
+            tile_active: alloc(stream, nt, &mut bytes)?,
+            tile_mail: alloc(stream, nt, &mut bytes)?,
+            tile_dirty: alloc(stream, 2 * nt, &mut bytes)?,
+            activity: alloc(stream, nt, &mut bytes)?,
+            colour_tiles,
+            colour_start,
+            ctl: alloc(stream, CTL_WORDS as u64, &mut bytes)?,
+            in_src: alloc(stream, real, &mut bytes)?,
+            in_sink: alloc(stream, real, &mut bytes)?,
+            in_edges: alloc(stream, real * dirs, &mut bytes)?,
+            mask: alloc(stream, real, &mut bytes)?,
+            bytes,
+        })
+    }
+
+    /// Copies the problem's capacities (row-major, as given) to the device and clears
+    /// the counters. The tiled residual graph is built from them by `pr_init*`.
+    pub fn upload(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        problem: &GridProblem,
+    ) -> Result<(), EngineError> {
+        let n = problem.pixels();
+        stream
+            .memcpy_htod(problem.source(), &mut self.in_src)
+            .map_err(cuda_err("upload of source capacities"))?;
+        stream
+            .memcpy_htod(problem.sink(), &mut self.in_sink)
+            .map_err(cuda_err("upload of sink capacities"))?;
+        for (d, &dir) in problem.connectivity().directions().iter().enumerate() {
+            let mut view = self.in_edges.slice_mut(d * n..(d + 1) * n);
+            stream
+                .memcpy_htod(problem.edges(dir), &mut view)
+                .map_err(cuda_err("upload of edge capacities"))?;
+        }
+        stream
+            .memset_zeros(&mut self.ctl)
+            .map_err(cuda_err("clearing counters"))
+    }
+
+    /// The kernels' parameter block pointing at these arrays.
+    pub fn params(&self, stream: &CudaStream) -> Params {
+        let t = &self.tiling;
+        Params {
+            width: t.width,
+            height: t.height,
+            tiles_x: t.tiles_x,
+            tiles_y: t.tiles_y,
+            ntiles: t.ntiles(),
+            npix: t.ntiles() * TILE_PX,
+            hmax: (t.pixels() + 1) as u32,
+            ncolours: t.colours(),
+            colour_start: self.colour_start,
+            res: self.res.device_ptr(stream).0,
+            tres: self.tres.device_ptr(stream).0,
+            exc: self.exc.device_ptr(stream).0,
+            h: self.h.device_ptr(stream).0,
+            rmask: self.rmask.device_ptr(stream).0,
+            pend: self.pend.device_ptr(stream).0,
+            tile_active: self.tile_active.device_ptr(stream).0,
+            tile_mail: self.tile_mail.device_ptr(stream).0,
+            tile_dirty: self.tile_dirty.device_ptr(stream).0,
+            activity: self.activity.device_ptr(stream).0,
+            colour_tiles: self.colour_tiles.device_ptr(stream).0,
+            ctl: self.ctl.device_ptr(stream).0,
+            in_src: self.in_src.device_ptr(stream).0,
+            in_sink: self.in_sink.device_ptr(stream).0,
+            in_edges: self.in_edges.device_ptr(stream).0,
+            mask: self.mask.device_ptr(stream).0,
+            ..Params::default()
+        }
+    }
+}

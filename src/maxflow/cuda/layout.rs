@@ -1,0 +1,276 @@
+//! Tile geometry and the parameter blocks shared with `kernels/pushrelabel.cu`. The
+//! `#[repr(C)]` structs mirror the kernel's `Params` and `Ctl` field for field; the engine
+//! checks their sizes against the compiled kernels once at start-up.
+
+use crate::grid::Connectivity;
+use cudarc::driver::DeviceRepr;
+
+/// Tile width in pixels (`TW` in the kernels).
+pub const TILE_W: u32 = 32;
+/// Tile height in pixels (`TH` in the kernels).
+pub const TILE_H: u32 = 32;
+/// Pixels per tile.
+pub const TILE_PX: u32 = TILE_W * TILE_H;
+/// Mailbox slots per tile and direction (`PSLOTS`).
+pub const MAIL_SLOTS: u32 = 64;
+/// Threads per block (`BDIM` in the kernels).
+pub const BLOCK_THREADS: u32 = 512;
+/// Most tile colours a schedule uses (`MAX_COLOURS`).
+pub const MAX_COLOURS: usize = 4;
+/// Height meaning "cannot reach the sink" (`INF`).
+pub const INF_HEIGHT: u32 = 0x7fff_ffff;
+
+/// Largest number of real pixels: heights up to `pixels + 1` must stay below `INF`.
+pub const MAX_PIXELS: u64 = INF_HEIGHT as u64 - 2;
+
+/// Kernel status codes (`ST_*`).
+pub mod status {
+    /// The solve finished with a proof of optimality.
+    pub const DONE: u32 = 1;
+    /// A grid barrier waited too long.
+    pub const HANG: u32 = 2;
+    /// The safety cap on discharge rounds was reached.
+    pub const ROUND_CAP: u32 = 3;
+}
+
+/// A W×H grid padded to whole tiles, with the tile colouring of the discharge passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiling {
+    /// Real width.
+    pub width: u32,
+    /// Real height.
+    pub height: u32,
+    /// 4 or 8 neighbour directions.
+    pub dirs: u32,
+    /// Tiles per row.
+    pub tiles_x: u32,
+    /// Tile rows.
+    pub tiles_y: u32,
+}
+
+impl Tiling {
+    /// Tiling of a `width`×`height` grid of the given connectivity.
+    pub fn new(width: u32, height: u32, connectivity: Connectivity) -> Self {
+        Self {
+            width,
+            height,
+            dirs: connectivity.number(),
+            tiles_x: width.div_ceil(TILE_W),
+            tiles_y: height.div_ceil(TILE_H),
+        }
+    }
+
+    /// Number of tiles.
+    pub fn ntiles(&self) -> u32 {
+        self.tiles_x * self.tiles_y
+    }
+
+    /// Pixels of the padded grid (`ntiles * TILE_PX`), in 64 bits.
+    pub fn padded_pixels(&self) -> u64 {
+        self.ntiles() as u64 * TILE_PX as u64
+    }
+
+    /// Real pixels.
+    pub fn pixels(&self) -> u64 {
+        self.width as u64 * self.height as u64
+    }
+
+    /// Tiles of one colour never share a border (4C: a checkerboard; 8C: 2×2 classes,
+    /// so that diagonal neighbours differ too).
+    pub fn colours(&self) -> u32 {
+        if self.dirs == 4 { 2 } else { 4 }
+    }
+
+    /// Colour of the tile at (tx, ty).
+    pub fn colour_of(&self, tx: u32, ty: u32) -> u32 {
+        if self.dirs == 4 {
+            (tx + ty) & 1
+        } else {
+            (tx & 1) | ((ty & 1) << 1)
+        }
+    }
+
+    /// Tile ids grouped by colour, and where each colour's group starts (the last entry
+    /// is the total; unused colours are empty).
+    pub fn colour_lists(&self) -> (Vec<u32>, [u32; MAX_COLOURS + 1]) {
+        let mut tiles = Vec::with_capacity(self.ntiles() as usize);
+        let mut start = [0u32; MAX_COLOURS + 1];
+        for colour in 0..MAX_COLOURS as u32 {
+            start[colour as usize] = tiles.len() as u32;
+            for t in 0..self.ntiles() {
+                if colour < self.colours()
+                    && self.colour_of(t % self.tiles_x, t / self.tiles_x) == colour
+                {
+                    tiles.push(t);
+                }
+            }
+        }
+        start[MAX_COLOURS] = tiles.len() as u32;
+        (tiles, start)
+    }
+}
+
+/// Mirror of the kernels' `Params` (passed by value to every kernel).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Params {
+    pub width: u32,
+    pub height: u32,
+    pub tiles_x: u32,
+    pub tiles_y: u32,
+    pub ntiles: u32,
+    pub npix: u32,
+    pub hmax: u32,
+    pub ncolours: u32,
+    pub colour_start: [u32; MAX_COLOURS + 1],
+    pub step_budget: u32,
+    pub region_every: u32,
+    pub revisit_every: u32,
+    pub gr_rounds: u32,
+    pub gr_work_num: u32,
+    pub max_rounds: u32,
+    pub nblocks: u32,
+    pub concurrent: u32,
+    pub pad0: u32,
+    pub res: u64,
+    pub tres: u64,
+    pub exc: u64,
+    pub h: u64,
+    pub rmask: u64,
+    pub pend: u64,
+    pub tile_active: u64,
+    pub tile_mail: u64,
+    pub tile_dirty: u64,
+    pub activity: u64,
+    pub colour_tiles: u64,
+    pub ctl: u64,
+    pub in_src: u64,
+    pub in_sink: u64,
+    pub in_edges: u64,
+    pub mask: u64,
+}
+
+// SAFETY: plain old data with the C layout of the kernels' `Params`; checked against
+// `sizeof(Params)` reported by the compiled module before any launch.
+unsafe impl DeviceRepr for Params {}
+
+/// Mirror of the kernels' `Snap`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Snap {
+    pub relabels: u64,
+    pub active_tiles: u32,
+    pub mail_tiles: u32,
+    pub gr_changes: u32,
+    pub queue: u32,
+}
+
+/// Mirror of the kernels' `Ctl`: counters and status of one solve.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Ctl {
+    pub sink_flow: u64,
+    pub relabels: u64,
+    pub steps: u64,
+    pub bfs_iters: u64,
+    pub cyc_discharge: u64,
+    pub cyc_bfs: u64,
+    pub active_tiles: u32,
+    pub mail_tiles: u32,
+    pub gr_changes: u32,
+    pub queue: u32,
+    pub tile_visits: u32,
+    pub rounds: u32,
+    pub global_relabels: u32,
+    pub bfs_rounds: u32,
+    pub bfs_tiles: u32,
+    pub status: u32,
+    pub bar_count: u32,
+    pub bar_gen: u32,
+    pub snap: Snap,
+}
+
+/// `Ctl` is read back as this many 64-bit words.
+pub const CTL_WORDS: usize = std::mem::size_of::<Ctl>() / 8;
+
+impl Ctl {
+    /// Rebuilds the counters from the words read back from the device.
+    pub fn from_words(words: &[u64]) -> Self {
+        let mut ctl = Ctl::default();
+        let n = CTL_WORDS.min(words.len());
+        // SAFETY: Ctl is repr(C), 8-byte aligned, made of integers only (any bit pattern
+        // is valid) and exactly CTL_WORDS words long; at most that many are copied.
+        unsafe {
+            std::ptr::copy_nonoverlapping(words.as_ptr(), (&mut ctl as *mut Ctl).cast::<u64>(), n);
+        }
+        ctl
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_sizes_match_the_kernel_layout() {
+        // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
+        assert_eq!(std::mem::size_of::<Params>(), 88 + 16 * 8);
+        assert_eq!(std::mem::size_of::<Snap>(), 24);
+        assert_eq!(std::mem::size_of::<Ctl>(), 48 + 4 * 12 + 24);
+        assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
+    }
+
+    #[test]
+    fn colour_lists_cover_every_tile_once_and_neighbours_differ() {
+        for (w, h, c) in [
+            (1, 40, Connectivity::Four),
+            (100, 70, Connectivity::Eight),
+            (33, 33, Connectivity::Four),
+        ] {
+            let tiling = Tiling::new(w, h, c);
+            let (tiles, start) = tiling.colour_lists();
+            let mut seen = vec![false; tiling.ntiles() as usize];
+            for &t in &tiles {
+                assert!(!seen[t as usize]);
+                seen[t as usize] = true;
+            }
+            assert!(seen.iter().all(|&s| s));
+            assert_eq!(start[MAX_COLOURS] as usize, tiles.len());
+            let reach: i32 = 1;
+            for ty in 0..tiling.tiles_y as i32 {
+                for tx in 0..tiling.tiles_x as i32 {
+                    for dy in -reach..=reach {
+                        for dx in -reach..=reach {
+                            let (nx, ny) = (tx + dx, ty + dy);
+                            let diagonal = dx != 0 && dy != 0;
+                            let touching =
+                                (dx != 0 || dy != 0) && (c == Connectivity::Eight || !diagonal);
+                            if touching
+                                && nx >= 0
+                                && ny >= 0
+                                && nx < tiling.tiles_x as i32
+                                && ny < tiling.tiles_y as i32
+                            {
+                                assert_ne!(
+                                    tiling.colour_of(tx as u32, ty as u32),
+                                    tiling.colour_of(nx as u32, ny as u32)
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ctl_round_trips_through_words() {
+        let mut words = vec![0u64; CTL_WORDS];
+        words[0] = 1 << 40;
+        words[6] = 7 | (9 << 32);
+        let ctl = Ctl::from_words(&words);
+        assert_eq!(ctl.sink_flow, 1 << 40);
+        assert_eq!(ctl.active_tiles, 7);
+        assert_eq!(ctl.mail_tiles, 9);
+    }
+}

@@ -1,0 +1,264 @@
+//! The process-wide CUDA runtime of the engine: driver and NVRTC presence checks, one
+//! NVRTC compilation of the kernels per process, the loaded module and its functions.
+
+use super::kernels::{KERNEL_SOURCES, program_text};
+use super::layout::{BLOCK_THREADS, Ctl, Params};
+use crate::maxflow::EngineError;
+use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use cudarc::nvrtc::{CompileOptions, Ptx};
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// Why the runtime could not start (kept in the `OnceLock`, so it must be `Clone`).
+#[derive(Clone, Debug)]
+enum StartError {
+    Unavailable(String),
+    Compile(String),
+    Cuda(String),
+}
+
+impl From<StartError> for EngineError {
+    fn from(e: StartError) -> Self {
+        match e {
+            StartError::Unavailable(s) => EngineError::CudaUnavailable(s),
+            StartError::Compile(s) => EngineError::Compile(s),
+            StartError::Cuda(s) => EngineError::Cuda(s),
+        }
+    }
+}
+
+/// Shared-memory bytes and other sizes the compiled kernels report about themselves.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelLayout {
+    /// Dynamic shared memory of a discharge block, per connectivity (4C, 8C).
+    pub tile_smem: [u32; 2],
+    /// Dynamic shared memory of a BFS block.
+    pub bfs_smem: u32,
+}
+
+/// The device, its compiled module and what the engine needs to know about both.
+pub struct Runtime {
+    /// The CUDA context of device 0 (primary context).
+    pub ctx: Arc<CudaContext>,
+    functions: HashMap<&'static str, CudaFunction>,
+    _module: Arc<CudaModule>,
+    /// Device name, e.g. "NVIDIA H200".
+    pub device_name: String,
+    /// Compute capability.
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Milliseconds NVRTC took to compile the kernels (once per process).
+    pub compile_ms: f64,
+    /// Milliseconds to load the module (driver JIT of the PTX).
+    pub load_ms: f64,
+    /// Sizes reported by the kernels.
+    pub layout: KernelLayout,
+    /// Blocks of a persistent (cooperative) solve that fit on the device at once, per
+    /// connectivity (4C, 8C); 0 when cooperative launches are not supported.
+    pub coop_blocks: [u32; 2],
+}
+
+impl Runtime {
+    /// The kernel `name` (one of the entries of [`KERNEL_SOURCES`]).
+    pub fn function(&self, name: &str) -> Result<&CudaFunction, EngineError> {
+        self.functions
+            .get(name)
+            .ok_or_else(|| EngineError::Cuda(format!("kernel {name} is not loaded")))
+    }
+}
+
+static RUNTIME: OnceLock<Result<Arc<Runtime>, StartError>> = OnceLock::new();
+
+/// The process-wide runtime, started on first use. Never panics: a missing driver or
+/// NVRTC library, no device or a failing compilation come back as errors.
+pub fn runtime() -> Result<Arc<Runtime>, EngineError> {
+    RUNTIME
+        .get_or_init(start_guarded)
+        .clone()
+        .map_err(EngineError::from)
+}
+
+fn start_guarded() -> Result<Arc<Runtime>, StartError> {
+    // SAFETY: these only try to dlopen the libraries; nothing else is called yet.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(StartError::Unavailable(
+            "the NVIDIA driver library (libcuda) was not found".into(),
+        ));
+    }
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(StartError::Unavailable(
+            "the NVRTC library (libnvrtc, CUDA 12 or 13) was not found".into(),
+        ));
+    }
+    // cudarc panics when a driver entry point is missing (e.g. a driver older than the
+    // API it was built for): turn that into an error instead of ending the program.
+    match std::panic::catch_unwind(start) {
+        Ok(result) => result.map(Arc::new),
+        Err(_) => Err(StartError::Unavailable(
+            "the CUDA driver does not provide the expected API".into(),
+        )),
+    }
+}
+
+fn cuda(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> StartError + '_ {
+    move |e| StartError::Cuda(format!("{what}: {e}"))
+}
+
+fn start() -> Result<Runtime, StartError> {
+    let count = CudaContext::device_count()
+        .map_err(|e| StartError::Unavailable(format!("the CUDA driver did not start ({e})")))?;
+    if count < 1 {
+        return Err(StartError::Unavailable("no CUDA device found".into()));
+    }
+    let ctx = CudaContext::new(0)
+        .map_err(|e| StartError::Unavailable(format!("cannot open CUDA device 0 ({e})")))?;
+    // Each engine uses its own stream for its own buffers only: no cross-stream tracking.
+    // SAFETY: no slice is ever shared between streams by this engine.
+    unsafe { ctx.disable_event_tracking() };
+    let device_name = ctx.name().map_err(cuda("device name"))?;
+    let compute_capability = ctx
+        .compute_capability()
+        .map_err(cuda("compute capability"))?;
+    let sm_count = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(cuda("multiprocessor count"))? as u32;
+    let cooperative = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+        .map_err(cuda("cooperative launch attribute"))?
+        != 0;
+
+    let t0 = Instant::now();
+    let ptx = compile(compute_capability)?;
+    let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
+    let t1 = Instant::now();
+    let module = ctx
+        .load_module(ptx)
+        .map_err(cuda("loading the compiled kernels"))?;
+    let mut functions = HashMap::new();
+    for source in KERNEL_SOURCES {
+        for &entry in source.entries {
+            let f = module
+                .load_function(entry)
+                .map_err(|e| StartError::Cuda(format!("kernel {entry}: {e}")))?;
+            functions.insert(entry, f);
+        }
+    }
+    let load_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let layout = check_layout(&ctx, &functions)?;
+    let mut coop_blocks = [0u32; 2];
+    for (k, (solve, smem)) in [
+        ("pr_solve4", layout.tile_smem[0]),
+        ("pr_solve8", layout.tile_smem[1]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let f = &functions[solve];
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(BLOCK_THREADS, smem as usize, None)
+            .map_err(cuda("occupancy"))?;
+        coop_blocks[k] = if cooperative { per_sm * sm_count } else { 0 };
+    }
+    Ok(Runtime {
+        ctx,
+        functions,
+        _module: module,
+        device_name,
+        compute_capability,
+        sm_count,
+        compile_ms,
+        load_ms,
+        layout,
+        coop_blocks,
+    })
+}
+
+fn compile(cc: (i32, i32)) -> Result<Ptx, StartError> {
+    let arch = format!("--gpu-architecture=compute_{}{}", cc.0, cc.1);
+    let attempt = |arch: Option<&str>| {
+        let mut options = vec!["--std=c++17".to_string(), "-lineinfo".to_string()];
+        options.extend(arch.map(str::to_string));
+        cudarc::nvrtc::compile_ptx_with_opts(
+            program_text(),
+            CompileOptions {
+                options,
+                name: Some("pushrelabel.cu".into()),
+                ..Default::default()
+            },
+        )
+    };
+    // An NVRTC older than the device does not know its architecture: fall back to its
+    // default target (the driver JIT-compiles the PTX for the device).
+    attempt(Some(&arch))
+        .or_else(|_| attempt(None))
+        .map_err(|e| StartError::Compile(compile_message(&e)))
+}
+
+fn compile_message(e: &cudarc::nvrtc::CompileError) -> String {
+    match e {
+        cudarc::nvrtc::CompileError::CompileError { log, .. } => log
+            .to_string_lossy()
+            .lines()
+            .take(20)
+            .collect::<Vec<_>>()
+            .join(" | "),
+        other => format!("{other:?}"),
+    }
+}
+
+/// Asks the module for its struct sizes, checks them against the Rust mirrors and raises
+/// the dynamic shared-memory limit of the kernels that need more than 48 KB.
+fn check_layout(
+    ctx: &Arc<CudaContext>,
+    functions: &HashMap<&'static str, CudaFunction>,
+) -> Result<KernelLayout, StartError> {
+    let stream = ctx.default_stream();
+    let mut out = stream.alloc_zeros::<u32>(5).map_err(cuda("alloc"))?;
+    let cfg = LaunchConfig {
+        grid_dim: (1, 1, 1),
+        block_dim: (32, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: pr_layout writes 5 u32 to its argument, which holds 5.
+    unsafe {
+        stream
+            .launch_builder(&functions["pr_layout"])
+            .arg(&mut out)
+            .launch(cfg)
+    }
+    .map_err(cuda("layout kernel"))?;
+    let sizes = stream.clone_dtoh(&out).map_err(cuda("layout readback"))?;
+    let expected = [
+        std::mem::size_of::<Params>() as u32,
+        std::mem::size_of::<Ctl>() as u32,
+    ];
+    if sizes[0] != expected[0] || sizes[1] != expected[1] {
+        return Err(StartError::Cuda(format!(
+            "kernel structs do not match the engine (Params {} vs {}, Ctl {} vs {})",
+            sizes[0], expected[0], sizes[1], expected[1]
+        )));
+    }
+    let layout = KernelLayout {
+        tile_smem: [sizes[2], sizes[3]],
+        bfs_smem: sizes[4],
+    };
+    let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    for (name, bytes) in [
+        ("pr_discharge4", layout.tile_smem[0]),
+        ("pr_discharge8", layout.tile_smem[1]),
+        ("pr_solve4", layout.tile_smem[0]),
+        ("pr_solve8", layout.tile_smem[1]),
+        ("pr_gr_round4", layout.bfs_smem),
+        ("pr_gr_round8", layout.bfs_smem),
+    ] {
+        functions[name]
+            .set_attribute(attr, bytes as i32)
+            .map_err(|e| {
+                StartError::Cuda(format!("shared memory of {name} ({bytes} bytes): {e}"))
+            })?;
+    }
+    Ok(layout)
+}

@@ -1,0 +1,205 @@
+//! The two ways of driving the kernels: one persistent cooperative launch that runs the
+//! whole solve on the device, or the plain scheme of one launch per pass with the host
+//! reading the counters to decide what comes next.
+
+use super::buffers::{DeviceState, cuda_err};
+use super::layout::{BLOCK_THREADS, Ctl, Params};
+use super::runtime::Runtime;
+use crate::maxflow::EngineError;
+use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// How the solve loop is driven.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Schedule {
+    /// One cooperative launch: every block loops over tiles and meets the others at
+    /// grid barriers; termination is decided on the device.
+    #[default]
+    Persistent,
+    /// One launch per pass and a blocking read of the counters after each BFS round and
+    /// each discharge round (the plain scheme, for comparison and as a fallback).
+    HostLoop,
+}
+
+fn per_tile(blocks: u32, smem: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks.max(1), 1, 1),
+        block_dim: (BLOCK_THREADS, 1, 1),
+        shared_mem_bytes: smem,
+    }
+}
+
+fn kernel_name(base: &str, dirs: u32) -> String {
+    format!("{base}{dirs}")
+}
+
+/// Builds the tiled residual graph from the uploaded capacities (`pr_init*`).
+pub fn launch_init(
+    rt: &Runtime,
+    stream: &Arc<CudaStream>,
+    params: &Params,
+    dirs: u32,
+) -> Result<(), EngineError> {
+    let f = rt.function(&kernel_name("pr_init", dirs))?;
+    // SAFETY: `params` points at arrays of the shape it describes (DeviceState::params).
+    unsafe {
+        stream
+            .launch_builder(f)
+            .arg(params)
+            .launch(per_tile(params.ntiles, 0))
+    }
+    .map(|_| ())
+    .map_err(cuda_err("init kernel"))
+}
+
+/// What a schedule reports besides the device counters.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outcome {
+    /// Kernel launches made.
+    pub launches: u64,
+    /// Counters the host loop keeps itself (rounds, global relabels, BFS rounds); the
+    /// persistent kernel keeps them in `Ctl`.
+    pub host_counts: Option<(u32, u32, u32)>,
+}
+
+/// Runs the persistent solve with `params.nblocks` co-resident blocks.
+pub fn run_persistent(
+    rt: &Runtime,
+    stream: &Arc<CudaStream>,
+    params: &Params,
+    dirs: u32,
+) -> Result<Outcome, EngineError> {
+    let f = rt.function(&kernel_name("pr_solve", dirs))?;
+    let smem = rt.layout.tile_smem[usize::from(dirs == 8)];
+    // SAFETY: as above; all `nblocks` blocks fit on the device at once (checked by the
+    // caller against the occupancy), which the grid barriers need.
+    unsafe {
+        stream
+            .launch_builder(f)
+            .arg(params)
+            .launch_cooperative(per_tile(params.nblocks, smem))
+    }
+    .map_err(cuda_err("persistent solve kernel"))?;
+    Ok(Outcome {
+        launches: 1,
+        host_counts: None,
+    })
+}
+
+fn read_ctl(stream: &Arc<CudaStream>, state: &DeviceState) -> Result<Ctl, EngineError> {
+    let words = stream
+        .clone_dtoh(&state.ctl)
+        .map_err(cuda_err("reading counters"))?;
+    Ok(Ctl::from_words(&words))
+}
+
+/// Runs the plain host-driven schedule.
+pub fn run_host_loop(
+    rt: &Runtime,
+    stream: &Arc<CudaStream>,
+    state: &DeviceState,
+    params: &Params,
+    dirs: u32,
+) -> Result<Outcome, EngineError> {
+    let gr_round = rt.function(&kernel_name("pr_gr_round", dirs))?;
+    let discharge = rt.function(&kernel_name("pr_discharge", dirs))?;
+    let mask = rt.function("pr_mask")?;
+    let tile_smem = rt.layout.tile_smem[usize::from(dirs == 8)];
+    let bfs_smem = rt.layout.bfs_smem;
+    let nt = params.ntiles;
+    let mut launches = 0u64;
+    let (mut rounds, mut global_relabels, mut bfs_rounds) = (0u32, 0u32, 0u32);
+    // SAFETY (all launches below): `params` describes the arrays it points at, and each
+    // kernel gets the scalar arguments its signature declares.
+    loop {
+        let mut prev = read_ctl(stream, state)?.gr_changes;
+        for round in 0u32.. {
+            unsafe {
+                stream
+                    .launch_builder(gr_round)
+                    .arg(params)
+                    .arg(&round)
+                    .launch(per_tile(nt, bfs_smem))
+            }
+            .map_err(cuda_err("global relabel round"))?;
+            launches += 1;
+            bfs_rounds += 1;
+            let changes = read_ctl(stream, state)?.gr_changes;
+            if changes == prev {
+                break;
+            }
+            prev = changes;
+        }
+        global_relabels += 1;
+        let ctl = read_ctl(stream, state)?;
+        if ctl.active_tiles == 0 {
+            break;
+        }
+        let work0 = ctl.relabels;
+        let work_cap = params.npix as u64 * params.gr_work_num as u64 / 16;
+        let mut since = 0u32;
+        loop {
+            let revisit = u32::from(
+                params.revisit_every != 0
+                    && rounds % params.revisit_every == params.revisit_every - 1,
+            );
+            let region_first = u32::from(since > 0);
+            let phases = if params.concurrent != 0 {
+                1
+            } else {
+                params.ncolours
+            };
+            for phase in 0..phases as usize {
+                let (first, count) = if params.concurrent != 0 {
+                    (0, nt)
+                } else {
+                    (
+                        params.colour_start[phase],
+                        params.colour_start[phase + 1] - params.colour_start[phase],
+                    )
+                };
+                if count == 0 {
+                    continue;
+                }
+                unsafe {
+                    stream
+                        .launch_builder(discharge)
+                        .arg(params)
+                        .arg(&first)
+                        .arg(&revisit)
+                        .arg(&region_first)
+                        .launch(per_tile(count, tile_smem))
+                }
+                .map_err(cuda_err("discharge kernel"))?;
+                launches += 1;
+            }
+            rounds += 1;
+            since += 1;
+            let ctl = read_ctl(stream, state)?;
+            if rounds >= params.max_rounds {
+                return Err(EngineError::Cuda(format!(
+                    "no convergence within {} discharge rounds",
+                    params.max_rounds
+                )));
+            }
+            let idle = ctl.active_tiles == 0 && ctl.mail_tiles == 0;
+            if idle || since >= params.gr_rounds || ctl.relabels - work0 > work_cap {
+                break;
+            }
+        }
+    }
+    unsafe {
+        stream
+            .launch_builder(mask)
+            .arg(params)
+            .launch(per_tile(nt, 0))
+    }
+    .map_err(cuda_err("mask kernel"))?;
+    launches += 1;
+    Ok(Outcome {
+        launches,
+        host_counts: Some((rounds, global_relabels, bfs_rounds)),
+    })
+}

@@ -1,0 +1,819 @@
+//! The CUDA engine against the shared instances, a reference max-flow and itself.
+//!
+//! Tests that need a device print a note and return when there is none (CI). Where the
+//! shared data lives: `$LIVECUT_GRIDS`, else `../shared/data/grids` beside the checkout,
+//! else `grids/` in the working directory (how the GPU machine gets them).
+
+use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
+use livecut::maxflow::cuda::{CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule};
+use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine, dimacs};
+use std::collections::VecDeque;
+use std::path::PathBuf;
+
+// ---------------------------------------------------------------------------------
+// Helpers
+
+/// The engine, or `None` (with a note) when this machine has no usable CUDA device.
+fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
+    match CudaEngine::with_config(config) {
+        Ok(engine) => Some(engine),
+        Err(EngineError::CudaUnavailable(why)) => {
+            eprintln!("note: skipping, no CUDA device ({why})");
+            None
+        }
+        Err(other) => panic!("CUDA engine failed to start: {other}"),
+    }
+}
+
+/// Every way of driving the kernels: persistent or host loop, coloured or concurrent.
+fn schedules() -> Vec<CudaConfig> {
+    let mut all = Vec::new();
+    for schedule in [Schedule::Persistent, Schedule::HostLoop] {
+        for concurrent in [false, true] {
+            all.push(CudaConfig {
+                schedule,
+                concurrent,
+                ..CudaConfig::default()
+            });
+        }
+    }
+    all
+}
+
+fn grids_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("LIVECUT_GRIDS").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids")),
+        Some(PathBuf::from("grids")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("manifest.csv").exists())
+}
+
+fn manifest(dir: &std::path::Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[4].trim().parse().expect("flow"))
+        })
+        .collect()
+}
+
+/// Solves, checks the certificate (cut capacity of the returned mask == flow) and
+/// returns the flow.
+fn solve_certified(engine: &mut CudaEngine, problem: &GridProblem, what: &str) -> u64 {
+    let solution = engine
+        .solve(problem)
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let cut = cut_capacity(problem, &solution.mask);
+    assert_eq!(
+        cut, solution.flow,
+        "{what}: cut capacity differs from the flow"
+    );
+    assert!(
+        solution.mask.data.iter().all(|&v| v == 0 || v == 255),
+        "{what}: mask values"
+    );
+    solution.flow
+}
+
+/// Small deterministic generator (xorshift64*), so failures are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn conn(eight: bool) -> Connectivity {
+    if eight {
+        Connectivity::Eight
+    } else {
+        Connectivity::Four
+    }
+}
+
+/// A random grid: `density` percent of pixels get terminal arcs, caps below `max_cap`.
+fn random_grid(
+    rng: &mut Rng,
+    w: u32,
+    h: u32,
+    eight: bool,
+    max_cap: u64,
+    density: u64,
+) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
+    let mut src = vec![0i32; n];
+    let mut sink = vec![0i32; n];
+    for i in 0..n {
+        if rng.below(100) < density {
+            src[i] = rng.below(max_cap) as i32;
+        }
+        if rng.below(100) < density {
+            sink[i] = rng.below(max_cap) as i32;
+        }
+    }
+    let probe = GridProblem::zeros(w, h, c).expect("size");
+    let mut edges = vec![vec![0i32; n]; c.number() as usize];
+    for &d in c.directions() {
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if probe.neighbour(x, y, d).is_some() && rng.below(10) < 8 {
+                    edges[d.index()][i] = rng.below(max_cap) as i32;
+                }
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
+}
+
+/// Reference max-flow (Dinic, 128-bit capacities) on the same graph.
+fn reference_flow(p: &GridProblem) -> u64 {
+    let n = p.pixels();
+    let (s, t) = (n, n + 1);
+    let mut head = vec![usize::MAX; n + 2];
+    let (mut to, mut cap, mut next) = (Vec::new(), Vec::<i128>::new(), Vec::new());
+    let mut add = |u: usize, v: usize, c: i128, head: &mut Vec<usize>| {
+        for (a, b, cc) in [(u, v, c), (v, u, 0)] {
+            to.push(b);
+            cap.push(cc);
+            next.push(head[a]);
+            head[a] = to.len() - 1;
+        }
+    };
+    for i in 0..n {
+        if p.source()[i] > 0 {
+            add(s, i, p.source()[i] as i128, &mut head);
+        }
+        if p.sink()[i] > 0 {
+            add(i, t, p.sink()[i] as i128, &mut head);
+        }
+        let (x, y) = (
+            (i % p.width() as usize) as u32,
+            (i / p.width() as usize) as u32,
+        );
+        for &d in p.connectivity().directions() {
+            let c = p.edges(d)[i];
+            if c > 0
+                && let Some(j) = p.neighbour(x, y, d)
+            {
+                add(i, j, c as i128, &mut head);
+            }
+        }
+    }
+    let mut flow: i128 = 0;
+    loop {
+        let mut level = vec![-1i64; n + 2];
+        level[s] = 0;
+        let mut queue = VecDeque::from([s]);
+        while let Some(u) = queue.pop_front() {
+            let mut e = head[u];
+            while e != usize::MAX {
+                if cap[e] > 0 && level[to[e]] < 0 {
+                    level[to[e]] = level[u] + 1;
+                    queue.push_back(to[e]);
+                }
+                e = next[e];
+            }
+        }
+        if level[t] < 0 {
+            return flow as u64;
+        }
+        let mut it = head.clone();
+        // iterative DFS for blocking flow
+        loop {
+            let mut path: Vec<usize> = Vec::new();
+            let mut u = s;
+            let pushed = loop {
+                if u == t {
+                    let f = path.iter().map(|&e| cap[e]).min().unwrap_or(0);
+                    break f;
+                }
+                let mut advanced = false;
+                while it[u] != usize::MAX {
+                    let e = it[u];
+                    if cap[e] > 0 && level[to[e]] == level[u] + 1 {
+                        path.push(e);
+                        u = to[e];
+                        advanced = true;
+                        break;
+                    }
+                    it[u] = next[e];
+                }
+                if !advanced {
+                    if u == s {
+                        break 0;
+                    }
+                    level[u] = -1;
+                    let e = path.pop().expect("path");
+                    u = to[e ^ 1];
+                    it[u] = next[it[u]];
+                }
+            };
+            if pushed == 0 {
+                break;
+            }
+            for &e in &path {
+                cap[e] -= pushed;
+                cap[e ^ 1] += pushed;
+            }
+            flow += pushed;
+        }
+    }
+}
+
+/// Seed-only "disk" instance following the data's FORMAT.md recipe (noisy bright disk on
+/// a textured background, source seeds at the centre, sink seeds on the frame).
+fn seeds_disk(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
+    let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+    let m = w.min(h) as f64;
+    let mut img = vec![0f64; n];
+    for y in 0..h {
+        for x in 0..w {
+            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
+            let base = if r < 0.35 * m {
+                170.0
+            } else {
+                70.0 + 20.0 * ((x / 7 + y / 5) % 3) as f64
+            };
+            img[(y * w + x) as usize] = base + rng.below(31) as f64 - 15.0;
+        }
+    }
+    let mut src = vec![0i32; n];
+    let mut sink = vec![0i32; n];
+    let seed_r = (0.03 * m).max(3.0);
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) as usize;
+            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
+            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+                sink[i] = 1_000_000_000;
+            } else if r < seed_r {
+                src[i] = 1_000_000_000;
+            }
+        }
+    }
+    let probe = GridProblem::zeros(w, h, c).expect("size");
+    let mut edges = vec![vec![0i32; n]; c.number() as usize];
+    for &d in c.directions() {
+        let dist = if d.is_diagonal() {
+            std::f64::consts::SQRT_2
+        } else {
+            1.0
+        };
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if let Some(j) = probe.neighbour(x, y, d) {
+                    let diff = img[i] - img[j];
+                    edges[d.index()][i] =
+                        (100.0 * (-diff * diff / 1800.0).exp() / dist).round() as i32;
+                }
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
+}
+
+/// Segmentation-like energy: smooth blobs plus noise, t-links from two Gaussian intensity
+/// models (reparametrised: one t-link per pixel), contrast-sensitive n-links.
+fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
+    let mut img = vec![0f64; n];
+    for y in 0..h {
+        for x in 0..w {
+            let (fx, fy) = (x as f64 / w as f64, y as f64 / h as f64);
+            let blob = ((fx * 9.0).sin() * (fy * 7.0).cos() + (fx * 3.0 + fy * 5.0).sin()) * 0.5;
+            let base = if blob > 0.1 { 150.0 } else { 100.0 };
+            img[(y * w + x) as usize] = base + 20.0 * blob + rng.below(61) as f64 - 30.0;
+        }
+    }
+    let nll = |v: f64, mean: f64| ((v - mean) / 40.0).powi(2) / 2.0 + 0.5;
+    let mut src = vec![0i32; n];
+    let mut sink = vec![0i32; n];
+    for i in 0..n {
+        let s = (10.0 * nll(img[i], 100.0)).round() as i32; // background cost
+        let t = (10.0 * nll(img[i], 150.0)).round() as i32; // foreground cost
+        let m = s.min(t);
+        src[i] = s - m;
+        sink[i] = t - m;
+    }
+    let probe = GridProblem::zeros(w, h, c).expect("size");
+    let mut sum = 0f64;
+    let mut count = 0f64;
+    for y in 0..h {
+        for x in 0..w {
+            if let Some(j) = probe.neighbour(x, y, Direction::East) {
+                sum += (img[(y * w + x) as usize] - img[j]).powi(2);
+                count += 1.0;
+            }
+        }
+    }
+    let two_sigma2 = 2.0 * sum / count.max(1.0);
+    let mut edges = vec![vec![0i32; n]; c.number() as usize];
+    for &d in c.directions() {
+        let dist = if d.is_diagonal() {
+            std::f64::consts::SQRT_2
+        } else {
+            1.0
+        };
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if let Some(j) = probe.neighbour(x, y, d) {
+                    let diff = img[i] - img[j];
+                    edges[d.index()][i] =
+                        (500.0 * (-diff * diff / two_sigma2).exp() / dist).round() as i32;
+                }
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
+}
+
+// ---------------------------------------------------------------------------------
+// CPU-only tests
+
+#[test]
+fn every_kernel_source_is_embedded_with_its_entry_points() {
+    assert!(!KERNEL_SOURCES.is_empty());
+    for source in KERNEL_SOURCES {
+        assert!(source.text.len() > 1000, "{} looks empty", source.name);
+        for entry in source.entries {
+            let declared = source.text.lines().any(|l| {
+                l.starts_with("extern \"C\" __global__") && l.contains(&format!(" {entry}("))
+            });
+            assert!(declared, "{} does not define {entry}", source.name);
+        }
+    }
+}
+
+#[test]
+fn auto_falls_back_to_the_cpu_without_a_device() {
+    let (engine, note) = create_engine(EngineChoice::Auto).expect("auto never fails");
+    match CudaEngine::new() {
+        Ok(_) => {
+            assert_eq!(engine.name(), "cuda");
+            assert!(note.is_none());
+        }
+        Err(EngineError::CudaUnavailable(why)) => {
+            assert_eq!(engine.name(), "cpu");
+            let note = note.expect("a note says why");
+            assert!(note.contains("CUDA"), "{note}");
+            assert!(!why.is_empty());
+            assert!(matches!(
+                create_engine(EngineChoice::Cuda),
+                Err(EngineError::CudaUnavailable(_))
+            ));
+        }
+        Err(other) => panic!("unexpected error: {other}"),
+    }
+}
+
+#[test]
+fn reference_matches_small_shared_instances() {
+    let Some(dir) = grids_dir() else { return };
+    for (file, expected) in manifest(&dir) {
+        if file.starts_with("tiny")
+            || file.starts_with("line")
+            || file.starts_with("dups")
+            || file.starts_with("rand_64")
+        {
+            let problem = dimacs::read_path(&dir.join(&file)).expect("instance");
+            assert_eq!(reference_flow(&problem), expected, "{file}");
+        }
+    }
+}
+
+#[test]
+fn reference_matches_the_worked_example() {
+    let mut edges = vec![vec![0; 2]; 4];
+    edges[Direction::East.index()][0] = 3;
+    let p = GridProblem::from_arrays(2, 1, Connectivity::Four, vec![5, 0], vec![1, 4], edges)
+        .expect("grid");
+    assert_eq!(reference_flow(&p), 4);
+}
+
+// ---------------------------------------------------------------------------------
+// GPU tests
+
+#[test]
+fn shared_instances_give_the_manifest_flow_and_a_certified_cut() {
+    let Some(dir) = grids_dir() else {
+        eprintln!("note: skipping, shared grids not found (set LIVECUT_GRIDS)");
+        return;
+    };
+    for config in schedules() {
+        let Some(mut engine) = engine_or_skip(config) else {
+            return;
+        };
+        assert_eq!(engine.cut_side(), CutSide::CannotReachSink);
+        for (file, expected) in manifest(&dir) {
+            let problem = dimacs::read_path(&dir.join(&file)).expect("instance");
+            let what = format!(
+                "{file} ({:?}, concurrent {})",
+                config.schedule, config.concurrent
+            );
+            let flow = solve_certified(&mut engine, &problem, &what);
+            assert_eq!(flow, expected, "{what}");
+            let d = engine.details();
+            eprintln!(
+                "{what}: flow {flow} rounds {} GR {} BFS rounds {} visits {} sweeps {:.1}",
+                d.rounds, d.global_relabels, d.bfs_rounds, d.tile_visits, d.sweeps
+            );
+        }
+    }
+}
+
+#[test]
+fn random_grids_match_the_reference() {
+    for config in schedules() {
+        let Some(mut engine) = engine_or_skip(config) else {
+            return;
+        };
+        let mut rng = Rng(0x5eed_0001 ^ config.schedule as u64 ^ (config.concurrent as u64) << 8);
+        for case in 0..60 {
+            let w = 1 + rng.below(80) as u32;
+            let h = 1 + rng.below(70) as u32;
+            let eight = rng.below(2) == 1;
+            let max_cap = [2, 10, 1000, 1 << 20][rng.below(4) as usize];
+            let density = [5, 30, 100][rng.below(3) as usize];
+            let p = random_grid(&mut rng, w, h, eight, max_cap, density);
+            let what = format!(
+                "case {case}: {w}x{h} {}C caps<{max_cap} density {density}%",
+                if eight { 8 } else { 4 }
+            );
+            assert_eq!(
+                solve_certified(&mut engine, &p, &what),
+                reference_flow(&p),
+                "{what}"
+            );
+        }
+    }
+}
+
+#[test]
+fn capacities_near_two_to_the_31_do_not_overflow() {
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let mut rng = Rng(77);
+    for (w, h, eight) in [
+        (40, 33, false),
+        (33, 40, true),
+        (1, 200, false),
+        (150, 1, true),
+    ] {
+        let p = random_grid(&mut rng, w, h, eight, i32::MAX as u64 + 1, 60);
+        let expected = reference_flow(&p);
+        assert!(
+            expected > 1 << 33,
+            "the flow itself exceeds 32 bits ({expected})"
+        );
+        let what = format!("big caps {w}x{h}");
+        assert_eq!(solve_certified(&mut engine, &p, &what), expected, "{what}");
+    }
+    // every neighbour pair's residuals sum above 2^31, all flow crosses the grid
+    let (w, h) = (70u32, 45u32);
+    let n = (w * h) as usize;
+    let mut src = vec![0; n];
+    let mut sink = vec![0; n];
+    for y in 0..h as usize {
+        src[y * w as usize] = i32::MAX;
+        sink[y * w as usize + w as usize - 1] = i32::MAX;
+    }
+    let mut edges = vec![vec![0; n]; 4];
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) as usize;
+            if x + 1 < w {
+                edges[Direction::East.index()][i] = i32::MAX - (x as i32);
+                edges[Direction::West.index()][i + 1] = i32::MAX - 7;
+            }
+            if y + 1 < h {
+                edges[Direction::South.index()][i] = i32::MAX / 3;
+                edges[Direction::North.index()][i + w as usize] = i32::MAX / 5;
+            }
+        }
+    }
+    let p = GridProblem::from_arrays(w, h, Connectivity::Four, src, sink, edges).expect("grid");
+    assert_eq!(
+        solve_certified(&mut engine, &p, "pair sums > 2^31"),
+        reference_flow(&p)
+    );
+}
+
+#[test]
+fn single_rows_and_columns() {
+    for config in schedules() {
+        let Some(mut engine) = engine_or_skip(config) else {
+            return;
+        };
+        for (w, h) in [(1, 1), (1, 2), (700, 1), (1, 513), (2, 300)] {
+            for eight in [false, true] {
+                let n = (w * h) as usize;
+                let c = conn(eight);
+                // source at one end, sink at the other, random chain capacities
+                let mut rng = Rng(w as u64 * 31 + h as u64);
+                let mut src = vec![0; n];
+                let mut sink = vec![0; n];
+                src[0] = 1_000_000_000;
+                sink[n - 1] = 1_000_000_000;
+                let probe = GridProblem::zeros(w, h, c).expect("size");
+                let mut edges = vec![vec![0; n]; c.number() as usize];
+                for &d in c.directions() {
+                    for (i, cap) in edges[d.index()].iter_mut().enumerate() {
+                        let (x, y) = ((i % w as usize) as u32, (i / w as usize) as u32);
+                        if probe.neighbour(x, y, d).is_some() {
+                            *cap = 1 + rng.below(50) as i32;
+                        }
+                    }
+                }
+                let p = GridProblem::from_arrays(w, h, c, src, sink, edges).expect("grid");
+                let what = format!(
+                    "{w}x{h} {}C {:?} {}",
+                    c.number(),
+                    config.schedule,
+                    config.concurrent
+                );
+                assert_eq!(
+                    solve_certified(&mut engine, &p, &what),
+                    reference_flow(&p),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn seed_only_disks_and_images_match_the_reference() {
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let mut rng = Rng(4242);
+    for (w, h, eight) in [(97, 61, false), (64, 64, true), (130, 100, false)] {
+        let p = seeds_disk(&mut rng, w, h, eight);
+        let what = format!("seeds disk {w}x{h}");
+        assert_eq!(
+            solve_certified(&mut engine, &p, &what),
+            reference_flow(&p),
+            "{what}"
+        );
+        let p = image_like(&mut rng, w, h, eight);
+        let what = format!("image {w}x{h}");
+        assert_eq!(
+            solve_certified(&mut engine, &p, &what),
+            reference_flow(&p),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn update_gives_the_same_flow_as_a_fresh_solve() {
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let Some(mut fresh) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let mut rng = Rng(9);
+    let first = random_grid(&mut rng, 50, 40, false, 1000, 40);
+    engine.solve(&first).expect("first solve");
+    for frame in 0..4 {
+        let next = random_grid(&mut rng, 50, 40, false, 1000, 40);
+        let updated = engine.update(&next).expect("update");
+        assert_eq!(
+            cut_capacity(&next, &updated.mask),
+            updated.flow,
+            "frame {frame}"
+        );
+        assert_eq!(
+            updated.flow,
+            solve_certified(&mut fresh, &next, "fresh"),
+            "frame {frame}"
+        );
+    }
+}
+
+#[test]
+fn stats_describe_the_solve() {
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let mut rng = Rng(5);
+    let p = random_grid(&mut rng, 100, 70, true, 100, 50);
+    let s = engine.solve(&p).expect("solve").stats;
+    let a = s.activity.expect("activity");
+    assert_eq!((a.columns, a.rows), (4, 3));
+    assert_eq!(a.counts.len(), 12);
+    assert!(a.counts.iter().map(|&c| c as u64).sum::<u64>() > 0);
+    assert!(s.global_relabels >= 1 && s.launches >= 2 && s.engine_bytes > 0);
+    assert!(s.solve_ms > 0.0 && s.upload_ms > 0.0);
+    assert!(!s.dynamic);
+}
+
+/// A small solve of each kind, for `compute-sanitizer --tool racecheck|memcheck`.
+#[test]
+fn racecheck_small() {
+    for config in schedules() {
+        let Some(mut engine) = engine_or_skip(config) else {
+            return;
+        };
+        let mut rng = Rng(1234);
+        for eight in [false, true] {
+            let p = random_grid(&mut rng, 70, 45, eight, 50, 30);
+            assert_eq!(
+                solve_certified(&mut engine, &p, "small"),
+                reference_flow(&p)
+            );
+            let d = seeds_disk(&mut rng, 60, 40, eight);
+            assert_eq!(
+                solve_certified(&mut engine, &d, "small disk"),
+                reference_flow(&d)
+            );
+        }
+    }
+}
+
+/// Not a check: prints what each schedule setting does on the shared instances and on
+/// generated 1080p grids (run with `--ignored --nocapture` on the GPU machine).
+#[test]
+#[ignore]
+fn report_schedules() {
+    let Some(dir) = grids_dir() else { return };
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    println!("{}", engine.description());
+    let mut problems: Vec<(String, GridProblem, Option<u64>)> = manifest(&dir)
+        .into_iter()
+        .filter(|(f, _)| {
+            f.starts_with("rocket")
+                || f.starts_with("coins")
+                || f.starts_with("seeds")
+                || f.starts_with("chelsea")
+                || f.starts_with("camera")
+        })
+        .map(|(f, flow)| {
+            (
+                f.clone(),
+                dimacs::read_path(&dir.join(&f)).expect("instance"),
+                Some(flow),
+            )
+        })
+        .collect();
+    let mut rng = Rng(1080);
+    problems.push((
+        "seeds_disk_1920x1080_4c (generated)".into(),
+        seeds_disk(&mut rng, 1920, 1080, false),
+        None,
+    ));
+    problems.push((
+        "image_1920x1080_4c (generated)".into(),
+        image_like(&mut rng, 1920, 1080, false),
+        None,
+    ));
+    problems.push((
+        "image_1920x1080_8c (generated)".into(),
+        image_like(&mut rng, 1920, 1080, true),
+        None,
+    ));
+    let base = CudaConfig::default();
+    let conc = CudaConfig {
+        concurrent: true,
+        ..base
+    };
+    let variants: Vec<(&str, CudaConfig)> = vec![
+        ("default", base),
+        (
+            "host-loop",
+            CudaConfig {
+                schedule: Schedule::HostLoop,
+                ..base
+            },
+        ),
+        ("conc", conc),
+        (
+            "conc-host",
+            CudaConfig {
+                schedule: Schedule::HostLoop,
+                ..conc
+            },
+        ),
+        (
+            "conc-gr1",
+            CudaConfig {
+                global_relabel_rounds: 1,
+                ..conc
+            },
+        ),
+        (
+            "conc-gr4",
+            CudaConfig {
+                global_relabel_rounds: 4,
+                ..conc
+            },
+        ),
+        (
+            "conc-b16",
+            CudaConfig {
+                step_budget: 16,
+                ..conc
+            },
+        ),
+        (
+            "conc-b256",
+            CudaConfig {
+                step_budget: 256,
+                ..conc
+            },
+        ),
+        (
+            "gr1",
+            CudaConfig {
+                global_relabel_rounds: 1,
+                ..base
+            },
+        ),
+        (
+            "b256",
+            CudaConfig {
+                step_budget: 256,
+                ..base
+            },
+        ),
+    ];
+    println!(
+        "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
+        "instance",
+        "variant",
+        "solve ms",
+        "min ms",
+        "upload",
+        "rounds",
+        "GR",
+        "BFS r",
+        "visits",
+        "steps",
+        "bfs iters",
+        "sweeps",
+        "cyc/step",
+        "cyc/bfst",
+        "ok"
+    );
+    for (name, p, expected) in &problems {
+        for (label, config) in &variants {
+            engine.set_config(*config);
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..6 {
+                let s = engine.solve(p).expect("solve");
+                times.push(s.stats.solve_ms);
+                last = Some(s);
+            }
+            let s = last.expect("runs");
+            times.remove(0);
+            times.sort_by(f64::total_cmp);
+            let d = engine.details().clone();
+            let certified =
+                cut_capacity(p, &s.mask) == s.flow && expected.is_none_or(|e| e == s.flow);
+            println!(
+                "{:<36} {:<10} {:>9.3} {:>9.3} {:>7.2} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7.1} {:>8.0} {:>8.0} {:>5}",
+                name,
+                label,
+                times[times.len() / 2],
+                times[0],
+                s.stats.upload_ms,
+                d.rounds,
+                d.global_relabels,
+                d.bfs_rounds,
+                d.tile_visits,
+                d.steps,
+                d.bfs_iterations,
+                d.sweeps,
+                d.discharge_cycles as f64 / d.steps.max(1) as f64,
+                d.bfs_cycles as f64 / d.bfs_tiles.max(1) as f64,
+                if certified { "yes" } else { "NO" }
+            );
+        }
+    }
+}

@@ -1,0 +1,400 @@
+//! The segmentation pipeline end to end: `Segmenter` on the demo scene and on small
+//! generated images, static against dynamic cuts, the exactness of the trimap
+//! reduction, the learned static background, bad input, and `livecut eval`.
+
+use livecut::capture::{DemoScene, Frame};
+use livecut::energy::{
+    CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs, SeedLabel, Seeds,
+    Side, Smoothness, estimate_sigma,
+};
+use livecut::grid::{Connectivity, Mask};
+use livecut::maxflow::Engine;
+use livecut::maxflow::cpu::CpuEngine;
+use livecut::pipeline::segmenter::SegmentError;
+use livecut::pipeline::{SegmentParams, Segmenter};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn segmenter(params: SegmentParams) -> Segmenter {
+    Segmenter::new(Box::new(CpuEngine::new()), params)
+}
+
+fn iou(a: &Mask, b: &Mask) -> f64 {
+    let (mut inter, mut union) = (0u64, 0u64);
+    for (&x, &y) in a.data.iter().zip(&b.data) {
+        inter += u64::from(x != 0 && y != 0);
+        union += u64::from(x != 0 || y != 0);
+    }
+    if union == 0 { 1.0 } else { inter as f64 / union as f64 }
+}
+
+/// Runs the demo scene for `frames` frames from its default seeds; returns per frame
+/// (IoU against the truth, flow, mask).
+fn run_demo(params: SegmentParams, frames: u64) -> Vec<(f64, u64, Mask)> {
+    let scene = DemoScene::new(160, 120, 30, 7);
+    let mut s = segmenter(params);
+    s.set_seeds(scene.default_seeds());
+    (0..frames)
+        .map(|i| {
+            let (frame, truth) = scene.render(i);
+            let out = s.segment(&frame).expect("demo frame segments");
+            (iou(&out.mask, &truth), out.flow, out.mask)
+        })
+        .collect()
+}
+
+#[test]
+fn demo_scene_is_followed_from_first_frame_seeds() {
+    let results = run_demo(SegmentParams::default(), 12);
+    let mean = results[1..].iter().map(|r| r.0).sum::<f64>() / (results.len() - 1) as f64;
+    assert!(results[0].0 > 0.9, "seeded frame IoU {}", results[0].0);
+    assert!(mean > 0.85, "mean IoU of the following frames {mean}");
+}
+
+#[test]
+fn static_and_dynamic_cuts_give_identical_masks_and_flows() {
+    let params = SegmentParams {
+        iterations: 2,
+        ..SegmentParams::default()
+    };
+    let fixed = run_demo(SegmentParams { dynamic: false, ..params.clone() }, 8);
+    let moving = run_demo(SegmentParams { dynamic: true, ..params }, 8);
+    for (i, (a, b)) in fixed.iter().zip(&moving).enumerate() {
+        assert_eq!(a.1, b.1, "flow of frame {i}");
+        assert!(a.2 == b.2, "mask of frame {i}");
+    }
+}
+
+/// A 64x48 image: a warm ellipse with texture on a cool textured background, moved
+/// right by `index` pixels.
+fn ellipse_frame(index: u64) -> (Frame, Mask) {
+    let (w, h) = (64u32, 48u32);
+    let inside = |x: u32, y: u32| {
+        let (dx, dy) = ((x as f32 - 30.0 - index as f32) / 17.0, (y as f32 - 24.0) / 12.0);
+        dx * dx + dy * dy <= 1.0
+    };
+    let mut rgb = Vec::with_capacity((w * h * 3) as usize);
+    for y in 0..h {
+        for x in 0..w {
+            let t = ((x * 7 + y * 13) % 17) as u8;
+            rgb.extend(if inside(x, y) { [200 + t, 110 + t, 50 + t] } else { [70 + t, 95 + t, 130 + t] });
+        }
+    }
+    let frame = Frame {
+        width: w,
+        height: h,
+        rgb,
+        timestamp: Duration::ZERO,
+        index,
+    };
+    (frame, Mask::from_fn(w, h, |i| inside(i as u32 % w, i as u32 / w)))
+}
+
+/// A trimap of the mask: 4 px inside = foreground, 4 px outside = background.
+fn trimap(mask: &Mask) -> Seeds {
+    Seeds::from_mask(mask, 4)
+}
+
+#[test]
+fn trimap_reduction_is_exact() {
+    let (frame, truth) = ellipse_frame(0);
+    let seeds = trimap(&truth);
+    let params = SegmentParams {
+        lambda: 20.0,
+        ..SegmentParams::default()
+    };
+    let mut s = segmenter(params.clone());
+    s.set_seeds(seeds.clone());
+    let reduced = s.segment(&frame).expect("segments").mask;
+
+    // The same energy on the whole frame, cut directly.
+    let (w, h) = (frame.width as usize, frame.height as usize);
+    let mut models = ColorModels::learn(params.color_model, &frame.rgb, |i| match seeds.labels[i] {
+        SeedLabel::Foreground => Some(Side::Foreground),
+        SeedLabel::Background => Some(Side::Background),
+        SeedLabel::Unknown => None,
+    })
+    .unwrap();
+    let sigma = estimate_sigma(&frame.rgb, w, h, params.connectivity);
+    let problem = EnergyBuilder::new()
+        .build(EnergyInputs {
+            width: frame.width,
+            height: frame.height,
+            rgb: &frame.rgb,
+            smoothness: Smoothness {
+                connectivity: params.connectivity,
+                lambda: params.lambda,
+                sigma: Some(sigma),
+                scale: CAPACITY_SCALE,
+            },
+            colors: Some(&mut models),
+            seeds: Some(&seeds),
+            temporal: None,
+            background: None,
+        })
+        .unwrap();
+    let whole = CpuEngine::new().solve(&problem).unwrap().mask;
+    assert_eq!(reduced, whole);
+    assert!(iou(&reduced, &truth) > 0.95);
+}
+
+#[test]
+fn every_colour_model_and_connectivity_segments_the_ellipse() {
+    let (frame, truth) = ellipse_frame(0);
+    let mut seeds = Seeds::unknown(frame.width, frame.height);
+    // Scribbles: a short stroke inside, the border outside.
+    for x in 25..36 {
+        seeds.labels[24 * 64 + x] = SeedLabel::Foreground;
+    }
+    for (i, l) in seeds.labels.iter_mut().enumerate() {
+        let (x, y) = (i % 64, i / 64);
+        if x == 0 || y == 0 || x == 63 || y == 47 {
+            *l = SeedLabel::Background;
+        }
+    }
+    for color_model in [ColorModelKind::Histogram { bits: 4 }, ColorModelKind::Gmm { components: 3 }] {
+        for connectivity in [Connectivity::Four, Connectivity::Eight] {
+            let mut s = segmenter(SegmentParams {
+                color_model,
+                connectivity,
+                iterations: 1,
+                cleanup_min_area: 20,
+                drop_unanchored: true,
+                ..SegmentParams::default()
+            });
+            s.set_seeds(seeds.clone());
+            let out = s.segment(&frame).expect("segments");
+            let score = iou(&out.mask, &truth);
+            assert!(score > 0.9, "{color_model:?} {connectivity:?}: IoU {score}");
+        }
+    }
+}
+
+#[test]
+fn bad_seeds_and_frames_are_errors_not_panics() {
+    let (frame, truth) = ellipse_frame(0);
+    let mut s = segmenter(SegmentParams::default());
+    assert!(matches!(s.segment(&frame), Err(SegmentError::NotReady(None))));
+
+    s.set_seeds(Seeds::unknown(10, 10));
+    let err = s.segment(&frame).unwrap_err();
+    assert!(matches!(err, SegmentError::Seeds(_)));
+    assert!(err.to_string().contains("10x10"), "{err}");
+
+    let mut only_fg = trimap(&truth);
+    for l in &mut only_fg.labels {
+        if *l == SeedLabel::Background {
+            *l = SeedLabel::Unknown;
+        }
+    }
+    s.set_seeds(only_fg);
+    let err = s.segment(&frame).unwrap_err();
+    assert_eq!(err.to_string(), "the seeds have no background seed");
+
+    let mut only_bg = trimap(&truth);
+    for l in &mut only_bg.labels {
+        if *l == SeedLabel::Foreground {
+            *l = SeedLabel::Unknown;
+        }
+    }
+    s.set_seeds(only_bg);
+    assert_eq!(s.segment(&frame).unwrap_err().to_string(), "the seeds have no foreground seed");
+
+    let short = Frame {
+        rgb: frame.rgb[..100].to_vec(),
+        ..frame.clone()
+    };
+    assert!(matches!(s.segment(&short), Err(SegmentError::BadFrame { .. })));
+
+    // Still usable afterwards.
+    s.set_seeds(trimap(&truth));
+    assert!(iou(&s.segment(&frame).unwrap().mask, &truth) > 0.95);
+}
+
+#[test]
+fn the_same_frame_again_is_segmented_the_same_way() {
+    let scene = DemoScene::new(160, 120, 30, 11);
+    let (first, _) = scene.render(0);
+    let (second, _) = scene.render(1);
+    let mut s = segmenter(SegmentParams {
+        temporal: 3.0,
+        temporal_ramp: 5.0,
+        ..SegmentParams::default()
+    });
+    // A foreground seed patch on the background: only hard constraints keep it.
+    let mut seeds = scene.default_seeds();
+    for y in 50..56 {
+        for x in 2..8 {
+            seeds.labels[y * 160 + x] = SeedLabel::Foreground;
+        }
+    }
+    s.set_seeds(seeds);
+    let seeded = s.segment(&first).unwrap();
+    assert!(seeded.mask.is_source(52 * 160 + 4));
+    let again = s.segment(&first).unwrap();
+    assert_eq!(seeded.flow, again.flow, "the seeded frame redone with its seeds");
+    assert_eq!(seeded.mask, again.mask);
+    let next = s.segment(&second).unwrap();
+    let next_again = s.segment(&second).unwrap();
+    assert_eq!(next.flow, next_again.flow, "a later frame redone from the same previous mask");
+    assert_eq!(next.mask, next_again.mask);
+}
+
+#[test]
+fn learned_static_background_segments_without_seeds() {
+    let (w, h) = (48u32, 32u32);
+    let scene = |index: u64, object: bool| {
+        let mut rgb = Vec::new();
+        for y in 0..h {
+            for x in 0..w {
+                let n = ((x * 31 + y * 17 + index as u32 * 7) % 5) as u8;
+                let obj = object && (10..22).contains(&x) && (8..20).contains(&y);
+                rgb.extend(if obj { [150 + n, 60 + n, 60 + n] } else { [90 + n, 120 + (x as u8), 80 + n] });
+            }
+        }
+        Frame {
+            width: w,
+            height: h,
+            rgb,
+            timestamp: Duration::ZERO,
+            index,
+        }
+    };
+    let mut s = segmenter(SegmentParams {
+        background_frames: 4,
+        ..SegmentParams::default()
+    });
+    for i in 0..3 {
+        let err = s.segment(&scene(i, false)).unwrap_err();
+        assert!(matches!(err, SegmentError::NotReady(Some(_))), "{err}");
+    }
+    let empty = s.segment(&scene(3, false)).expect("learned after 4 frames");
+    assert_eq!(empty.mask.count_source(), 0);
+    assert_eq!(s.background_frames_left(), Some(0));
+    let out = s.segment(&scene(4, true)).unwrap();
+    let truth = Mask::from_fn(w, h, |i| {
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        (10..22).contains(&x) && (8..20).contains(&y)
+    });
+    assert!(iou(&out.mask, &truth) > 0.95, "IoU {}", iou(&out.mask, &truth));
+}
+
+// ---- livecut eval ----
+
+const BIN: &str = env!("CARGO_BIN_EXE_livecut");
+
+fn write_rgb(path: &Path, frame: &Frame) {
+    image::RgbImage::from_raw(frame.width, frame.height, frame.rgb.clone()).unwrap().save(path).unwrap();
+}
+
+fn write_grey(path: &Path, w: u32, h: u32, data: Vec<u8>) {
+    image::GrayImage::from_raw(w, h, data).unwrap().save(path).unwrap();
+}
+
+/// images/, seeds/, gt/ for two generated images.
+fn image_set(root: &Path) {
+    for d in ["images", "seeds", "gt"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    for (name, index) in [("a", 0), ("b", 1)] {
+        let (frame, truth) = ellipse_frame(index);
+        write_rgb(&root.join(format!("images/{name}.png")), &frame);
+        let seeds = trimap(&truth);
+        write_grey(&root.join(format!("seeds/{name}.png")), 64, 48, seeds.to_grey());
+        let mut gt = truth.data.clone();
+        gt[0] = 128; // an ignored pixel
+        write_grey(&root.join(format!("gt/{name}.png")), 64, 48, gt);
+    }
+}
+
+fn eval(args: &[&str]) -> std::process::Output {
+    Command::new(BIN).arg("eval").args(args).args(["--engine", "cpu"]).output().unwrap()
+}
+
+fn p(root: &Path, sub: &str) -> String {
+    root.join(sub).to_str().unwrap().to_owned()
+}
+
+#[test]
+fn eval_scores_images() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    image_set(root);
+    let out = eval(&[
+        "--images", &p(root, "images"), "--gt", &p(root, "gt"), "--seeds", &p(root, "seeds"), "--json",
+        "--masks-out", &p(root, "out"), "--mode", "both",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let images = json["images"].as_array().unwrap();
+    assert_eq!(images.len(), 2);
+    assert_eq!(images[0]["name"], "a");
+    assert!(json["mean_iou"].as_f64().unwrap() > 0.95, "{json}");
+    assert!(root.join("out/b.png").is_file());
+    // The table form names every image and the mean.
+    let out = eval(&["--images", &p(root, "images"), "--gt", &p(root, "gt"), "--seeds", &p(root, "seeds")]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().any(|l| l.starts_with("a ")) && text.contains("mean"), "{text}");
+}
+
+#[test]
+fn eval_follows_a_video_from_first_frame_truth() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::create_dir_all(root.join("frames")).unwrap();
+    std::fs::create_dir_all(root.join("gt")).unwrap();
+    let scene = DemoScene::new(96, 64, 30, 3);
+    for i in 0..5 {
+        let (frame, truth) = scene.render(i);
+        write_rgb(&root.join(format!("frames/{i:05}.png")), &frame);
+        write_grey(&root.join(format!("gt/{i:05}.png")), 96, 64, truth.data);
+    }
+    let out = eval(&["--frames", &p(root, "frames"), "--gt", &p(root, "gt"), "--mode", "both", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["frames"].as_array().unwrap().len(), 5);
+    assert!(json["mean_iou"].as_f64().unwrap() > 0.7, "{json}");
+    assert_eq!(json["cut_modes"].as_array().unwrap().len(), 2);
+}
+
+/// Runs eval expecting failure: exit 2, one `error:` line, nothing on stdout.
+fn assert_fails(args: &[&str], expect: &str) {
+    let out = eval(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty(), "partial output: {}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: ") && err.contains(expect), "{err}");
+}
+
+#[test]
+fn eval_rejects_bad_input_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    image_set(root);
+    let (images, gt, seeds) = (p(root, "images"), p(root, "gt"), p(root, "seeds"));
+    std::fs::create_dir_all(root.join("empty")).unwrap();
+    assert_fails(&["--images", &p(root, "empty"), "--gt", &gt, "--seeds", &seeds], "no images");
+
+    // Seeds with no foreground for image b.
+    std::fs::write(root.join("seeds/b.png"), b"").unwrap();
+    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "b.png");
+    write_grey(&root.join("seeds/b.png"), 64, 48, vec![0; 64 * 48]);
+    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "no foreground seed");
+    write_grey(&root.join("seeds/b.png"), 64, 48, vec![255; 64 * 48]);
+    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "no background seed");
+    write_grey(&root.join("seeds/b.png"), 20, 10, vec![0; 200]);
+    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "20x10");
+
+    // An unreadable image and a missing ground truth.
+    image_set(root);
+    std::fs::write(root.join("images/c.png"), b"not a png").unwrap();
+    std::fs::copy(root.join("seeds/a.png"), root.join("seeds/c.png")).unwrap();
+    std::fs::copy(root.join("gt/a.png"), root.join("gt/c.png")).unwrap();
+    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "c.png");
+    std::fs::remove_file(root.join("images/c.png")).unwrap();
+    std::fs::remove_file(root.join("gt/b.png")).unwrap();
+    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "no ground truth for b");
+    assert_fails(&["--frames", &images, "--gt", &gt], "no ground truth for b");
+}
