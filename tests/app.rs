@@ -10,7 +10,9 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use livecut::app::settings::{RecordKind, STORAGE_KEY, Settings, ViewMode};
 use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
-use livecut::capture::{CaptureError, CapturedFrame, DemoConfig, DemoScene, DemoSource, FrameSource, ImageSource};
+use livecut::capture::{
+    CaptureError, CapturedFrame, DemoConfig, DemoScene, DemoSource, FrameSource, ImageSource,
+};
 use livecut::maxflow::EngineChoice;
 use std::collections::HashMap;
 use std::path::Path;
@@ -38,6 +40,7 @@ fn app_on(source: Box<dyn FrameSource>, storage: Option<&dyn eframe::Storage>) -
     let options = AppOptions {
         source,
         engine: Some(EngineChoice::Cpu),
+        view: None,
         notice: None,
         quit_after: None,
     };
@@ -117,16 +120,26 @@ fn a_foreground_stroke_changes_the_mask() {
         .find(|&y| (20..W - 20).all(|x| mask.data[(y * W + x) as usize] == 0))
         .expect("a background row");
     let y = row as f32 + 0.5;
-    drag(&mut h, &[at(20.0, y), at(60.0, y), at(100.0, y), at(W as f32 - 20.0, y)]);
+    drag(
+        &mut h,
+        &[
+            at(20.0, y),
+            at(60.0, y),
+            at(100.0, y),
+            at(W as f32 - 20.0, y),
+        ],
+    );
     step_until(&mut h, "the mask to take the stroke", |app| {
-        app.mask().is_some_and(|m| m.data[(row * W + W / 2) as usize] == 255)
+        app.mask()
+            .is_some_and(|m| m.data[(row * W + W / 2) as usize] == 255)
     });
     assert!(foreground(h.state()) > before, "the mask grew");
 
     // Undo takes the stroke back.
     click(&mut h, "Undo");
     step_until(&mut h, "the mask to drop the stroke", |app| {
-        app.mask().is_some_and(|m| m.data[(row * W + W / 2) as usize] == 0)
+        app.mask()
+            .is_some_and(|m| m.data[(row * W + W / 2) as usize] == 0)
     });
 }
 
@@ -167,8 +180,14 @@ fn snapshots_of_the_main_views() {
         let size = Vec2::new(W as f32, H as f32) * scale;
         let min = view.center() - size / 2.0;
         let full = h.render().expect("rendering with wgpu");
-        let crop = image::imageops::crop_imm(&full, min.x.ceil() as u32, min.y.ceil() as u32, size.x as u32 - 1, size.y as u32 - 1)
-            .to_image();
+        let crop = image::imageops::crop_imm(
+            &full,
+            min.x.ceil() as u32,
+            min.y.ceil() as u32,
+            size.x as u32 - 1,
+            size.y as u32 - 1,
+        )
+        .to_image();
         let small = image::imageops::resize(&crop, W, H, image::imageops::FilterType::Triangle);
         results.add(egui_kittest::try_image_snapshot(&small, name));
     }
@@ -180,7 +199,9 @@ fn engine_and_source_switch_from_the_controls() {
     let mut h = first_frame_harness();
     click(&mut h, "Auto");
     assert_eq!(h.state().settings().engine, EngineChoice::Auto);
-    step_until(&mut h, "the engine change", |app| !app.notices().is_empty() || app.engine_in_use() == "cuda");
+    step_until(&mut h, "the engine change", |app| {
+        !app.notices().is_empty() || app.engine_in_use() == "cuda"
+    });
     click(&mut h, "CPU");
     assert_eq!(h.state().settings().engine, EngineChoice::Cpu);
     step_until(&mut h, "the CPU engine", |app| app.engine_in_use() == "cpu");
@@ -188,7 +209,9 @@ fn engine_and_source_switch_from_the_controls() {
     // The demo button opens the built-in scene at its full size, in real time.
     click(&mut h, "Demo scene");
     step_until(&mut h, "the demo scene", |app| {
-        app.source_description().is_some_and(|d| d.contains("640x480")) && app.mask().is_some_and(|m| m.width == 640)
+        app.source_description()
+            .is_some_and(|d| d.contains("640x480"))
+            && app.mask().is_some_and(|m| m.width == 640)
     });
     assert!(!h.state().is_paused(), "a new source runs");
 }
@@ -203,7 +226,10 @@ fn an_image_file_is_segmented_and_kept_for_editing() {
     step_until(&mut h, "the image's mask", |app| {
         app.mask().is_some() && *app.source_state() == SourceState::Ended
     });
-    assert!(h.state().is_paused(), "the last frame stays for editing seeds");
+    assert!(
+        h.state().is_paused(),
+        "the last frame stays for editing seeds"
+    );
     let processed = h.state().processed_frames();
     // Pause/resume is a button and a key; on an ended stream resuming shows nothing new.
     h.key_press(egui::Key::Space);
@@ -214,9 +240,13 @@ fn an_image_file_is_segmented_and_kept_for_editing() {
     assert!(h.state().is_paused());
     // Clearing the seeds leaves nothing to cut: the frame passes through unsegmented.
     click(&mut h, "Clear");
-    step_until(&mut h, "the unsegmented frame", |app| app.processed_frames() > processed && app.mask().is_none());
+    step_until(&mut h, "the unsegmented frame", |app| {
+        app.processed_frames() > processed && app.mask().is_none()
+    });
     click(&mut h, "Reset");
-    step_until(&mut h, "the default seeds again", |app| app.mask().is_some());
+    step_until(&mut h, "the default seeds again", |app| {
+        app.mask().is_some()
+    });
 }
 
 #[test]
@@ -235,7 +265,10 @@ fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
     click(&mut h, "Record");
     step_until(&mut h, "three recorded frames", |app| {
         assert!(app.recording().active, "recording");
-        std::fs::read_dir(&folder).map_or(0, |d| d.filter(|e| e.as_ref().is_ok_and(|e| !is_tmp(&e.path()))).count()) >= 3
+        std::fs::read_dir(&folder).map_or(0, |d| {
+            d.filter(|e| e.as_ref().is_ok_and(|e| !is_tmp(&e.path())))
+                .count()
+        }) >= 3
     });
     click(&mut h, "Stop recording");
     assert!(!h.state().recording().active);
@@ -248,7 +281,13 @@ fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
         .unwrap();
     let mask = livecut::grid::Mask::read_png(&first).unwrap();
     assert_eq!((mask.width, mask.height), (W, H));
-    assert!(first.file_name().unwrap().to_string_lossy().starts_with("mask-"));
+    assert!(
+        first
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("mask-")
+    );
 }
 
 #[test]
@@ -269,10 +308,16 @@ fn settings_persist_between_runs() {
 fn a_lost_camera_falls_back_to_the_demo_scene() {
     let mut h = harness(app_on(Box::new(Unplugged { sent: false }), None));
     step_until(&mut h, "the fallback to the demo", |app| {
-        app.source_description().is_some_and(|d| d.starts_with("demo"))
+        app.source_description()
+            .is_some_and(|d| d.starts_with("demo"))
     });
     let notices = h.state().notices();
-    assert!(notices.iter().any(|n| n.error && n.text.contains("unplugged")), "{notices:?}");
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.error && n.text.contains("unplugged")),
+        "{notices:?}"
+    );
     h.get_by_label_contains("showing the demo scene");
     // The message can be dismissed.
     h.get_by_label("Dismiss").click();
@@ -315,11 +360,15 @@ impl FrameSource for Unplugged {
 fn write_demo_frame(path: &Path) {
     let scene = DemoScene::new(W, H, 30, 1);
     let (frame, _) = scene.render(0);
-    image::RgbImage::from_raw(W, H, frame.rgb).unwrap().save(path).unwrap();
+    image::RgbImage::from_raw(W, H, frame.rgb)
+        .unwrap()
+        .save(path)
+        .unwrap();
 }
 
 fn is_tmp(p: &Path) -> bool {
-    p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+    p.file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with('.'))
 }
 
 /// eframe's storage kept in memory.

@@ -16,7 +16,11 @@ impl Backend {
     /// Starts the worker on `source` with the CPU engine (always there, starts at once);
     /// the engine the user chose is then created on the worker thread, so CUDA start-up
     /// never delays the window.
-    pub fn start(source: Box<dyn FrameSource>, params: SegmentParams, engine: EngineChoice) -> std::io::Result<Self> {
+    pub fn start(
+        source: Box<dyn FrameSource>,
+        params: SegmentParams,
+        engine: EngineChoice,
+    ) -> std::io::Result<Self> {
         let (cpu, _) = create_engine(EngineChoice::Cpu).map_err(std::io::Error::other)?;
         let segmenter = Segmenter::new(cpu, params);
         let pipeline = Pipeline::start(segmenter, source, PipelineOptions::default())?;
@@ -59,7 +63,11 @@ impl Backend {
 
     /// Pauses or resumes taking frames.
     pub fn set_paused(&self, paused: bool) {
-        self.pipeline.send(if paused { Command::Pause } else { Command::Resume });
+        self.pipeline.send(if paused {
+            Command::Pause
+        } else {
+            Command::Resume
+        });
     }
 
     /// Segments exactly one more frame, then stays paused.

@@ -48,12 +48,20 @@ pub fn compose(
 ) -> RgbaImage {
     let mask = mask.filter(|m| (m.width, m.height) == (frame.width, frame.height));
     match (look.mode, mask) {
-        (ViewMode::Heatmap, _) => heatmap_view(frame, activity),
+        (ViewMode::Heatmap, _) => {
+            let mut img = heatmap_view(frame, activity);
+            if let Some(m) = mask {
+                outline(&mut img, m);
+            }
+            img
+        }
         (ViewMode::Mask, Some(m)) => mask_view(m),
-        (ViewMode::Mask, None) => RgbaImage::from_pixel(frame.width, frame.height, [0, 0, 0, 255].into()),
+        (ViewMode::Mask, None) => {
+            RgbaImage::from_pixel(frame.width, frame.height, [0, 0, 0, 255].into())
+        }
         (_, None) => plain(frame),
         (ViewMode::Overlay, Some(m)) => overlay(frame, m, look.tint),
-        (ViewMode::CutOut, Some(m)) => blend_over(frame, m, |x, y| checker(x, y)),
+        (ViewMode::CutOut, Some(m)) => blend_over(frame, m, checker),
         (ViewMode::Background, Some(m)) => replace_background(frame, m, &look.backdrop),
     }
 }
@@ -82,7 +90,12 @@ fn overlay(frame: &Frame, mask: &Mask, tint: [u8; 3]) -> RgbaImage {
     map_pixels(frame, |_, _, i, rgb| {
         if mask.is_source(i) {
             let mix = |c: u8, t: u8| ((c as u16 * 3 + t as u16 * 2) / 5) as u8;
-            [mix(rgb[0], tint[0]), mix(rgb[1], tint[1]), mix(rgb[2], tint[2]), 255]
+            [
+                mix(rgb[0], tint[0]),
+                mix(rgb[1], tint[1]),
+                mix(rgb[2], tint[2]),
+                255,
+            ]
         } else {
             let dim = |c: u8| (c as u16 * 9 / 20) as u8;
             [dim(rgb[0]), dim(rgb[1]), dim(rgb[2]), 255]
@@ -123,7 +136,8 @@ fn replace_background(frame: &Frame, mask: &Mask, backdrop: &Backdrop) -> RgbaIm
 
 /// The frame in dim grey with each block coloured by how often the solver touched it.
 fn heatmap_view(frame: &Frame, activity: Option<&BlockActivity>) -> RgbaImage {
-    let grey = |rgb: &[u8]| ((rgb[0] as u32 * 77 + rgb[1] as u32 * 150 + rgb[2] as u32 * 29) >> 9) as u8;
+    let grey =
+        |rgb: &[u8]| ((rgb[0] as u32 * 77 + rgb[1] as u32 * 150 + rgb[2] as u32 * 29) >> 9) as u8;
     let Some(act) = activity.filter(|a| a.block_width > 0 && a.block_height > 0) else {
         return map_pixels(frame, |_, _, _, rgb| {
             let g = grey(rgb);
@@ -147,6 +161,22 @@ fn heatmap_view(frame: &Frame, activity: Option<&BlockActivity>) -> RgbaImage {
     })
 }
 
+/// Draws the mask's boundary in white: where the cut runs, over the heatmap of where
+/// the solver worked.
+fn outline(img: &mut RgbaImage, mask: &Mask) {
+    let (w, h) = (mask.width, mask.height);
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) as usize;
+            let right = x + 1 < w && mask.data[i + 1] != mask.data[i];
+            let down = y + 1 < h && mask.data[i + w as usize] != mask.data[i];
+            if right || down {
+                img.put_pixel(x, y, [255, 255, 255, 255].into());
+            }
+        }
+    }
+}
+
 fn checker(x: u32, y: u32) -> [u8; 3] {
     if (x / CHECKER + y / CHECKER).is_multiple_of(2) {
         [204, 204, 204]
@@ -159,7 +189,11 @@ fn checker(x: u32, y: u32) -> [u8; 3] {
 fn map_pixels(frame: &Frame, f: impl Fn(u32, u32, usize, &[u8]) -> [u8; 4]) -> RgbaImage {
     let (w, h) = (frame.width, frame.height);
     let mut out = vec![0u8; w as usize * h as usize * 4];
-    for (i, (dst, rgb)) in out.chunks_exact_mut(4).zip(frame.rgb.chunks_exact(3)).enumerate() {
+    for (i, (dst, rgb)) in out
+        .chunks_exact_mut(4)
+        .zip(frame.rgb.chunks_exact(3))
+        .enumerate()
+    {
         let (x, y) = ((i % w as usize) as u32, (i / w as usize) as u32);
         dst.copy_from_slice(&f(x, y, i, rgb));
     }
@@ -214,13 +248,13 @@ impl Downscaled {
                 for (dx, dy) in (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| (dx, dy))) {
                     let (sx, sy) = ((x + dx).clamp(0, w - 1), (y + dy).clamp(0, h - 1));
                     let j = (sy * w + sx) as usize * 3;
-                    for c in 0..3 {
-                        acc[c] += src[j + c];
+                    for (a, v) in acc.iter_mut().zip(&src[j..j + 3]) {
+                        *a += v;
                     }
                 }
                 let j = (y * w + x) as usize * 3;
-                for c in 0..3 {
-                    self.rgb[j + c] = acc[c] / 9.0;
+                for (dst, a) in self.rgb[j..j + 3].iter_mut().zip(acc) {
+                    *dst = a / 9.0;
                 }
             }
         }
@@ -251,7 +285,10 @@ mod tests {
     use std::time::Duration;
 
     fn frame(w: u32, h: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Frame {
-        let rgb = (0..h).flat_map(|y| (0..w).map(move |x| (x, y))).flat_map(|(x, y)| f(x, y)).collect();
+        let rgb = (0..h)
+            .flat_map(|y| (0..w).map(move |x| (x, y)))
+            .flat_map(|(x, y)| f(x, y))
+            .collect();
         Frame {
             width: w,
             height: h,
@@ -277,7 +314,12 @@ mod tests {
     #[test]
     fn cut_out_shows_foreground_and_checkerboard() {
         let f = frame(64, 32, |_, _| [200, 10, 10]);
-        let img = compose(&f, Some(&half_mask(64, 32)), None, &look(ViewMode::CutOut, Backdrop::Blur));
+        let img = compose(
+            &f,
+            Some(&half_mask(64, 32)),
+            None,
+            &look(ViewMode::CutOut, Backdrop::Blur),
+        );
         assert_eq!(img.get_pixel(3, 3).0, [200, 10, 10, 255]);
         assert_eq!(img.get_pixel(40, 3).0, [204, 204, 204, 255]);
         assert_eq!(img.get_pixel(48, 3).0, [153, 153, 153, 255]);
@@ -286,10 +328,18 @@ mod tests {
     #[test]
     fn overlay_tints_foreground_and_dims_background() {
         let f = frame(8, 2, |_, _| [100, 100, 100]);
-        let img = compose(&f, Some(&half_mask(8, 2)), None, &look(ViewMode::Overlay, Backdrop::Blur));
+        let img = compose(
+            &f,
+            Some(&half_mask(8, 2)),
+            None,
+            &look(ViewMode::Overlay, Backdrop::Blur),
+        );
         let fg = img.get_pixel(0, 0).0;
         let bg = img.get_pixel(7, 0).0;
-        assert!(fg[1] > 100 && fg[0] < 100, "foreground tinted green: {fg:?}");
+        assert!(
+            fg[1] > 100 && fg[0] < 100,
+            "foreground tinted green: {fg:?}"
+        );
         assert!(bg[0] < 100 && bg[0] == bg[1], "background dimmed: {bg:?}");
     }
 
@@ -297,12 +347,22 @@ mod tests {
     fn background_colour_and_image_replace_only_the_background() {
         let f = frame(8, 4, |_, _| [9, 9, 9]);
         let m = half_mask(8, 4);
-        let img = compose(&f, Some(&m), None, &look(ViewMode::Background, Backdrop::Colour([1, 2, 3])));
+        let img = compose(
+            &f,
+            Some(&m),
+            None,
+            &look(ViewMode::Background, Backdrop::Colour([1, 2, 3])),
+        );
         assert_eq!(img.get_pixel(0, 0).0, [9, 9, 9, 255]);
         assert_eq!(img.get_pixel(7, 3).0, [1, 2, 3, 255]);
         // A 2×1 picture stretched over the frame: right half takes its right pixel.
         let pic = RgbImage::from_raw(2, 1, vec![10, 20, 30, 40, 50, 60]).unwrap();
-        let img = compose(&f, Some(&m), None, &look(ViewMode::Background, Backdrop::Image(Arc::new(pic))));
+        let img = compose(
+            &f,
+            Some(&m),
+            None,
+            &look(ViewMode::Background, Backdrop::Image(Arc::new(pic))),
+        );
         assert_eq!(img.get_pixel(7, 0).0, [40, 50, 60, 255]);
         assert_eq!(img.get_pixel(0, 0).0, [9, 9, 9, 255]);
     }
@@ -311,11 +371,21 @@ mod tests {
     fn blur_keeps_flat_colour_and_smooths_edges() {
         let flat = frame(40, 30, |_, _| [77, 88, 99]);
         let all_bg = Mask::empty(40, 30);
-        let img = compose(&flat, Some(&all_bg), None, &look(ViewMode::Background, Backdrop::Blur));
+        let img = compose(
+            &flat,
+            Some(&all_bg),
+            None,
+            &look(ViewMode::Background, Backdrop::Blur),
+        );
         assert!(img.pixels().all(|p| p.0 == [77, 88, 99, 255]));
         // A hard vertical edge becomes a ramp.
         let edge = frame(96, 24, |x, _| if x < 48 { [0; 3] } else { [240; 3] });
-        let img = compose(&edge, Some(&Mask::empty(96, 24)), None, &look(ViewMode::Background, Backdrop::Blur));
+        let img = compose(
+            &edge,
+            Some(&Mask::empty(96, 24)),
+            None,
+            &look(ViewMode::Background, Backdrop::Blur),
+        );
         let v = img.get_pixel(47, 12).0[0];
         assert!(v > 20 && v < 220, "edge pixel blurred: {v}");
         assert_eq!(img.get_pixel(0, 12).0[0], 0);
@@ -339,7 +409,15 @@ mod tests {
         let img = compose(&f, None, None, &look(ViewMode::CutOut, Backdrop::Blur));
         assert_eq!(img, plain(&f));
         let wrong_size = Mask::empty(2, 2);
-        assert_eq!(compose(&f, Some(&wrong_size), None, &look(ViewMode::Overlay, Backdrop::Blur)), plain(&f));
+        assert_eq!(
+            compose(
+                &f,
+                Some(&wrong_size),
+                None,
+                &look(ViewMode::Overlay, Backdrop::Blur)
+            ),
+            plain(&f)
+        );
     }
 
     #[test]
@@ -352,10 +430,21 @@ mod tests {
             rows: 1,
             counts: vec![0, 9],
         };
-        let img = compose(&f, None, Some(&act), &look(ViewMode::Heatmap, Backdrop::Blur));
+        let img = compose(
+            &f,
+            None,
+            Some(&act),
+            &look(ViewMode::Heatmap, Backdrop::Blur),
+        );
         let idle = img.get_pixel(0, 0).0;
         let busy = img.get_pixel(6, 2).0;
         assert_eq!(idle[0], idle[1], "idle block stays grey");
         assert_ne!(busy[0], busy[2], "busy block coloured: {busy:?}");
+        // With a mask, its boundary is drawn in white.
+        let m = half_mask(8, 4);
+        let look = look(ViewMode::Heatmap, Backdrop::Blur);
+        let img = compose(&f, Some(&m), Some(&act), &look);
+        assert_eq!(img.get_pixel(3, 1).0, [255, 255, 255, 255]);
+        assert_ne!(img.get_pixel(1, 1).0, [255, 255, 255, 255]);
     }
 }

@@ -81,10 +81,18 @@ fn paint_bar(ui: &Ui, rect: Rect) {
     let w = rect.width() / steps as f32;
     for s in 0..steps {
         let c = colour_map(s as f32 / (steps - 1) as f32);
-        let r = Rect::from_min_size(Pos2::new(rect.left() + s as f32 * w, rect.top()), Vec2::new(w + 0.5, rect.height()));
+        let r = Rect::from_min_size(
+            Pos2::new(rect.left() + s as f32 * w, rect.top()),
+            Vec2::new(w + 0.5, rect.height()),
+        );
         painter.rect_filled(r, 0.0, Color32::from_rgb(c[0], c[1], c[2]));
     }
-    painter.rect_stroke(rect, 0.0, Stroke::new(1.0, ui.visuals().text_color()), egui::StrokeKind::Inside);
+    painter.rect_stroke(
+        rect,
+        0.0,
+        Stroke::new(1.0, ui.visuals().text_color()),
+        egui::StrokeKind::Inside,
+    );
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use std::time::Instant;
 impl LivecutApp {
     /// Draws the whole window for one frame.
     pub fn show(&mut self, ui: &mut Ui) {
+        let start = Instant::now();
         let ctx = ui.ctx().clone();
         self.update_state(&ctx);
         egui::Panel::top("top-bar").show(ui, |ui| self.top_bar(ui));
@@ -28,8 +29,12 @@ impl LivecutApp {
             .show(ui, |ui| {
                 ScrollArea::vertical().show(ui, |ui| self.controls(ui));
             });
-        egui::Panel::bottom("timing").resizable(true).default_size(200.0).show(ui, |ui| self.timing_panel(ui));
+        egui::Panel::bottom("timing")
+            .resizable(true)
+            .default_size(200.0)
+            .show(ui, |ui| self.timing_panel(ui));
         egui::CentralPanel::default().show(ui, |ui| self.view_panel(ui));
+        self.timing.ui_busy_ms += start.elapsed().as_secs_f64() * 1e3;
     }
 
     fn top_bar(&mut self, ui: &mut Ui) {
@@ -40,12 +45,20 @@ impl LivecutApp {
             } else {
                 ("Pause", "Stop taking frames")
             };
-            if ui.button(label).on_hover_text(hint(&ctx, tip, Action::PauseResume)).clicked() {
+            if ui
+                .button(label)
+                .on_hover_text(hint(&ctx, tip, Action::PauseResume))
+                .clicked()
+            {
                 self.act(Action::PauseResume);
             }
             if ui
                 .button("Step")
-                .on_hover_text(hint(&ctx, "Segment one more frame, then stay paused", Action::Step))
+                .on_hover_text(hint(
+                    &ctx,
+                    "Segment one more frame, then stay paused",
+                    Action::Step,
+                ))
                 .clicked()
             {
                 self.act(Action::Step);
@@ -55,7 +68,11 @@ impl LivecutApp {
                 let selected = self.settings.view == mode;
                 if ui
                     .selectable_label(selected, mode.label())
-                    .on_hover_text(hint(&ctx, &format!("Show the {} view", mode.label().to_lowercase()), Action::View(i)))
+                    .on_hover_text(hint(
+                        &ctx,
+                        &format!("Show the {} view", mode.label().to_lowercase()),
+                        Action::View(i),
+                    ))
                     .clicked()
                 {
                     self.set_view(mode);
@@ -65,7 +82,10 @@ impl LivecutApp {
             let now = Instant::now();
             let ui_fps = self.timing.ui.rate(now);
             let seg_fps = self.timing.processed.rate(now);
-            ui.label(format!("{seg_fps:.0} fps segmented · UI {ui_fps:.0} fps · {} dropped", self.timing.dropped));
+            ui.label(format!(
+                "{seg_fps:.0} fps segmented · UI {ui_fps:.0} fps · {} dropped",
+                self.timing.dropped
+            ));
             let state = match &self.source_state {
                 SourceState::Opening => "opening…".to_string(),
                 SourceState::Running if self.paused => "paused".into(),
@@ -98,12 +118,24 @@ impl LivecutApp {
     }
 
     fn controls(&mut self, ui: &mut Ui) {
-        egui::CollapsingHeader::new("Source").default_open(true).show(ui, |ui| self.source_controls(ui));
-        egui::CollapsingHeader::new("Engine").default_open(true).show(ui, |ui| self.engine_controls(ui));
-        egui::CollapsingHeader::new("Segmentation").default_open(true).show(ui, |ui| self.segmentation_controls(ui));
-        egui::CollapsingHeader::new("Scribbles").default_open(true).show(ui, |ui| self.scribble_controls(ui));
-        egui::CollapsingHeader::new("View").default_open(true).show(ui, |ui| self.view_controls(ui));
-        egui::CollapsingHeader::new("Recording").default_open(true).show(ui, |ui| self.record_controls(ui));
+        egui::CollapsingHeader::new("Source")
+            .default_open(true)
+            .show(ui, |ui| self.source_controls(ui));
+        egui::CollapsingHeader::new("Engine")
+            .default_open(true)
+            .show(ui, |ui| self.engine_controls(ui));
+        egui::CollapsingHeader::new("Segmentation")
+            .default_open(true)
+            .show(ui, |ui| self.segmentation_controls(ui));
+        egui::CollapsingHeader::new("Scribbles")
+            .default_open(true)
+            .show(ui, |ui| self.scribble_controls(ui));
+        egui::CollapsingHeader::new("View")
+            .default_open(true)
+            .show(ui, |ui| self.view_controls(ui));
+        egui::CollapsingHeader::new("Recording")
+            .default_open(true)
+            .show(ui, |ui| self.record_controls(ui));
     }
 
     fn source_controls(&mut self, ui: &mut Ui) {
@@ -114,13 +146,25 @@ impl LivecutApp {
             ui.colored_label(Color32::from_rgb(255, 140, 100), message);
         }
         ui.horizontal_wrapped(|ui| {
-            if ui.button("Demo scene").on_hover_text("The built-in synthetic scene").clicked() {
+            if ui
+                .button("Demo scene")
+                .on_hover_text("The built-in synthetic scene")
+                .clicked()
+            {
                 self.switch_source(demo_spec());
             }
-            if ui.button("Open file…").on_hover_text("An image or a video").clicked() {
+            if ui
+                .button("Open file…")
+                .on_hover_text("An image or a video")
+                .clicked()
+            {
                 self.tasks.pick(Pick::SourceFile, None);
             }
-            if ui.button("Open folder…").on_hover_text("A folder of images, in name order").clicked() {
+            if ui
+                .button("Open folder…")
+                .on_hover_text("A folder of images, in name order")
+                .clicked()
+            {
                 self.tasks.pick(Pick::SourceFolder, None);
             }
         });
@@ -142,7 +186,10 @@ impl LivecutApp {
                             ui.label(RichText::new(note).weak());
                         }
                         for mode in &camera.modes {
-                            let text = format!("{}×{} @ {} fps {}", mode.width, mode.height, mode.fps, mode.format);
+                            let text = format!(
+                                "{}×{} @ {} fps {}",
+                                mode.width, mode.height, mode.fps, mode.format
+                            );
                             if ui.button(text).clicked() {
                                 chosen = Some(SourceSpec::Camera {
                                     index: Some(camera.index),
@@ -193,7 +240,11 @@ impl LivecutApp {
         let s = &mut self.settings;
         let mut changed = false;
         changed |= ui
-            .add(Slider::new(&mut s.lambda, 0.0..=500.0).logarithmic(true).text("λ smoothness"))
+            .add(
+                Slider::new(&mut s.lambda, 0.0..=500.0)
+                    .logarithmic(true)
+                    .text("λ smoothness"),
+            )
             .on_hover_text("Weight of the smoothness term: higher gives smoother, blobbier masks")
             .changed();
         ui.horizontal(|ui| {
@@ -202,29 +253,48 @@ impl LivecutApp {
                 .on_hover_text("Estimate the contrast σ from each frame")
                 .changed();
             changed |= ui
-                .add_enabled(!s.sigma_auto, Slider::new(&mut s.sigma, 1.0..=100.0).logarithmic(true).text("σ"))
+                .add_enabled(
+                    !s.sigma_auto,
+                    Slider::new(&mut s.sigma, 1.0..=100.0)
+                        .logarithmic(true)
+                        .text("σ"),
+                )
                 .changed();
         });
         ui.horizontal(|ui| {
-            changed |= ui.radio_value(&mut s.eight_connected, false, "4-connected").changed();
-            changed |= ui.radio_value(&mut s.eight_connected, true, "8-connected").changed();
+            changed |= ui
+                .radio_value(&mut s.eight_connected, false, "4-connected")
+                .changed();
+            changed |= ui
+                .radio_value(&mut s.eight_connected, true, "8-connected")
+                .changed();
         });
         let ctx = ui.ctx().clone();
         changed |= ui
             .checkbox(&mut s.dynamic, "Dynamic cuts")
-            .on_hover_text(hint(&ctx, "Continue each frame from the previous frame's residual graph", Action::ToggleDynamic))
+            .on_hover_text(hint(
+                &ctx,
+                "Continue each frame from the previous frame's residual graph",
+                Action::ToggleDynamic,
+            ))
             .changed();
         changed |= ui
             .add(Slider::new(&mut s.temporal, 0.0..=1.0).text("temporal prior"))
             .on_hover_text("Pull towards the previous frame's mask (0 = off)")
             .changed();
         changed |= ui
-            .add(Slider::new(&mut s.cleanup_min_area, 0..=20_000).logarithmic(true).text("cleanup px"))
+            .add(
+                Slider::new(&mut s.cleanup_min_area, 0..=20_000)
+                    .logarithmic(true)
+                    .text("cleanup px"),
+            )
             .on_hover_text("Drop foreground specks and fill holes smaller than this many pixels")
             .changed();
         changed |= ui
             .checkbox(&mut s.drop_unanchored, "Drop unanchored parts")
-            .on_hover_text("Remove foreground parts that touch no foreground seed or previous foreground")
+            .on_hover_text(
+                "Remove foreground parts that touch no foreground seed or previous foreground",
+            )
             .changed();
         ui.horizontal(|ui| {
             ui.label("Colours:");
@@ -251,16 +321,25 @@ impl LivecutApp {
                 (Tool::Erase, "Erase", Action::ToolErase),
             ] {
                 let tip = hint(&ctx, "What the left button paints", action);
-                ui.selectable_value(&mut self.tool, tool, name).on_hover_text(tip);
+                ui.selectable_value(&mut self.tool, tool, name)
+                    .on_hover_text(tip);
             }
         });
-        ui.add(Slider::new(&mut self.settings.brush_radius, BRUSH_RANGE).logarithmic(true).text("brush px"))
-            .on_hover_text(format!(
-                "{}; {}",
-                hint(&ctx, "Smaller", Action::BrushSmaller),
-                hint(&ctx, "bigger", Action::BrushBigger)
-            ));
-        ui.label(RichText::new("Right button always paints background.").small().weak());
+        ui.add(
+            Slider::new(&mut self.settings.brush_radius, BRUSH_RANGE)
+                .logarithmic(true)
+                .text("brush px"),
+        )
+        .on_hover_text(format!(
+            "{}; {}",
+            hint(&ctx, "Smaller", Action::BrushSmaller),
+            hint(&ctx, "bigger", Action::BrushBigger)
+        ));
+        ui.label(
+            RichText::new("Right button always paints background.")
+                .small()
+                .weak(),
+        );
         let can_undo = self.scribbles.as_ref().is_some_and(|s| s.can_undo());
         ui.horizontal_wrapped(|ui| {
             if ui
@@ -277,15 +356,27 @@ impl LivecutApp {
             {
                 self.act(Action::Clear);
             }
-            if ui.button("Reset").on_hover_text("Back to the source's default seeds").clicked() {
+            if ui
+                .button("Reset")
+                .on_hover_text("Back to the source's default seeds")
+                .clicked()
+            {
                 self.reset_seeds();
             }
         });
         ui.horizontal_wrapped(|ui| {
-            if ui.button("Save seeds…").on_hover_text("As a PNG: 0 background, 255 foreground, 128 free").clicked() {
+            if ui
+                .button("Save seeds…")
+                .on_hover_text("As a PNG: 0 background, 255 foreground, 128 free")
+                .clicked()
+            {
                 self.tasks.pick(Pick::SaveSeeds, None);
             }
-            if ui.button("Load seeds…").on_hover_text("A seeds PNG or a trimap of the frame's size").clicked() {
+            if ui
+                .button("Load seeds…")
+                .on_hover_text("A seeds PNG or a trimap of the frame's size")
+                .clicked()
+            {
                 self.tasks.pick(Pick::LoadSeeds, None);
             }
         });
@@ -309,7 +400,10 @@ impl LivecutApp {
         ui.horizontal_wrapped(|ui| {
             let has_picture = self.backdrop.is_some();
             if ui
-                .add_enabled(has_picture, egui::RadioButton::new(s.background == BackgroundKind::Image, "Picture"))
+                .add_enabled(
+                    has_picture,
+                    egui::RadioButton::new(s.background == BackgroundKind::Image, "Picture"),
+                )
                 .clicked()
             {
                 s.background = BackgroundKind::Image;
@@ -347,22 +441,38 @@ impl LivecutApp {
                 .as_ref()
                 .map_or("no folder chosen".to_string(), |p| p.display().to_string());
             ui.label(RichText::new(folder).small());
-            if ui.add_enabled(!recording, egui::Button::new("Folder…")).clicked() {
-                self.tasks.pick(Pick::RecordFolder, self.settings.record_folder.clone());
+            if ui
+                .add_enabled(!recording, egui::Button::new("Folder…"))
+                .clicked()
+            {
+                self.tasks
+                    .pick(Pick::RecordFolder, self.settings.record_folder.clone());
             }
         });
         ui.horizontal(|ui| {
-            let label = if recording { "Stop recording" } else { "Record" };
+            let label = if recording {
+                "Stop recording"
+            } else {
+                "Record"
+            };
             if ui
                 .button(label)
-                .on_hover_text(hint(&ctx, "Save every frame as a PNG in the folder", Action::Record))
+                .on_hover_text(hint(
+                    &ctx,
+                    "Save every frame as a PNG in the folder",
+                    Action::Record,
+                ))
                 .clicked()
             {
                 self.act(Action::Record);
             }
             if ui
                 .button("Snapshot")
-                .on_hover_text(hint(&ctx, "Save this frame's view, mask and cut-out", Action::Snapshot))
+                .on_hover_text(hint(
+                    &ctx,
+                    "Save this frame's view, mask and cut-out",
+                    Action::Snapshot,
+                ))
                 .clicked()
             {
                 self.act(Action::Snapshot);
@@ -376,7 +486,9 @@ impl LivecutApp {
             }
             ui.label(line);
             if p.queued > 0 {
-                ui.add(egui::ProgressBar::new(p.written as f32 / p.queued as f32).desired_height(6.0));
+                ui.add(
+                    egui::ProgressBar::new(p.written as f32 / p.queued as f32).desired_height(6.0),
+                );
             }
         }
     }
@@ -413,12 +525,25 @@ impl LivecutApp {
                     "cut from scratch {:.2} ms · dynamic {:.2} ms · dynamic is {:.1}× {}",
                     c.static_ms,
                     c.dynamic_ms,
-                    if c.speedup() >= 1.0 { c.speedup() } else { 1.0 / c.speedup() },
-                    if c.speedup() >= 1.0 { "faster" } else { "slower" }
+                    if c.speedup() >= 1.0 {
+                        c.speedup()
+                    } else {
+                        1.0 / c.speedup()
+                    },
+                    if c.speedup() >= 1.0 {
+                        "faster"
+                    } else {
+                        "slower"
+                    }
                 ));
             }
             None => {
-                ui.label(RichText::new("Toggle “Dynamic cuts” (D) to compare static and dynamic cut times.").weak());
+                ui.label(
+                    RichText::new(
+                        "Toggle “Dynamic cuts” (D) to compare static and dynamic cut times.",
+                    )
+                    .weak(),
+                );
             }
         }
         let height = ui.available_height().max(80.0);

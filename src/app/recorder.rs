@@ -39,7 +39,11 @@ enum Job {
         look: Look,
     },
     /// Composite, mask and frame of one moment, under the next free snapshot name.
-    Snapshot { folder: PathBuf, shot: Shot, look: Look },
+    Snapshot {
+        folder: PathBuf,
+        shot: Shot,
+        look: Look,
+    },
 }
 
 /// What the writer thread reports.
@@ -118,7 +122,12 @@ impl Recorder {
 
     /// Hands one frame to the writer when recording; never waits.
     pub fn offer(&mut self, shot: &Shot, look: &Look) {
-        let Some(folder) = self.progress.folder.clone().filter(|_| self.progress.active) else {
+        let Some(folder) = self
+            .progress
+            .folder
+            .clone()
+            .filter(|_| self.progress.active)
+        else {
             return;
         };
         if self.kind != RecordKind::Composites && shot.mask.is_none() {
@@ -206,7 +215,9 @@ fn write_kind(path: &Path, kind: RecordKind, shot: &Shot, look: &Look) -> Result
                 .ok_or("mask buffer does not match its size")?;
             DynamicImage::ImageLuma8(grey)
         }
-        (RecordKind::CutOuts, Some(mask)) => DynamicImage::ImageRgba8(compose::cut_out_alpha(&shot.captured.frame, mask)),
+        (RecordKind::CutOuts, Some(mask)) => {
+            DynamicImage::ImageRgba8(compose::cut_out_alpha(&shot.captured.frame, mask))
+        }
         (RecordKind::Masks | RecordKind::CutOuts, None) => return Err("no mask to record".into()),
         (RecordKind::Composites, mask) => DynamicImage::ImageRgba8(compose::compose(
             &shot.captured.frame,
@@ -298,7 +309,10 @@ mod tests {
     fn wait_written(rec: &mut Recorder, n: u64) -> Vec<String> {
         let start = Instant::now();
         let mut errors = Vec::new();
-        while rec.progress().written < n && errors.is_empty() && start.elapsed() < Duration::from_secs(10) {
+        while rec.progress().written < n
+            && errors.is_empty()
+            && start.elapsed() < Duration::from_secs(10)
+        {
             errors.extend(rec.poll());
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -318,7 +332,10 @@ mod tests {
         assert!(wait_written(&mut rec, 2).is_empty());
         let mask = Mask::read_png(&folder.join("mask-000001.png")).unwrap();
         assert_eq!(mask, *shot().mask.unwrap());
-        let names: Vec<_> = std::fs::read_dir(&folder).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
         assert_eq!(names.len(), 2, "no temporary files left: {names:?}");
     }
 
@@ -328,14 +345,20 @@ mod tests {
         let mut rec = Recorder::new();
         assert!(rec.snapshot(dir.path().to_path_buf(), &shot(), &look()));
         let start = Instant::now();
-        while !dir.path().join("snapshot-0001-cutout.png").exists() && start.elapsed() < Duration::from_secs(10) {
+        while !dir.path().join("snapshot-0001-cutout.png").exists()
+            && start.elapsed() < Duration::from_secs(10)
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(rec.snapshot(dir.path().to_path_buf(), &shot(), &look()));
-        while !dir.path().join("snapshot-0002-cutout.png").exists() && start.elapsed() < Duration::from_secs(10) {
+        while !dir.path().join("snapshot-0002-cutout.png").exists()
+            && start.elapsed() < Duration::from_secs(10)
+        {
             std::thread::sleep(Duration::from_millis(5));
         }
-        let cut = image::open(dir.path().join("snapshot-0002-cutout.png")).unwrap().into_rgba8();
+        let cut = image::open(dir.path().join("snapshot-0002-cutout.png"))
+            .unwrap()
+            .into_rgba8();
         assert_eq!(cut.get_pixel(0, 0).0[3], 255);
         assert_eq!(cut.get_pixel(1, 0).0[3], 0);
         assert!(dir.path().join("snapshot-0001-composite.png").exists());

@@ -164,7 +164,12 @@ fn paint_stroke(seeds: &mut Seeds, stroke: &Stroke) {
         let n = ((dx * dx + dy * dy).sqrt() / step).ceil().max(1.0) as u32;
         for k in 1..=n {
             let t = k as f32 / n as f32;
-            paint_disc(seeds, [prev[0] + dx * t, prev[1] + dy * t], stroke.radius, label);
+            paint_disc(
+                seeds,
+                [prev[0] + dx * t, prev[1] + dy * t],
+                stroke.radius,
+                label,
+            );
         }
         prev = p;
     }
@@ -198,7 +203,13 @@ pub fn default_seeds(width: u32, height: u32) -> Seeds {
     let border = Stroke {
         tool: Tool::Background,
         radius: band,
-        points: vec![[band, band], [w - band, band], [w - band, h - band], [band, h - band], [band, band]],
+        points: vec![
+            [band, band],
+            [w - band, band],
+            [w - band, h - band],
+            [band, h - band],
+            [band, band],
+        ],
     };
     let centre = Stroke {
         tool: Tool::Foreground,
@@ -221,7 +232,11 @@ mod tests {
         s.extend([35.0, 10.0]);
         s.finish();
         let seeds = s.rasterize();
-        assert_eq!(seeds.labels[10 * 40 + 20], SeedLabel::Foreground, "segment interior painted");
+        assert_eq!(
+            seeds.labels[10 * 40 + 20],
+            SeedLabel::Foreground,
+            "segment interior painted"
+        );
         assert_eq!(seeds.labels[0], SeedLabel::Unknown);
         // Erase a piece of it.
         s.begin(Tool::Erase, 3.0, [20.0, 10.0]);

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub const STORAGE_KEY: &str = "livecut-settings";
 
 /// How the frame and its mask are shown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 pub enum ViewMode {
     /// The frame with the foreground tinted and the background dimmed.
     Overlay,
@@ -71,7 +71,11 @@ pub enum RecordKind {
 
 impl RecordKind {
     /// Every kind, in the order of the picker.
-    pub const ALL: [RecordKind; 3] = [RecordKind::Masks, RecordKind::CutOuts, RecordKind::Composites];
+    pub const ALL: [RecordKind; 3] = [
+        RecordKind::Masks,
+        RecordKind::CutOuts,
+        RecordKind::Composites,
+    ];
 
     /// Label of the picker and prefix of the file names.
     pub fn label(self) -> &'static str {
@@ -199,7 +203,9 @@ mod engine_choice {
     use serde::{Deserialize, Deserializer, Serializer, de::Error};
 
     pub fn serialize<S: Serializer>(choice: &EngineChoice, s: S) -> Result<S::Ok, S::Error> {
-        let value = choice.to_possible_value().expect("no engine choice is hidden");
+        let value = choice
+            .to_possible_value()
+            .expect("no engine choice is hidden");
         s.serialize_str(value.get_name())
     }
 

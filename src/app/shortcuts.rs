@@ -36,28 +36,82 @@ pub enum Action {
 
 /// The table: every shortcut and its action.
 pub const SHORTCUTS: [(KeyboardShortcut, Action); 17] = [
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Space), Action::PauseResume),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Period), Action::Step),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::F), Action::ToolForeground),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::B), Action::ToolBackground),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::E), Action::ToolErase),
-    (KeyboardShortcut::new(Modifiers::COMMAND, Key::Z), Action::Undo),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Delete), Action::Clear),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::OpenBracket), Action::BrushSmaller),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::CloseBracket), Action::BrushBigger),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::D), Action::ToggleDynamic),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::R), Action::Record),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::P), Action::Snapshot),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Num1), Action::View(0)),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Num2), Action::View(1)),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Num3), Action::View(2)),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Num4), Action::View(3)),
-    (KeyboardShortcut::new(Modifiers::NONE, Key::Num5), Action::View(4)),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Space),
+        Action::PauseResume,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Period),
+        Action::Step,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::F),
+        Action::ToolForeground,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::B),
+        Action::ToolBackground,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::E),
+        Action::ToolErase,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::COMMAND, Key::Z),
+        Action::Undo,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Delete),
+        Action::Clear,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::OpenBracket),
+        Action::BrushSmaller,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::CloseBracket),
+        Action::BrushBigger,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::D),
+        Action::ToggleDynamic,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::R),
+        Action::Record,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::P),
+        Action::Snapshot,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Num1),
+        Action::View(0),
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Num2),
+        Action::View(1),
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Num3),
+        Action::View(2),
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Num4),
+        Action::View(3),
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::Num5),
+        Action::View(4),
+    ),
 ];
 
 /// The shortcut of `action`, if it has one.
 pub fn shortcut_of(action: Action) -> Option<KeyboardShortcut> {
-    SHORTCUTS.iter().find(|(_, a)| *a == action).map(|(s, _)| *s)
+    SHORTCUTS
+        .iter()
+        .find(|(_, a)| *a == action)
+        .map(|(s, _)| *s)
 }
 
 /// `text` followed by the action's shortcut in brackets, for tooltips.

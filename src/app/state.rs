@@ -30,6 +30,8 @@ pub struct AppOptions {
     pub source: Box<dyn FrameSource>,
     /// Engine to use instead of the remembered one.
     pub engine: Option<EngineChoice>,
+    /// View to show instead of the remembered one.
+    pub view: Option<ViewMode>,
     /// A message to show at start (e.g. why the camera could not be opened).
     pub notice: Option<String>,
     /// Close the window after this long and report the frame rates.
@@ -130,16 +132,24 @@ pub struct LivecutApp {
 impl LivecutApp {
     /// Starts the worker on the options' source and the background probes (CUDA
     /// device, camera list, remembered background picture).
-    pub fn new(options: AppOptions, storage: Option<&dyn eframe::Storage>) -> std::io::Result<Self> {
+    pub fn new(
+        options: AppOptions,
+        storage: Option<&dyn eframe::Storage>,
+    ) -> std::io::Result<Self> {
         let mut settings = Settings::load(storage);
         if let Some(engine) = options.engine {
             settings.engine = engine;
+        }
+        if let Some(view) = options.view {
+            settings.view = view;
         }
         let backend = Backend::start(options.source, settings.segment_params(), settings.engine)?;
         let mut tasks = Tasks::default();
         tasks.probe_cuda();
         tasks.spawn(|| Done::Cameras(list_cameras().map_err(|e| e.to_string())));
-        if let (BackgroundKind::Image, Some(path)) = (settings.background, settings.background_image.clone()) {
+        if let (BackgroundKind::Image, Some(path)) =
+            (settings.background, settings.background_image.clone())
+        {
             tasks.load_backdrop(path);
         }
         let notices = options
@@ -226,9 +236,11 @@ impl LivecutApp {
     pub fn rate_report(&self) -> String {
         let secs = self.started.elapsed().as_secs_f64().max(1e-3);
         format!(
-            "{:.1} s: {:.1} UI frames/s, {:.1} segmented frames/s, {} frames dropped by the worker",
+            "{:.1} s: {:.1} UI frames/s ({:.1} ms each on the UI thread before rendering), \
+             {:.1} segmented frames/s, {} frames dropped by the worker",
             secs,
             self.timing.ui.total() as f64 / secs,
+            self.timing.ui_ms_per_frame(),
             self.processed as f64 / secs,
             self.timing.dropped
         )
@@ -379,7 +391,10 @@ impl LivecutApp {
     /// a GPU engine falls back to the CPU.
     fn on_segment_error(&mut self, engine: &'static str, error: &str) {
         if engine != "cpu" && self.seeds_usable {
-            self.notify(format!("The {engine} engine failed ({error}); switching to the CPU engine"), true);
+            self.notify(
+                format!("The {engine} engine failed ({error}); switching to the CPU engine"),
+                true,
+            );
             self.settings.engine = EngineChoice::Cpu;
             self.backend.set_engine(EngineChoice::Cpu);
         } else {
@@ -392,7 +407,9 @@ impl LivecutApp {
             Done::Picked(_, None) => {}
             Done::Picked(pick, Some(path)) => self.on_picked(pick, path),
             Done::SeedsLoaded(Ok(seeds)) => match (&mut self.scribbles, &self.source) {
-                (Some(scribbles), Some(src)) if (seeds.width, seeds.height) == (src.width, src.height) => {
+                (Some(scribbles), Some(src))
+                    if (seeds.width, seeds.height) == (src.width, src.height) =>
+                {
                     scribbles.reset(seeds);
                 }
                 (_, Some(src)) => self.notify(
@@ -405,7 +422,9 @@ impl LivecutApp {
                 _ => self.notify("No source yet to load seeds for".into(), true),
             },
             Done::SeedsLoaded(Err(e)) => self.notify(format!("Cannot load seeds: {e}"), true),
-            Done::SeedsSaved(Ok(path)) => self.notify(format!("Seeds saved to {}", path.display()), false),
+            Done::SeedsSaved(Ok(path)) => {
+                self.notify(format!("Seeds saved to {}", path.display()), false)
+            }
             Done::SeedsSaved(Err(e)) => self.notify(format!("Cannot save seeds: {e}"), true),
             Done::BackdropLoaded(path, Ok(img)) => {
                 self.backdrop = Some(img);
@@ -428,10 +447,12 @@ impl LivecutApp {
 
     fn on_picked(&mut self, pick: Pick, path: std::path::PathBuf) {
         match pick {
-            Pick::SourceFile | Pick::SourceFolder => match SourceSpec::parse(&path.to_string_lossy(), Default::default()) {
-                Ok(spec) => self.switch_source(spec),
-                Err(e) => self.notify(e.to_string(), true),
-            },
+            Pick::SourceFile | Pick::SourceFolder => {
+                match SourceSpec::parse(&path.to_string_lossy(), Default::default()) {
+                    Ok(spec) => self.switch_source(spec),
+                    Err(e) => self.notify(e.to_string(), true),
+                }
+            }
             Pick::LoadSeeds => self.tasks.load_seeds(path),
             Pick::SaveSeeds => {
                 if let Some(s) = &self.scribbles {
@@ -509,7 +530,8 @@ impl LivecutApp {
     }
 
     fn resize_brush(&mut self, factor: f32) {
-        let r = (self.settings.brush_radius * factor).clamp(*BRUSH_RANGE.start(), *BRUSH_RANGE.end());
+        let r =
+            (self.settings.brush_radius * factor).clamp(*BRUSH_RANGE.start(), *BRUSH_RANGE.end());
         self.settings.brush_radius = r;
     }
 
@@ -581,11 +603,17 @@ impl LivecutApp {
         {
             let start = Instant::now();
             let look = self.look();
-            let img = compose::compose(&shot.captured.frame, shot.mask.as_deref(), shot.activity.as_deref(), &look);
+            let img = compose::compose(
+                &shot.captured.frame,
+                shot.mask.as_deref(),
+                shot.activity.as_deref(),
+                &look,
+            );
             let size = [img.width() as usize, img.height() as usize];
             let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
             set_texture(ctx, &mut self.picture, "livecut-picture", image);
-            self.timing.set_display_ms(start.elapsed().as_secs_f64() * 1e3);
+            self.timing
+                .set_display_ms(start.elapsed().as_secs_f64() * 1e3);
             self.picture_stale = false;
         }
         if self.seeds_stale
@@ -604,7 +632,12 @@ fn usable(seeds: &Seeds) -> bool {
 }
 
 /// Uploads `image` into `slot`, reusing the texture when there is one.
-fn set_texture(ctx: &egui::Context, slot: &mut Option<TextureHandle>, name: &str, image: ColorImage) {
+fn set_texture(
+    ctx: &egui::Context,
+    slot: &mut Option<TextureHandle>,
+    name: &str,
+    image: ColorImage,
+) {
     match slot {
         Some(texture) => texture.set(image, TextureOptions::LINEAR),
         None => *slot = Some(ctx.load_texture(name, image, TextureOptions::LINEAR)),

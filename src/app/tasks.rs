@@ -63,9 +63,11 @@ impl Tasks {
     /// Runs `job` on a new thread.
     pub fn spawn(&mut self, job: impl FnOnce() -> Done + Send + 'static) {
         let tx = self.tx.clone();
-        let started = thread::Builder::new().name("livecut-task".into()).spawn(move || {
-            let _ = tx.send(job());
-        });
+        let started = thread::Builder::new()
+            .name("livecut-task".into())
+            .spawn(move || {
+                let _ = tx.send(job());
+            });
         if started.is_ok() {
             self.pending += 1;
         }
@@ -93,10 +95,18 @@ impl Tasks {
             let path = match pick {
                 Pick::SourceFile => dialog
                     .set_title("Open an image or video")
-                    .add_filter("images and videos", &["png", "jpg", "jpeg", "bmp", "mp4", "mkv", "avi", "mov", "webm"])
+                    .add_filter(
+                        "images and videos",
+                        &[
+                            "png", "jpg", "jpeg", "bmp", "mp4", "mkv", "avi", "mov", "webm",
+                        ],
+                    )
                     .pick_file(),
                 Pick::SourceFolder => dialog.set_title("Open a folder of images").pick_folder(),
-                Pick::LoadSeeds => dialog.set_title("Load seeds").add_filter("PNG", &["png"]).pick_file(),
+                Pick::LoadSeeds => dialog
+                    .set_title("Load seeds")
+                    .add_filter("PNG", &["png"])
+                    .pick_file(),
                 Pick::SaveSeeds => dialog
                     .set_title("Save seeds")
                     .set_file_name("seeds.png")
@@ -114,7 +124,11 @@ impl Tasks {
 
     /// Reads a seeds PNG.
     pub fn load_seeds(&mut self, path: PathBuf) {
-        self.spawn(move || Done::SeedsLoaded(Seeds::read_png(&path).map_err(|e| format!("{}: {e}", path.display()))));
+        self.spawn(move || {
+            Done::SeedsLoaded(
+                Seeds::read_png(&path).map_err(|e| format!("{}: {e}", path.display())),
+            )
+        });
     }
 
     /// Writes seeds as a grey PNG (0 background, 128 unknown, 255 foreground).
@@ -142,8 +156,14 @@ impl Tasks {
     /// it, or says why not.
     pub fn probe_cuda(&mut self) {
         self.spawn(|| {
-            let result = std::panic::catch_unwind(|| create_engine(EngineChoice::Cuda).map(|(engine, _)| engine.description()))
-                .unwrap_or_else(|_| Err(crate::maxflow::EngineError::Cuda("the CUDA probe panicked".into())));
+            let result = std::panic::catch_unwind(|| {
+                create_engine(EngineChoice::Cuda).map(|(engine, _)| engine.description())
+            })
+            .unwrap_or_else(|_| {
+                Err(crate::maxflow::EngineError::Cuda(
+                    "the CUDA probe panicked".into(),
+                ))
+            });
             Done::CudaProbed(result.map_err(|e| e.to_string()))
         });
     }
@@ -161,7 +181,10 @@ mod tests {
             if let Some(done) = tasks.poll().pop() {
                 return done;
             }
-            assert!(start.elapsed() < Duration::from_secs(20), "task did not finish");
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "task did not finish"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -190,7 +213,9 @@ mod tests {
         let mut tasks = Tasks::default();
         tasks.load_backdrop(PathBuf::from("/nonexistent/pic.png"));
         match wait(&mut tasks) {
-            Done::BackdropLoaded(_, Err(msg)) => assert!(msg.contains("/nonexistent/pic.png"), "{msg}"),
+            Done::BackdropLoaded(_, Err(msg)) => {
+                assert!(msg.contains("/nonexistent/pic.png"), "{msg}")
+            }
             other => panic!("{other:?}"),
         }
     }

@@ -90,6 +90,8 @@ pub struct Timing {
     pub processed: RateMeter,
     /// UI frames per second.
     pub ui: RateMeter,
+    /// Milliseconds the UI thread spent building frames (excluding rendering), total.
+    pub ui_busy_ms: f64,
 }
 
 /// Median cut time of static and of dynamic frames, where both were seen.
@@ -111,7 +113,11 @@ impl Comparison {
 impl Timing {
     /// Records one processed frame.
     pub fn push(&mut self, sample: FrameSample, now: Instant) {
-        let kind = if sample.dynamic { &mut self.dynamic_cut } else { &mut self.static_cut };
+        let kind = if sample.dynamic {
+            &mut self.dynamic_cut
+        } else {
+            &mut self.static_cut
+        };
         kind.push_back(sample.cut_ms);
         if kind.len() > COMPARE {
             kind.pop_front();
@@ -146,6 +152,11 @@ impl Timing {
             static_ms: median(&self.static_cut)?,
             dynamic_ms: median(&self.dynamic_cut)?,
         })
+    }
+
+    /// Mean milliseconds the UI thread spent per frame building it.
+    pub fn ui_ms_per_frame(&self) -> f64 {
+        self.ui_busy_ms / self.ui.total().max(1) as f64
     }
 
     /// Forgets the samples (new source or engine: old numbers mislead).
@@ -211,10 +222,16 @@ pub fn plot(ui: &mut Ui, timing: &Timing, height: f32) {
     for stage in &STAGES {
         let bars = timing
             .samples()
-            .map(|s| Bar::new(s.index as f64, (stage.ms)(s)).width(1.0).fill(stage.colour))
+            .map(|s| {
+                Bar::new(s.index as f64, (stage.ms)(s))
+                    .width(1.0)
+                    .fill(stage.colour)
+            })
             .collect();
         let refs: Vec<&BarChart> = charts.iter().collect();
-        let chart = BarChart::new(stage.name, bars).color(stage.colour).stack_on(&refs);
+        let chart = BarChart::new(stage.name, bars)
+            .color(stage.colour)
+            .stack_on(&refs);
         charts.push(chart);
     }
     Plot::new("timing-plot")

@@ -27,7 +27,9 @@ impl LivecutApp {
             return;
         };
         let size = picture.size_vec2();
-        let scale = (area.width() / size.x).min(area.height() / size.y).max(1e-3);
+        let scale = (area.width() / size.x)
+            .min(area.height() / size.y)
+            .max(1e-3);
         let rect = Rect::from_center_size(area.center(), size * scale);
         let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
         let painter = ui.painter_at(area);
@@ -44,7 +46,11 @@ impl LivecutApp {
                 Tool::Background => Color32::from_rgb(240, 60, 60),
                 Tool::Erase => Color32::WHITE,
             };
-            painter.circle_stroke(pos, self.settings.brush_radius * scale, Stroke::new(1.5, colour));
+            painter.circle_stroke(
+                pos,
+                self.settings.brush_radius * scale,
+                Stroke::new(1.5, colour),
+            );
         }
         if !self.seeds_usable && self.scribbles.is_some() {
             painter.text(
@@ -74,8 +80,13 @@ impl LivecutApp {
         };
         let radius = self.settings.brush_radius;
         if response.is_pointer_button_down_on() {
-            let (pos, secondary) = ui.input(|i| (i.pointer.interact_pos(), i.pointer.secondary_down()));
-            let tool = if secondary { Tool::Background } else { self.tool };
+            let (pos, secondary) =
+                ui.input(|i| (i.pointer.interact_pos(), i.pointer.secondary_down()));
+            let tool = if secondary {
+                Tool::Background
+            } else {
+                self.tool
+            };
             if let Some(p) = pos.map(to_frame) {
                 if scribbles.painting() {
                     scribbles.extend(p);
@@ -91,7 +102,10 @@ impl LivecutApp {
     /// The heatmap's legend in the picture's lower left corner.
     fn legend(&self, ui: &mut Ui, rect: Rect) {
         let activity = self.latest.as_ref().and_then(|s| s.activity.as_deref());
-        let box_rect = Rect::from_min_size(rect.left_bottom() + Vec2::new(8.0, -62.0), Vec2::new(330.0, 54.0));
+        let box_rect = Rect::from_min_size(
+            rect.left_bottom() + Vec2::new(8.0, -62.0),
+            Vec2::new(330.0, 54.0),
+        );
         ui.scope_builder(UiBuilder::new().max_rect(box_rect), |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| heatmap::legend(ui, activity));
         });

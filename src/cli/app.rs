@@ -1,6 +1,7 @@
 //! `livecut` with no command: the desktop window.
 
 use anyhow::Context;
+use livecut::app::settings::ViewMode;
 use livecut::app::{self, AppOptions, demo_spec};
 use livecut::capture::{SourceSpec, StreamSettings};
 use livecut::maxflow::EngineChoice;
@@ -16,6 +17,9 @@ pub struct AppArgs {
     /// Engine to start with [default: the one chosen last time, at first `auto`]
     #[arg(long, value_enum)]
     engine: Option<EngineChoice>,
+    /// View to start with [default: the one chosen last time, at first `overlay`]
+    #[arg(long, value_enum)]
+    view: Option<ViewMode>,
     /// Close the window after this many seconds and print the UI and segmentation
     /// frame rates (for demos and timing)
     #[arg(long, value_name = "SECONDS")]
@@ -27,7 +31,8 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
     let spec = match &args.source {
         None => preferred(),
         Some(text) => {
-            let spec = SourceSpec::parse(text, StreamSettings::default()).with_context(|| format!("--source {text}"))?;
+            let spec = SourceSpec::parse(text, StreamSettings::default())
+                .with_context(|| format!("--source {text}"))?;
             match spec {
                 // The window shows the demo in real time, like a camera.
                 SourceSpec::Demo(_) => demo_spec(),
@@ -39,9 +44,16 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
         Ok(source) => (source, None),
         Err(err) if matches!(spec, SourceSpec::Camera { .. }) => {
             let demo = demo_spec().open().context("opening the demo scene")?;
-            (demo, Some(format!("{err} — showing the demo scene instead")))
+            (
+                demo,
+                Some(format!("{err} — showing the demo scene instead")),
+            )
         }
-        Err(err) => return Err(err).with_context(|| format!("opening {}", args.source.as_deref().unwrap_or("the source"))),
+        Err(err) => {
+            return Err(err).with_context(|| {
+                format!("opening {}", args.source.as_deref().unwrap_or("the source"))
+            });
+        }
     };
     let quit_after = match args.quit_after {
         Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
@@ -51,6 +63,7 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
     app::run(AppOptions {
         source,
         engine: args.engine,
+        view: args.view,
         notice,
         quit_after,
     })?;
