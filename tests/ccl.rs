@@ -18,7 +18,16 @@ fn reference(values: &[u8], w: usize, h: usize, conn: Connectivity) -> Vec<u32> 
     let mut labels = vec![u32::MAX; w * h];
     let steps: &[(i64, i64)] = match conn {
         Connectivity::Four => &[(1, 0), (-1, 0), (0, 1), (0, -1)],
-        Connectivity::Eight => &[(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (-1, 1), (1, -1)],
+        Connectivity::Eight => &[
+            (1, 0),
+            (-1, 0),
+            (0, 1),
+            (0, -1),
+            (1, 1),
+            (-1, -1),
+            (-1, 1),
+            (1, -1),
+        ],
     };
     for start in 0..w * h {
         if labels[start] != u32::MAX {
@@ -46,7 +55,9 @@ fn reference(values: &[u8], w: usize, h: usize, conn: Connectivity) -> Vec<u32> 
 
 fn cpu_labels(values: &[u8], w: u32, h: u32, conn: Connectivity) -> Vec<u32> {
     let mut out = Vec::new();
-    CpuLabeller::new().label(values, w, h, conn, &mut out).expect("valid input");
+    CpuLabeller::new()
+        .label(values, w, h, conn, &mut out)
+        .expect("valid input");
     out
 }
 
@@ -141,7 +152,11 @@ fn cpu_handles_long_components() {
 fn gpu() -> Option<CudaLabeller> {
     match CudaLabeller::new() {
         Ok(gpu) => {
-            eprintln!("GPU: {} (kernels compiled in {:.1} ms)", gpu.device_name(), gpu.compile_ms());
+            eprintln!(
+                "GPU: {} (kernels compiled in {:.1} ms)",
+                gpu.device_name(),
+                gpu.compile_ms()
+            );
             Some(gpu)
         }
         Err(e) => {
@@ -155,14 +170,19 @@ fn assert_gpu_matches(gpu: &mut CudaLabeller, values: &[u8], w: u32, h: u32, wha
     for conn in [Connectivity::Four, Connectivity::Eight] {
         let mut labels = Vec::new();
         let start = Instant::now();
-        gpu.label(values, w, h, conn, &mut labels).expect("GPU labelling");
+        gpu.label(values, w, h, conn, &mut labels)
+            .expect("GPU labelling");
         let gpu_ms = start.elapsed().as_secs_f64() * 1e3;
         let start = Instant::now();
         let cpu = cpu_labels(values, w, h, conn);
         let cpu_ms = start.elapsed().as_secs_f64() * 1e3;
         let differ = labels.iter().zip(&cpu).filter(|(a, b)| a != b).count();
         assert_eq!(differ, 0, "{what} {w}x{h} {conn:?}: {differ} labels differ");
-        let components = cpu.iter().enumerate().filter(|&(i, &l)| l as usize == i).count();
+        let components = cpu
+            .iter()
+            .enumerate()
+            .filter(|&(i, &l)| l as usize == i)
+            .count();
         eprintln!(
             "{what:<22} {w:>5}x{h:<5} {:>2}C {components:>7} components {:>4} sweeps  identical  (GPU {gpu_ms:.2} ms incl. copies, CPU {cpu_ms:.2} ms)",
             conn.number(),
@@ -174,7 +194,15 @@ fn assert_gpu_matches(gpu: &mut CudaLabeller, values: &[u8], w: u32, h: u32, wha
 #[test]
 fn gpu_matches_cpu_on_small_grids() {
     let Some(mut gpu) = gpu() else { return };
-    for (w, h) in [(1, 1), (1, 37), (37, 1), (31, 9), (33, 8), (64, 64), (65, 17)] {
+    for (w, h) in [
+        (1, 1),
+        (1, 37),
+        (37, 1),
+        (31, 9),
+        (33, 8),
+        (64, 64),
+        (65, 17),
+    ] {
         for (levels, seed) in [(2, 1), (3, 2), (2, 3)] {
             let values = noise(w * h, levels, seed);
             assert_gpu_matches(&mut gpu, &values, w as u32, h as u32, "random");
@@ -188,7 +216,13 @@ fn gpu_matches_cpu_on_large_and_adversarial_grids() {
     for (w, h) in [(640, 480), (854, 480), (1920, 1080)] {
         let values = noise(w * h, 2, w as u64);
         assert_gpu_matches(&mut gpu, &values, w as u32, h as u32, "random 50%");
-        assert_gpu_matches(&mut gpu, &blobs(w, h, h as u64), w as u32, h as u32, "blobs");
+        assert_gpu_matches(
+            &mut gpu,
+            &blobs(w, h, h as u64),
+            w as u32,
+            h as u32,
+            "blobs",
+        );
         assert_gpu_matches(&mut gpu, &spiral(w, h), w as u32, h as u32, "spiral");
     }
     assert_gpu_matches(&mut gpu, &vec![7u8; 1920 * 1080], 1920, 1080, "uniform");
@@ -211,7 +245,11 @@ fn gpu_matches_cpu_on_real_masks() {
     for path in files {
         let grey = image::open(&path).expect("PNG").into_luma8();
         let (w, h) = grey.dimensions();
-        let name = path.file_stem().unwrap_or_default().to_string_lossy().into_owned();
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
         assert_gpu_matches(&mut gpu, grey.as_raw(), w, h, &name);
     }
 }
@@ -239,8 +277,12 @@ fn cleanup_is_the_same_with_either_labeller() {
     };
     let mut on_cpu = mask.clone();
     let mut on_gpu = mask;
-    let a = Cleaner::new().clean(&mut on_cpu, &params, &constraints, &mut CpuLabeller::new()).unwrap();
-    let b = Cleaner::new().clean(&mut on_gpu, &params, &constraints, &mut gpu).unwrap();
+    let a = Cleaner::new()
+        .clean(&mut on_cpu, &params, &constraints, &mut CpuLabeller::new())
+        .unwrap();
+    let b = Cleaner::new()
+        .clean(&mut on_gpu, &params, &constraints, &mut gpu)
+        .unwrap();
     assert_eq!(a, b);
     assert_eq!(on_cpu, on_gpu);
     assert!(a.changed_pixels > 0, "the fixture has something to clean");
@@ -252,7 +294,9 @@ fn cleanup_keeps_the_anchored_object_and_fills_its_holes() {
     let (w, h) = (60u32, 40u32);
     let mask = Mask::from_fn(w, h, |i| {
         let (x, y) = (i as u32 % w, i as u32 / w);
-        let square = (5..25).contains(&x) && (5..25).contains(&y) && !((10..12).contains(&x) && (10..12).contains(&y));
+        let square = (5..25).contains(&x)
+            && (5..25).contains(&y)
+            && !((10..12).contains(&x) && (10..12).contains(&y));
         let speck = x == 40 && y == 3;
         let other = (35..45).contains(&x) && (20..30).contains(&y);
         square || speck || other
@@ -270,7 +314,9 @@ fn cleanup_keeps_the_anchored_object_and_fills_its_holes() {
         drop_unanchored: true,
     };
     let mut cleaned = mask.clone();
-    let report = Cleaner::new().clean(&mut cleaned, &params, &constraints, &mut CpuLabeller::new()).unwrap();
+    let report = Cleaner::new()
+        .clean(&mut cleaned, &params, &constraints, &mut CpuLabeller::new())
+        .unwrap();
     assert_eq!(report.dropped_components, 2);
     assert_eq!(report.filled_holes, 1);
     assert_eq!(cleaned.count_source(), 400);

@@ -23,11 +23,27 @@ fn bad_input_is_one_error_line_with_exit_2_and_no_mask() {
     let mask = dir.path().join("mask.png");
     let mask_arg = mask.to_string_lossy().into_owned();
     let cases = [
-        ("neg.max", "c grid 2 1 4\np max 4 1\nn 3 s\nn 4 t\na 3 1 -5\n", ":5: negative capacity"),
-        ("nop.max", "c grid 2 1 4\nn 3 s\n", ":2: expected the 'p max N M' line"),
-        ("nogrid.max", "p max 4 0\n", ":1: the first line must be 'c grid W H C'"),
+        (
+            "neg.max",
+            "c grid 2 1 4\np max 4 1\nn 3 s\nn 4 t\na 3 1 -5\n",
+            ":5: negative capacity",
+        ),
+        (
+            "nop.max",
+            "c grid 2 1 4\nn 3 s\n",
+            ":2: expected the 'p max N M' line",
+        ),
+        (
+            "nogrid.max",
+            "p max 4 0\n",
+            ":1: the first line must be 'c grid W H C'",
+        ),
         ("empty.max", "", ": empty file"),
-        ("short.max", "c grid 2 1 4\np max 4 2\nn 3 s\nn 4 t\na 3 1 5\n", "truncated file?"),
+        (
+            "short.max",
+            "c grid 2 1 4\np max 4 2\nn 3 s\nn 4 t\na 3 1 5\n",
+            "truncated file?",
+        ),
     ];
     for (name, text, expected) in cases {
         let file = write(dir.path(), name, text);
@@ -35,14 +51,19 @@ fn bad_input_is_one_error_line_with_exit_2_and_no_mask() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
-        assert!(stderr.starts_with(&format!("error: {file}")), "{name}: {stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {file}")),
+            "{name}: {stderr}"
+        );
         assert!(stderr.contains(expected), "{name}: {stderr}");
         assert!(out.stdout.is_empty(), "{name}");
         assert!(!mask.exists(), "{name}: no mask left behind");
     }
     let out = livecut(&["maxflow", "/nonexistent/x.max"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: /nonexistent/x.max: cannot open"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("error: /nonexistent/x.max: cannot open")
+    );
 }
 
 #[test]
@@ -54,8 +75,20 @@ fn worked_example_gives_flow_4_and_the_reachable_mask() {
         "c grid 2 1 4\np max 4 4\nn 3 s\nn 4 t\na 3 1 5\na 1 2 3\na 2 4 4\na 1 4 1\n",
     );
     let mask = dir.path().join("ex.png");
-    let out = livecut(&["maxflow", &file, "--engine", "cpu", "--json", "--mask-out", mask.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = livecut(&[
+        "maxflow",
+        &file,
+        "--engine",
+        "cpu",
+        "--json",
+        "--mask-out",
+        mask.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["flow"], 4);
     assert_eq!(v["cut_capacity"], 4);
@@ -76,9 +109,17 @@ fn worked_example_gives_flow_4_and_the_reachable_mask() {
 #[test]
 fn auto_engine_says_which_it_uses() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "z.max", "c grid 1 1 4\np max 3 0\nn 2 s\nn 3 t\n");
+    let file = write(
+        dir.path(),
+        "z.max",
+        "c grid 1 1 4\np max 3 0\nn 2 s\nn 3 t\n",
+    );
     let out = livecut(&["maxflow", &file, "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["flow"], 0);
     let engine = v["engine"].as_str().unwrap();

@@ -26,7 +26,11 @@ fn iou(a: &Mask, b: &Mask) -> f64 {
         inter += u64::from(x != 0 && y != 0);
         union += u64::from(x != 0 || y != 0);
     }
-    if union == 0 { 1.0 } else { inter as f64 / union as f64 }
+    if union == 0 {
+        1.0
+    } else {
+        inter as f64 / union as f64
+    }
 }
 
 /// Runs the demo scene for `frames` frames from its default seeds; returns per frame
@@ -58,8 +62,20 @@ fn static_and_dynamic_cuts_give_identical_masks_and_flows() {
         iterations: 2,
         ..SegmentParams::default()
     };
-    let fixed = run_demo(SegmentParams { dynamic: false, ..params.clone() }, 8);
-    let moving = run_demo(SegmentParams { dynamic: true, ..params }, 8);
+    let fixed = run_demo(
+        SegmentParams {
+            dynamic: false,
+            ..params.clone()
+        },
+        8,
+    );
+    let moving = run_demo(
+        SegmentParams {
+            dynamic: true,
+            ..params
+        },
+        8,
+    );
     for (i, (a, b)) in fixed.iter().zip(&moving).enumerate() {
         assert_eq!(a.1, b.1, "flow of frame {i}");
         assert!(a.2 == b.2, "mask of frame {i}");
@@ -71,14 +87,21 @@ fn static_and_dynamic_cuts_give_identical_masks_and_flows() {
 fn ellipse_frame(index: u64) -> (Frame, Mask) {
     let (w, h) = (64u32, 48u32);
     let inside = |x: u32, y: u32| {
-        let (dx, dy) = ((x as f32 - 30.0 - index as f32) / 17.0, (y as f32 - 24.0) / 12.0);
+        let (dx, dy) = (
+            (x as f32 - 30.0 - index as f32) / 17.0,
+            (y as f32 - 24.0) / 12.0,
+        );
         dx * dx + dy * dy <= 1.0
     };
     let mut rgb = Vec::with_capacity((w * h * 3) as usize);
     for y in 0..h {
         for x in 0..w {
             let t = ((x * 7 + y * 13) % 17) as u8;
-            rgb.extend(if inside(x, y) { [200 + t, 110 + t, 50 + t] } else { [70 + t, 95 + t, 130 + t] });
+            rgb.extend(if inside(x, y) {
+                [200 + t, 110 + t, 50 + t]
+            } else {
+                [70 + t, 95 + t, 130 + t]
+            });
         }
     }
     let frame = Frame {
@@ -88,7 +111,10 @@ fn ellipse_frame(index: u64) -> (Frame, Mask) {
         timestamp: Duration::ZERO,
         index,
     };
-    (frame, Mask::from_fn(w, h, |i| inside(i as u32 % w, i as u32 / w)))
+    (
+        frame,
+        Mask::from_fn(w, h, |i| inside(i as u32 % w, i as u32 / w)),
+    )
 }
 
 /// A trimap of the mask: 4 px inside = foreground, 4 px outside = background.
@@ -110,12 +136,13 @@ fn trimap_reduction_is_exact() {
 
     // The same energy on the whole frame, cut directly.
     let (w, h) = (frame.width as usize, frame.height as usize);
-    let mut models = ColorModels::learn(params.color_model, &frame.rgb, |i| match seeds.labels[i] {
-        SeedLabel::Foreground => Some(Side::Foreground),
-        SeedLabel::Background => Some(Side::Background),
-        SeedLabel::Unknown => None,
-    })
-    .unwrap();
+    let mut models =
+        ColorModels::learn(params.color_model, &frame.rgb, |i| match seeds.labels[i] {
+            SeedLabel::Foreground => Some(Side::Foreground),
+            SeedLabel::Background => Some(Side::Background),
+            SeedLabel::Unknown => None,
+        })
+        .unwrap();
     let sigma = estimate_sigma(&frame.rgb, w, h, params.connectivity);
     let problem = EnergyBuilder::new()
         .build(EnergyInputs {
@@ -153,7 +180,10 @@ fn every_colour_model_and_connectivity_segments_the_ellipse() {
             *l = SeedLabel::Background;
         }
     }
-    for color_model in [ColorModelKind::Histogram { bits: 4 }, ColorModelKind::Gmm { components: 3 }] {
+    for color_model in [
+        ColorModelKind::Histogram { bits: 4 },
+        ColorModelKind::Gmm { components: 3 },
+    ] {
         for connectivity in [Connectivity::Four, Connectivity::Eight] {
             let mut s = segmenter(SegmentParams {
                 color_model,
@@ -175,7 +205,10 @@ fn every_colour_model_and_connectivity_segments_the_ellipse() {
 fn bad_seeds_and_frames_are_errors_not_panics() {
     let (frame, truth) = ellipse_frame(0);
     let mut s = segmenter(SegmentParams::default());
-    assert!(matches!(s.segment(&frame), Err(SegmentError::NotReady(None))));
+    assert!(matches!(
+        s.segment(&frame),
+        Err(SegmentError::NotReady(None))
+    ));
 
     s.set_seeds(Seeds::unknown(10, 10));
     let err = s.segment(&frame).unwrap_err();
@@ -199,13 +232,19 @@ fn bad_seeds_and_frames_are_errors_not_panics() {
         }
     }
     s.set_seeds(only_bg);
-    assert_eq!(s.segment(&frame).unwrap_err().to_string(), "the seeds have no foreground seed");
+    assert_eq!(
+        s.segment(&frame).unwrap_err().to_string(),
+        "the seeds have no foreground seed"
+    );
 
     let short = Frame {
         rgb: frame.rgb[..100].to_vec(),
         ..frame.clone()
     };
-    assert!(matches!(s.segment(&short), Err(SegmentError::BadFrame { .. })));
+    assert!(matches!(
+        s.segment(&short),
+        Err(SegmentError::BadFrame { .. })
+    ));
 
     // Still usable afterwards.
     s.set_seeds(trimap(&truth));
@@ -233,11 +272,17 @@ fn the_same_frame_again_is_segmented_the_same_way() {
     let seeded = s.segment(&first).unwrap();
     assert!(seeded.mask.is_source(52 * 160 + 4));
     let again = s.segment(&first).unwrap();
-    assert_eq!(seeded.flow, again.flow, "the seeded frame redone with its seeds");
+    assert_eq!(
+        seeded.flow, again.flow,
+        "the seeded frame redone with its seeds"
+    );
     assert_eq!(seeded.mask, again.mask);
     let next = s.segment(&second).unwrap();
     let next_again = s.segment(&second).unwrap();
-    assert_eq!(next.flow, next_again.flow, "a later frame redone from the same previous mask");
+    assert_eq!(
+        next.flow, next_again.flow,
+        "a later frame redone from the same previous mask"
+    );
     assert_eq!(next.mask, next_again.mask);
 }
 
@@ -250,7 +295,11 @@ fn learned_static_background_segments_without_seeds() {
             for x in 0..w {
                 let n = ((x * 31 + y * 17 + index as u32 * 7) % 5) as u8;
                 let obj = object && (10..22).contains(&x) && (8..20).contains(&y);
-                rgb.extend(if obj { [150 + n, 60 + n, 60 + n] } else { [90 + n, 120 + (x as u8), 80 + n] });
+                rgb.extend(if obj {
+                    [150 + n, 60 + n, 60 + n]
+                } else {
+                    [90 + n, 120 + (x as u8), 80 + n]
+                });
             }
         }
         Frame {
@@ -277,7 +326,11 @@ fn learned_static_background_segments_without_seeds() {
         let (x, y) = (i as u32 % w, i as u32 / w);
         (10..22).contains(&x) && (8..20).contains(&y)
     });
-    assert!(iou(&out.mask, &truth) > 0.95, "IoU {}", iou(&out.mask, &truth));
+    assert!(
+        iou(&out.mask, &truth) > 0.95,
+        "IoU {}",
+        iou(&out.mask, &truth)
+    );
 }
 
 // ---- livecut eval ----
@@ -285,11 +338,17 @@ fn learned_static_background_segments_without_seeds() {
 const BIN: &str = env!("CARGO_BIN_EXE_livecut");
 
 fn write_rgb(path: &Path, frame: &Frame) {
-    image::RgbImage::from_raw(frame.width, frame.height, frame.rgb.clone()).unwrap().save(path).unwrap();
+    image::RgbImage::from_raw(frame.width, frame.height, frame.rgb.clone())
+        .unwrap()
+        .save(path)
+        .unwrap();
 }
 
 fn write_grey(path: &Path, w: u32, h: u32, data: Vec<u8>) {
-    image::GrayImage::from_raw(w, h, data).unwrap().save(path).unwrap();
+    image::GrayImage::from_raw(w, h, data)
+        .unwrap()
+        .save(path)
+        .unwrap();
 }
 
 /// images/, seeds/, gt/ for two generated images.
@@ -301,7 +360,12 @@ fn image_set(root: &Path) {
         let (frame, truth) = ellipse_frame(index);
         write_rgb(&root.join(format!("images/{name}.png")), &frame);
         let seeds = trimap(&truth);
-        write_grey(&root.join(format!("seeds/{name}.png")), 64, 48, seeds.to_grey());
+        write_grey(
+            &root.join(format!("seeds/{name}.png")),
+            64,
+            48,
+            seeds.to_grey(),
+        );
         let mut gt = truth.data.clone();
         gt[0] = 128; // an ignored pixel
         write_grey(&root.join(format!("gt/{name}.png")), 64, 48, gt);
@@ -309,7 +373,12 @@ fn image_set(root: &Path) {
 }
 
 fn eval(args: &[&str]) -> std::process::Output {
-    Command::new(BIN).arg("eval").args(args).args(["--engine", "cpu"]).output().unwrap()
+    Command::new(BIN)
+        .arg("eval")
+        .args(args)
+        .args(["--engine", "cpu"])
+        .output()
+        .unwrap()
 }
 
 fn p(root: &Path, sub: &str) -> String {
@@ -322,10 +391,23 @@ fn eval_scores_images() {
     let root = dir.path();
     image_set(root);
     let out = eval(&[
-        "--images", &p(root, "images"), "--gt", &p(root, "gt"), "--seeds", &p(root, "seeds"), "--json",
-        "--masks-out", &p(root, "out"), "--mode", "both",
+        "--images",
+        &p(root, "images"),
+        "--gt",
+        &p(root, "gt"),
+        "--seeds",
+        &p(root, "seeds"),
+        "--json",
+        "--masks-out",
+        &p(root, "out"),
+        "--mode",
+        "both",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let images = json["images"].as_array().unwrap();
     assert_eq!(images.len(), 2);
@@ -333,9 +415,19 @@ fn eval_scores_images() {
     assert!(json["mean_iou"].as_f64().unwrap() > 0.95, "{json}");
     assert!(root.join("out/b.png").is_file());
     // The table form names every image and the mean.
-    let out = eval(&["--images", &p(root, "images"), "--gt", &p(root, "gt"), "--seeds", &p(root, "seeds")]);
+    let out = eval(&[
+        "--images",
+        &p(root, "images"),
+        "--gt",
+        &p(root, "gt"),
+        "--seeds",
+        &p(root, "seeds"),
+    ]);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.lines().any(|l| l.starts_with("a ")) && text.contains("mean"), "{text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("a ")) && text.contains("mean"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -350,8 +442,20 @@ fn eval_follows_a_video_from_first_frame_truth() {
         write_rgb(&root.join(format!("frames/{i:05}.png")), &frame);
         write_grey(&root.join(format!("gt/{i:05}.png")), 96, 64, truth.data);
     }
-    let out = eval(&["--frames", &p(root, "frames"), "--gt", &p(root, "gt"), "--mode", "both", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = eval(&[
+        "--frames",
+        &p(root, "frames"),
+        "--gt",
+        &p(root, "gt"),
+        "--mode",
+        "both",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["frames"].as_array().unwrap().len(), 5);
     assert!(json["mean_iou"].as_f64().unwrap() > 0.7, "{json}");
@@ -363,7 +467,11 @@ fn assert_fails(args: &[&str], expect: &str) {
     let out = eval(args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(out.stdout.is_empty(), "partial output: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "partial output: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("error: ") && err.contains(expect), "{err}");
 }
@@ -375,26 +483,54 @@ fn eval_rejects_bad_input_with_one_line() {
     image_set(root);
     let (images, gt, seeds) = (p(root, "images"), p(root, "gt"), p(root, "seeds"));
     std::fs::create_dir_all(root.join("empty")).unwrap();
-    assert_fails(&["--images", &p(root, "empty"), "--gt", &gt, "--seeds", &seeds], "no images");
+    assert_fails(
+        &[
+            "--images",
+            &p(root, "empty"),
+            "--gt",
+            &gt,
+            "--seeds",
+            &seeds,
+        ],
+        "no images",
+    );
 
     // Seeds with no foreground for image b.
     std::fs::write(root.join("seeds/b.png"), b"").unwrap();
-    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "b.png");
+    assert_fails(
+        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
+        "b.png",
+    );
     write_grey(&root.join("seeds/b.png"), 64, 48, vec![0; 64 * 48]);
-    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "no foreground seed");
+    assert_fails(
+        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
+        "no foreground seed",
+    );
     write_grey(&root.join("seeds/b.png"), 64, 48, vec![255; 64 * 48]);
-    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "no background seed");
+    assert_fails(
+        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
+        "no background seed",
+    );
     write_grey(&root.join("seeds/b.png"), 20, 10, vec![0; 200]);
-    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "20x10");
+    assert_fails(
+        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
+        "20x10",
+    );
 
     // An unreadable image and a missing ground truth.
     image_set(root);
     std::fs::write(root.join("images/c.png"), b"not a png").unwrap();
     std::fs::copy(root.join("seeds/a.png"), root.join("seeds/c.png")).unwrap();
     std::fs::copy(root.join("gt/a.png"), root.join("gt/c.png")).unwrap();
-    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "c.png");
+    assert_fails(
+        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
+        "c.png",
+    );
     std::fs::remove_file(root.join("images/c.png")).unwrap();
     std::fs::remove_file(root.join("gt/b.png")).unwrap();
-    assert_fails(&["--images", &images, "--gt", &gt, "--seeds", &seeds], "no ground truth for b");
+    assert_fails(
+        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
+        "no ground truth for b",
+    );
     assert_fails(&["--frames", &images, "--gt", &gt], "no ground truth for b");
 }

@@ -267,7 +267,12 @@ impl GridProblem {
                 };
                 if let Some(x) = found {
                     let (x, y) = (x as u32, y as u32);
-                    return Err(GridError::OffGrid { dir, x, y, value: row[x as usize] });
+                    return Err(GridError::OffGrid {
+                        dir,
+                        x,
+                        y,
+                        value: row[x as usize],
+                    });
                 }
             }
         }
