@@ -33,7 +33,7 @@ impl<T: Topology> Solver<T> {
                 // Keep growing from p after this path; the flag keeps it off the queue.
                 self.set(p, self.w(p) | ACTIVE);
                 current = Some(p);
-                self.time = self.time.wrapping_add(1);
+                self.tick();
                 self.augment(a, d);
                 self.adopt();
                 self.iterations += 1;
@@ -287,20 +287,54 @@ impl<T: Topology> Solver<T> {
     /// grow into it become active.
     fn adopt_one<const SRC: bool>(&mut self, i: u32, w: u32) {
         let mine = if SRC { SOURCE } else { SINK };
-        let mut bits = if SRC {
+        let candidates = if SRC {
             in_mask::<T>(w)
         } else {
             out_mask::<T>(w)
         };
         let mut best: Option<(usize, u32)> = None;
+        // Neighbours whose origin needs no walk (roots, nodes verified in this phase)
+        // first; with first-valid adoption one of them ends the search.
+        let mut walk = 0u32;
+        let mut bits = candidates;
+        while bits != 0 {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let wj = self.w(self.layout.neighbour(i, d));
+            let pc = wj & PARENT;
+            if wj & TREE != mine || pc == ORPHAN || pc as usize == d ^ 1 {
+                // Not in the tree, an orphan, or a child of i: no origin through them.
+                continue;
+            }
+            let j = self.layout.neighbour(i, d);
+            let marked = self.is_marked(j, wj);
+            if pc == TERMINAL || marked {
+                let dist = if !marked {
+                    1
+                } else if T::MARKING || T::GROW_MARK {
+                    *self.dist_mut(j)
+                } else {
+                    0
+                };
+                if best.is_none_or(|(_, b)| dist < b) {
+                    best = Some((d, dist));
+                }
+                if !T::MARKING {
+                    break;
+                }
+            } else {
+                walk |= 1 << d;
+            }
+        }
+        let mut bits = if best.is_some() && !T::MARKING {
+            0
+        } else {
+            walk
+        };
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;
             let j = self.layout.neighbour(i, d);
-            let wj = self.w(j);
-            if wj & TREE != mine || wj & PARENT == ORPHAN {
-                continue;
-            }
             if let Some(dist) = self.origin_distance(j) {
                 if !T::MARKING {
                     best = Some((d, dist));
@@ -351,7 +385,7 @@ impl<T: Topology> Solver<T> {
         let mut x = j;
         let mut dist = 0u32;
         loop {
-            if self.w(x) & MARK != 0 {
+            if self.is_marked(x, self.w(x)) {
                 if T::MARKING || T::GROW_MARK {
                     dist += *self.dist_mut(x);
                 }
@@ -370,7 +404,7 @@ impl<T: Topology> Solver<T> {
         }
         let mut x = j;
         let mut dx = dist;
-        while self.w(x) & MARK == 0 {
+        while !self.is_marked(x, self.w(x)) {
             self.mark(x, dx);
             dx = dx.saturating_sub(1);
             x = self.pa_of(x) >> T::SHIFT;
@@ -378,16 +412,39 @@ impl<T: Topology> Solver<T> {
         Some(dist)
     }
 
-    /// Sets `x`'s MARK flag (remembering it for clearing) with distance `dist`.
+    /// Marks `x` as verified in this adoption phase, at distance `dist` from its
+    /// terminal: by timestamp where nodes have one, else by the MARK flag (remembered
+    /// for clearing).
     #[inline(always)]
     pub(super) fn mark(&mut self, x: u32, dist: u32) {
-        self.set(x, self.w(x) | MARK);
-        self.marked.push(x);
+        if T::GROW_MARK {
+            *self.ts_mut(x) = self.time;
+        } else {
+            self.set(x, self.w(x) | MARK);
+            self.marked.push(x);
+        }
         if T::MARKING || T::GROW_MARK {
             *self.dist_mut(x) = dist;
         }
+    }
+
+    /// Whether `x` (state `w`) was verified in this adoption phase.
+    #[inline(always)]
+    fn is_marked(&mut self, x: u32, w: u32) -> bool {
         if T::GROW_MARK {
-            *self.ts_mut(x) = self.time;
+            *self.ts_mut(x) == self.time
+        } else {
+            w & MARK != 0
         }
+    }
+
+    /// Advances the clock of timestamps (one tick per augmentation); on wrap-around
+    /// all timestamps restart so comparisons stay meaningful.
+    pub(super) fn tick(&mut self) {
+        if self.time == u32::MAX {
+            self.ts.fill(0);
+            self.time = 0;
+        }
+        self.time += 1;
     }
 }

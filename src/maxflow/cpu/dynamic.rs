@@ -187,6 +187,8 @@ impl<T: Topology> Solver<T> {
     /// has none), its children in a tree it left become orphans, and all orphans are
     /// adopted. BK then resumes with a sweep over the active nodes.
     pub(super) fn reuse_trees(&mut self) {
+        // Timestamps of the previous call must not count as verified in this phase.
+        self.tick();
         for idx in 0..self.marked.len() {
             let i = self.marked[idx];
             let w = (self.w(i) & !MARK) | ACTIVE;
