@@ -32,9 +32,10 @@
 // Every entry point exists in a persistent cooperative form (pr_solve*, the whole solve
 // in one launch with grid barriers) and as single passes for the host-driven scheme.
 //
-// Kernels are written so that all per-pixel state that crosses a barrier lives in shared
-// memory and every pixel loop is strided by BDIM: the same source then also runs with one
-// thread per block on the host (the development emulation), which is one legal schedule.
+// Kernels are written so that every pixel loop runs over the PPT = TP / BDIM pixels a
+// thread owns (one on the GPU) and per-pixel state that crosses a barrier is kept per
+// owned pixel: the same source then also runs with one thread per block on the host (the
+// development emulation), which is one legal schedule.
 
 #ifndef LIVECUT_EMU
 typedef unsigned int u32;
@@ -322,9 +323,15 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
 #endif
 
 // ---------------------------------------------------------------------------------
-// Shared memory of one tile.
+// Shared memory of one tile, and the per-pixel state each thread keeps in registers.
+//
+// A pixel's own excess, t-link residual, height and arc residuals live in registers of
+// the thread that owns it (px[k] for pixel threadIdx.x + k * BDIM; PPT = 1 on the GPU, so
+// these are plain registers); shared memory only holds what neighbours read: heights (with
+// the halo), the flow pushed this step and the bits saying from where flow arrived.
 
 #define FWORDS (TP / 32)  // frontier bitset words (one per tile row)
+#define PPT (TP / BDIM)   // pixels per thread
 
 // Frontier of a tile BFS: values and row bitsets, double buffered by iteration.
 struct Frontier {
@@ -333,11 +340,16 @@ struct Frontier {
 };
 
 template <int D>
+struct Px {
+    u64 e;       // excess
+    u32 tres;    // residual to t
+    u32 h;       // height
+    u32 res[D];  // residual of each arc
+};
+
+template <int D>
 struct TileSmem {
     u32 h[2][HP];          // heights with halo, double buffered (Jacobi relabels)
-    u64 exc[TP];
-    u32 res[D][TP];
-    u32 tres[TP];
     u32 out[D][TP];        // flow pushed to in-tile neighbours this step
     u32 inb[TP];           // directions from which flow arrived this step (bit d)
     u32 bout[D][PSLOTS];   // flow pushed across the border this visit, by mailbox slot
@@ -351,8 +363,6 @@ struct TileSmem {
 
 struct BfsSmem {
     u32 h[HP];
-    u32 h0[TP];  // heights as loaded
-    u32 m[TP];   // residual bits
     Frontier f;
     u32 mail;
     u32 flag;
@@ -397,15 +407,18 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // ---------------------------------------------------------------------------------
 // Tile BFS: h(i) = min(h(i), h(j) + 1 over arcs i -> j inside the tile), from sources
 // whose heights were already lowered and whose bits are set in f.w[0] (their values in
-// f.v[0]). Each iteration, pixels next to the frontier pull from it (own arcs only, so no
-// atomics); those that improved form the next frontier, written as row words by ballot.
-// Pixels away from the frontier cost three shared loads. Same fixpoint as Bellman-Ford.
-template <int D, class Arc>
-__device__ u32 frontier_fixpoint(u32* h, Frontier& f, Arc arc) {
+// f.v[0]). Each iteration, pixels next to the frontier pull from it (own arcs, bit d of
+// arcs[k]), so no atomics; those that improved form the next frontier, written as row
+// words by ballot. Pixels away from the frontier cost three shared loads. Same fixpoint
+// as Bellman-Ford. Heights are read and written in `h` (shared, with halo).
+template <int D>
+__device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
     u32 iters = 0;
     for (u32 cur = 0;; cur ^= 1u) {
         u32 improved = 0;
-        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
             const int lx = (int)(i % TW), ly = (int)(i / TW);
             const u32 ws = f.w[cur][ly];
             const u32 wa = ly > 0 ? f.w[cur][ly - 1] : 0u;
@@ -420,7 +433,7 @@ __device__ u32 frontier_fixpoint(u32* h, Frontier& f, Arc arc) {
 #pragma unroll
                 for (int d = 0; d < D; ++d) {
                     const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
-                    if (!inside_tile(nx, ny) || !((f.w[cur][ny] >> nx) & 1u) || !arc(i, d)) continue;
+                    if (!inside_tile(nx, ny) || !((arcs[k] >> d) & 1u) || !((f.w[cur][ny] >> nx) & 1u)) continue;
                     m = umin32(m, f.v[cur][ny * TW + nx] + 1u);
                 }
                 if (m < v) {
@@ -457,6 +470,7 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
     const u64 c0 = cycles();
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
+    u32 bits[PPT], h0[PPT];
     if (threadIdx.x == 0) {
         s.mail = round == 0 ? take_mail(p, t) : 0u;
         s.flag = p.tile_active[t];
@@ -470,10 +484,13 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
         }
         __syncthreads();
         const u32 mail = s.mail;
-        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
             const int lx = (int)(i % TW), ly = (int)(i / TW);
             u64 e = p.exc[base + i];
-            u32 bits = p.tres[base + i] ? BIT_SINK : 0u;
+            u32 b = p.tres[base + i] ? BIT_SINK : 0u;
+#pragma unroll
             for (int d = 0; d < D; ++d) {
                 u32 r = p.res[(size_t)d * p.npix + base + i];
                 if (mail && !inside_tile(lx + dir_dx(d), ly + dir_dy(d))) {
@@ -485,14 +502,14 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
                         p.exc[base + i] = e;
                     }
                 }
-                if (r) bits |= 1u << d;
+                if (r) b |= 1u << d;
             }
-            if (e) bits |= BIT_EXCESS;
-            p.rmask[base + i] = (u16)bits;
-            s.m[i] = bits;
-            const u32 sink = bits & BIT_SINK;
+            if (e) b |= BIT_EXCESS;
+            p.rmask[base + i] = (u16)b;
+            bits[k] = b;
+            const u32 sink = b & BIT_SINK;
             s.h[halo_index(i)] = sink ? 1u : INF;
-            s.h0[i] = INF;
+            h0[k] = INF;
             frontier_seed(s.f, i, sink, 1u);
         }
     } else {
@@ -501,37 +518,39 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
             halo_coord(k, lx, ly);
             s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
         }
-        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-            const u32 v = p.h[base + i];
-            s.h[halo_index(i)] = v;
-            s.h0[i] = v;
-            s.m[i] = p.rmask[base + i];
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
+            h0[k] = p.h[base + i];
+            bits[k] = p.rmask[base + i];
         }
         __syncthreads();
-        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
             const int lx = (int)(i % TW), ly = (int)(i / TW);
             const int hi = (ly + 1) * HW + lx + 1;
-            const u32 v = s.h[hi];
-            u32 m = v;
+            u32 m = h0[k];
             if (on_border(i))
                 for (int d = 0; d < D; ++d)
-                    if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((s.m[i] >> d) & 1u))
+                    if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u))
                         m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
-            if (m < v) s.h[hi] = m;
-            frontier_seed(s.f, i, m < v, m);
+            s.h[hi] = m;
+            frontier_seed(s.f, i, m < h0[k], m);
         }
     }
     __syncthreads();
-    const u32* mbits = s.m;
-    *iters += frontier_fixpoint<D>(s.h, s.f, [mbits](u32 i, int d) { return ((mbits[i] >> d) & 1u) != 0u; });
+    *iters += frontier_fixpoint<D>(s.h, s.f, bits);
     u32 border = 0, active = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        const u32 i = threadIdx.x + k * BDIM;
         const u32 v = s.h[halo_index(i)];
-        if (v != s.h0[i] || round == 0) {
+        if (v != h0[k] || round == 0) {
             st_relaxed(&p.h[base + i], v);
-            if (v != s.h0[i] && on_border(i)) border = 1;
+            if (v != h0[k] && on_border(i)) border = 1;
         }
-        if ((s.m[i] & BIT_EXCESS) && v < INF) active = 1;
+        if ((bits[k] & BIT_EXCESS) && v < INF) active = 1;
     }
     border = __syncthreads_or(border);
     active = __syncthreads_or(active);
@@ -549,10 +568,10 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
 }
 
 // ---------------------------------------------------------------------------------
-// Discharge: tile-local push-relabel in shared memory.
+// Discharge: tile-local push-relabel, pixel state in registers.
 
 template <int D>
-__device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
+__device__ void load_tile(const Params& p, TileSmem<D>& s, Px<D>* px, u32 t) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     if (threadIdx.x == 0) {
@@ -562,14 +581,17 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
         s.mail = take_mail(p, t);
         if (s.mail) __threadfence();
     }
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        s.exc[i] = p.exc[base + i];
-        s.tres[i] = p.tres[base + i];
-        const u32 v = p.h[base + i];
-        s.h[0][halo_index(i)] = v;
-        s.h[1][halo_index(i)] = v;
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        const u32 i = threadIdx.x + k * BDIM;
+        px[k].e = p.exc[base + i];
+        px[k].tres = p.tres[base + i];
+        px[k].h = p.h[base + i];
+#pragma unroll
+        for (int d = 0; d < D; ++d) px[k].res[d] = p.res[(size_t)d * p.npix + base + i];
+        s.h[0][halo_index(i)] = px[k].h;
+        s.h[1][halo_index(i)] = px[k].h;
         s.inb[i] = 0;
-        for (int d = 0; d < D; ++d) s.res[d][i] = p.res[(size_t)d * p.npix + base + i];
     }
     for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
         int lx, ly;
@@ -581,19 +603,18 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) s.bout[k / PSLOTS][k % PSLOTS] = 0;
     __syncthreads();
     if (s.mail) {
-        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
             if (!on_border(i)) continue;
             const int lx = (int)(i % TW), ly = (int)(i / TW);
             for (int d = 0; d < D; ++d) {
                 if (inside_tile(lx + dir_dx(d), ly + dir_dy(d))) continue;
                 const u32 f = take_pending<D>(p, tx, ty, lx, ly, d);
-                if (f) {
-                    s.exc[i] += f;
-                    s.res[d][i] += f;
-                }
+                px[k].e += f;
+                px[k].res[d] += f;
             }
         }
-        __syncthreads();
     }
 }
 
@@ -601,24 +622,37 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, u32 t) {
 // its halo height). Valid labels never exceed it, so heights only grow; pixels that
 // reach neither become INF (they cannot reach t at all).
 template <int D>
-__device__ u32 region_relabel(const Params& p, TileSmem<D>& s, int cur) {
+__device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cur) {
     u32* h = s.h[cur];
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+    u32 arcs[PPT];
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        const u32 i = threadIdx.x + k * BDIM;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
-        u32 m = s.tres[i] ? 1u : INF;
+        u32 a = 0;
+#pragma unroll
+        for (int d = 0; d < D; ++d) a |= (px[k].res[d] != 0u ? 1u : 0u) << d;
+        arcs[k] = a;
+        u32 m = px[k].tres ? 1u : INF;
         if (on_border(i))
             for (int d = 0; d < D; ++d)
-                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && s.res[d][i])
+                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((a >> d) & 1u))
                     m = umin32(m, h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
         h[hi] = m;
         frontier_seed(s.f, i, m < INF, m);
     }
     __syncthreads();
-    const u32 iters = frontier_fixpoint<D>(h, s.f, [&s](u32 i, int d) { return s.res[d][i] != 0u; });
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        const int hi = halo_index(i);
-        if (h[hi] >= p.hmax && h[hi] != INF) h[hi] = INF;
+    const u32 iters = frontier_fixpoint<D>(h, s.f, arcs);
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        const int hi = halo_index(threadIdx.x + k * BDIM);
+        u32 v = h[hi];
+        if (v >= p.hmax && v != INF) {
+            v = INF;
+            h[hi] = INF;
+        }
+        px[k].h = v;
     }
     __syncthreads();
     return iters;
@@ -629,39 +663,32 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, int cur) {
 // in the next phase, which learns of it from its inb bit) or, across the border, into
 // the mailbox accumulator. Returns whether flow left the tile (to t or the border).
 template <int D>
-__device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
+__device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
     const u32* h = s.h[cur];
     u32 left = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        u64 e = s.exc[i];
-        if (e == 0) continue;
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        Px<D>& q = px[k];
+        if (q.e == 0 || q.h >= INF) continue;
+        const u32 i = threadIdx.x + k * BDIM;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
-        const u32 hu = h[hi];
-        if (hu >= INF) continue;
-        // gather first (independent loads), then push in registers
-        u32 hv[D], r[D];
+        u32 hv[D];
 #pragma unroll
-        for (int d = 0; d < D; ++d) {
-            hv[d] = h[hi + dir_dy(d) * HW + dir_dx(d)];
-            r[d] = s.res[d][i];
-        }
-        if (hu == 1) {
-            const u32 rt = s.tres[i];
-            if (rt) {
-                const u32 a = (u32)umin64(e, rt);
-                s.tres[i] = rt - a;
-                e -= a;
-                *sink += a;
-                left = 1;
-            }
+        for (int d = 0; d < D; ++d) hv[d] = h[hi + dir_dy(d) * HW + dir_dx(d)];
+        if (q.h == 1 && q.tres) {
+            const u32 a = (u32)umin64(q.e, q.tres);
+            q.tres -= a;
+            q.e -= a;
+            *sink += a;
+            left = 1;
         }
 #pragma unroll
         for (int d = 0; d < D; ++d) {
-            if (e == 0 || hv[d] + 1u != hu || r[d] == 0) continue;
-            const u32 a = (u32)umin64(e, r[d]);
-            s.res[d][i] = r[d] - a;
-            e -= a;
+            if (q.e == 0 || hv[d] + 1u != q.h || q.res[d] == 0) continue;
+            const u32 a = (u32)umin64(q.e, q.res[d]);
+            q.res[d] -= a;
+            q.e -= a;
             const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
             if (inside_tile(nx, ny)) {
                 s.out[d][i] = a;
@@ -671,7 +698,6 @@ __device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
                 left = 1;
             }
         }
-        s.exc[i] = e;
     }
     return left;
 }
@@ -679,15 +705,17 @@ __device__ u32 push_phase(TileSmem<D>& s, int cur, u64* sink) {
 // Pull/relabel phase: every pixel takes the flow pushed to it (excess and reverse
 // residual); an active pixel with no admissible arc goes to one above its lowest residual
 // neighbour. New heights go to the other buffer (Jacobi: labels stay valid). Returns
-// whether this thread saw an active pixel with a finite height.
+// whether this thread holds an active pixel with a finite height.
 template <int D>
-__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, int cur, u32* relabels) {
+__device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur, u32* relabels) {
     const u32* h = s.h[cur];
     u32 active = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        Px<D>& q = px[k];
+        const u32 i = threadIdx.x + k * BDIM;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
-        u64 e = s.exc[i];
         const u32 in = s.inb[i];
         if (in) {
             s.inb[i] = 0;
@@ -695,27 +723,26 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, int cur, u32* rela
             for (int d = 0; d < D; ++d) {
                 if (!((in >> d) & 1u)) continue;
                 const u32 f = s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)];
-                s.res[d][i] += f;
-                e += f;
+                q.res[d] += f;
+                q.e += f;
             }
-            s.exc[i] = e;
         }
-        const u32 hv = h[hi];
-        u32 hn = hv;
-        if (e && hv < INF) {
-            u32 m = s.tres[i] ? 0u : INF;
+        if (q.e && q.h < INF) {
+            u32 m = q.tres ? 0u : INF;
 #pragma unroll
-            for (int d = 0; d < D; ++d)
-                if (s.res[d][i]) m = umin32(m, h[hi + dir_dy(d) * HW + dir_dx(d)]);
-            // with valid labels m + 1 >= hv; below only when stale halo heights (concurrent
+            for (int d = 0; d < D; ++d) {
+                const u32 hd = h[hi + dir_dy(d) * HW + dir_dx(d)];
+                m = umin32(m, q.res[d] ? hd : INF);
+            }
+            // with valid labels m + 1 >= h; below only when stale halo heights (concurrent
             // variant) let a neighbour push uphill: the label is then repaired downwards
-            if (m + 1u != hv) {
-                hn = (m >= p.hmax - 1u) ? INF : m + 1u;
+            if (m + 1u != q.h) {
+                q.h = (m >= p.hmax - 1u) ? INF : m + 1u;
                 ++*relabels;
             }
-            if (hn < INF) active = 1;
+            if (q.h < INF) active = 1;
         }
-        s.h[cur ^ 1][hi] = hn;
+        s.h[cur ^ 1][hi] = q.h;
     }
     return active;
 }
@@ -723,18 +750,21 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, int cur, u32* rela
 // Writes the tile back, leaves the flow pushed across the border in the tile's mailbox
 // slots, tells the receiving tiles and updates the tile's active flag.
 template <int D>
-__device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, int cur, u32 active) {
+__device__ void store_tile(const Params& p, TileSmem<D>& s, const Px<D>* px, u32 t, u32 active) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     const u32 flag = s.flag;
     __syncthreads();
     if (threadIdx.x == 0) s.mail = 0;
     __syncthreads();
-    for (u32 i = threadIdx.x; i < TP; i += BDIM) {
-        p.exc[base + i] = s.exc[i];
-        p.tres[base + i] = s.tres[i];
-        st_relaxed(&p.h[base + i], s.h[cur][halo_index(i)]);
-        for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = s.res[d][i];
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k) {
+        const u32 i = threadIdx.x + k * BDIM;
+        p.exc[base + i] = px[k].e;
+        p.tres[base + i] = px[k].tres;
+        st_relaxed(&p.h[base + i], px[k].h);
+#pragma unroll
+        for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = px[k].res[d];
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) {
         const u32 f = s.bout[k / PSLOTS][k % PSLOTS];
@@ -764,10 +794,11 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, u32 t, int cur, u32 
 }
 
 template <int D>
-__device__ __forceinline__ u32 any_active(const TileSmem<D>& s, int cur) {
+__device__ __forceinline__ u32 any_active(const Px<D>* px) {
     u32 active = 0;
-    for (u32 i = threadIdx.x; i < TP; i += BDIM)
-        if (s.exc[i] && s.h[cur][halo_index(i)] < INF) active = 1;
+#pragma unroll
+    for (u32 k = 0; k < PPT; ++k)
+        if (px[k].e && px[k].h < INF) active = 1;
     return __syncthreads_or(active);
 }
 
@@ -779,38 +810,38 @@ __device__ __forceinline__ u32 any_active(const TileSmem<D>& s, int cur) {
 template <int D>
 __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool region_first) {
     const u64 c0 = cycles();
-    load_tile<D>(p, s, t);
+    Px<D> px[PPT];
+    load_tile<D>(p, s, px, t);
     const bool mailed = s.mail != 0;
     u64 iters = 0, steps = 0;
     int cur = 0;
-    u32 active = any_active<D>(s, cur);
+    u32 active = any_active<D>(px);
     if (!active) region_first = false;
     if (region_first) {
-        iters += region_relabel<D>(p, s, cur);
-        active = any_active<D>(s, cur);
+        iters += region_relabel<D>(p, s, px, cur);
+        active = any_active<D>(px);
     }
     const bool worked = active || region_first || mailed;
     u64 sink = 0;
-    u32 relabels = 0;
-    u32 stalled = 0;
+    u32 relabels = 0, stalled = 0;
     while (active) {
-        const u32 left = __syncthreads_or(push_phase<D>(s, cur, &sink));
-        active = relabel_phase<D>(p, s, cur, &relabels);
+        const u32 left = __syncthreads_or(push_phase<D>(s, px, cur, &sink));
+        active = relabel_phase<D>(p, s, px, cur, &relabels);
         active = __syncthreads_or(active);
         cur ^= 1;
         ++steps;
         stalled = left ? 0u : stalled + 1u;
         if (!active || steps >= p.step_budget) break;
         if (p.region_every && stalled >= p.region_every) {
-            iters += region_relabel<D>(p, s, cur);
-            active = any_active<D>(s, cur);
+            iters += region_relabel<D>(p, s, px, cur);
+            active = any_active<D>(px);
             stalled = 0;
         }
     }
     if (sink) atomicAdd(&s.sink, sink);
     if (relabels) atomicAdd(&s.relabels, relabels);
     if (worked)
-        store_tile<D>(p, s, t, cur, active);
+        store_tile<D>(p, s, px, t, active);
     else if (threadIdx.x == 0)
         set_tile_active(p, t, s.flag, 0u);
     if (threadIdx.x == 0) {
