@@ -53,9 +53,11 @@ fn harness(app: LivecutApp) -> Harness<'static, LivecutApp> {
         .build_ui_state(|ui, app: &mut LivecutApp| app.show(ui), app)
 }
 
-/// Steps the UI until `done` holds (the worker runs on its own threads).
+/// Steps the UI until `done` holds (the worker runs on its own threads); gives up
+/// after two minutes, which only a hung or broken pipeline needs.
 fn step_until(h: &mut Harness<'_, LivecutApp>, what: &str, done: impl Fn(&LivecutApp) -> bool) {
-    for _ in 0..3000 {
+    let start = std::time::Instant::now();
+    while start.elapsed() < Duration::from_secs(120) {
         h.step();
         if done(h.state()) {
             return;
@@ -392,4 +394,44 @@ impl eframe::Storage for MemoryStorage {
         self.0.remove(key);
     }
     fn flush(&mut self) {}
+}
+
+/// A timing run, left out of the normal suite (no timed assertions in tests):
+/// `cargo test --release --test app -- --ignored --nocapture`. It drives the window
+/// headless (no GPU rendering) at up to 60 UI frames per second for 10 s while the
+/// worker segments the 640×480 demo scene, paced at 30 fps, with the CPU engine, and
+/// prints the UI and segmentation frame rates.
+#[test]
+#[ignore = "timing run: cargo test --release --test app -- --ignored --nocapture"]
+fn ui_and_segmentation_rates_on_the_640x480_demo() {
+    let source = DemoSource::new(DemoConfig {
+        realtime: true,
+        ..DemoConfig::default()
+    })
+    .unwrap();
+    let mut h = harness(app_on(Box::new(source), None));
+    step_until(&mut h, "the first mask", |app| {
+        app.mask().is_some_and(|m| m.width == 640)
+    });
+    let start = std::time::Instant::now();
+    let processed = h.state().processed_frames();
+    let (mut frames, mut busy) = (0u32, Duration::ZERO);
+    while start.elapsed() < Duration::from_secs(10) {
+        let t = std::time::Instant::now();
+        h.step();
+        frames += 1;
+        busy += t.elapsed();
+        std::thread::sleep(Duration::from_millis(16).saturating_sub(t.elapsed()));
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let segmented = h.state().processed_frames() - processed;
+    println!(
+        "UI {:.1} frames/s ({:.2} ms per frame on the UI thread), segmentation {:.1} frames/s",
+        frames as f64 / secs,
+        busy.as_secs_f64() * 1e3 / frames as f64,
+        segmented as f64 / secs
+    );
+    assert!(segmented > 0, "the worker kept segmenting");
+    let errors: Vec<_> = h.state().notices().iter().filter(|n| n.error).collect();
+    assert!(errors.is_empty(), "{errors:?}");
 }

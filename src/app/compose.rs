@@ -6,6 +6,7 @@
 use super::heatmap;
 use super::settings::ViewMode;
 use crate::capture::Frame;
+use crate::energy::{SeedLabel, Seeds};
 use crate::grid::Mask;
 use crate::maxflow::BlockActivity;
 use image::{RgbImage, RgbaImage};
@@ -69,6 +70,24 @@ pub fn compose(
 /// The frame as it is, opaque.
 pub fn plain(frame: &Frame) -> RgbaImage {
     map_pixels(frame, |_, _, _, rgb| [rgb[0], rgb[1], rgb[2], 255])
+}
+
+/// Paints the seeds over a picture of the same size: foreground green, background
+/// red, both translucent (the view shows them; recordings do not).
+pub fn paint_seeds(img: &mut RgbaImage, seeds: &Seeds) {
+    if img.dimensions() != (seeds.width, seeds.height) {
+        return;
+    }
+    for (px, label) in img.pixels_mut().zip(&seeds.labels) {
+        let colour = match label {
+            SeedLabel::Foreground => [40, 230, 80],
+            SeedLabel::Background => [240, 60, 60],
+            SeedLabel::Unknown => continue,
+        };
+        for (c, s) in px.0.iter_mut().zip(colour) {
+            *c = ((*c as u16 * 2 + s as u16 * 3) / 5) as u8;
+        }
+    }
 }
 
 /// The frame with the mask as alpha: a cut-out with a transparent background.
@@ -389,6 +408,24 @@ mod tests {
         let v = img.get_pixel(47, 12).0[0];
         assert!(v > 20 && v < 220, "edge pixel blurred: {v}");
         assert_eq!(img.get_pixel(0, 12).0[0], 0);
+    }
+
+    #[test]
+    fn seeds_are_painted_over_the_picture() {
+        let mut img = RgbaImage::from_pixel(3, 1, [100, 100, 100, 255].into());
+        let mut seeds = Seeds::unknown(3, 1);
+        seeds.labels[0] = SeedLabel::Foreground;
+        seeds.labels[2] = SeedLabel::Background;
+        paint_seeds(&mut img, &seeds);
+        let [fg, free, bg] = [0, 1, 2].map(|x| img.get_pixel(x, 0).0);
+        assert!(fg[1] > 150 && fg[0] < 100, "{fg:?}");
+        assert_eq!(free, [100, 100, 100, 255]);
+        assert!(bg[0] > 150 && bg[1] < 100, "{bg:?}");
+        assert_eq!(fg[3], 255, "still opaque");
+        // Seeds of another size (a source change in flight) are left out.
+        let before = img.clone();
+        paint_seeds(&mut img, &Seeds::unknown(2, 2));
+        assert_eq!(img, before);
     }
 
     #[test]

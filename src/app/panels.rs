@@ -380,7 +380,12 @@ impl LivecutApp {
                 self.tasks.pick(Pick::LoadSeeds, None);
             }
         });
-        ui.checkbox(&mut self.settings.show_scribbles, "Show seeds");
+        if ui
+            .checkbox(&mut self.settings.show_scribbles, "Show seeds")
+            .changed()
+        {
+            self.picture_stale = true;
+        }
     }
 
     fn view_controls(&mut self, ui: &mut Ui) {

@@ -119,8 +119,7 @@ pub struct LivecutApp {
     pub(super) info: Option<ResultInfo>,
     pub(super) picture: Option<TextureHandle>,
     pub(super) picture_stale: bool,
-    pub(super) seeds_texture: Option<TextureHandle>,
-    pub(super) seeds_stale: bool,
+    pub(super) shown_seeds: Option<Seeds>,
     pub(super) backdrop: Option<Arc<RgbImage>>,
     pub(super) paused: bool,
     pub(super) notices: Vec<Notice>,
@@ -176,8 +175,7 @@ impl LivecutApp {
             info: None,
             picture: None,
             picture_stale: false,
-            seeds_texture: None,
-            seeds_stale: false,
+            shown_seeds: None,
             backdrop: None,
             paused: false,
             notices,
@@ -325,7 +323,8 @@ impl LivecutApp {
                 let mut s = Scribbles::new(seeds.clone());
                 s.take_changed();
                 self.seeds_usable = usable(seeds);
-                self.seeds_stale = true;
+                self.shown_seeds = Some(seeds.clone());
+                self.picture_stale = true;
                 s
             }
             None => Scribbles::new(default_seeds(info.width, info.height)),
@@ -589,73 +588,54 @@ impl LivecutApp {
         let seeds = scribbles.rasterize();
         self.seeds_usable = usable(&seeds);
         if self.seeds_usable {
-            self.backend.set_seeds(seeds);
+            self.backend.set_seeds(seeds.clone());
         } else {
             self.backend.clear_seeds();
         }
-        self.seeds_stale = true;
+        self.shown_seeds = Some(seeds);
+        self.picture_stale = true;
     }
 
-    /// Re-composes the picture and the seeds overlay where they changed.
+    /// Re-composes the picture (with the seeds painted over it, when shown) after a
+    /// new frame, new seeds or a new look.
     fn refresh_textures(&mut self, ctx: &egui::Context) {
-        if self.picture_stale
-            && let Some(shot) = &self.latest
-        {
-            let start = Instant::now();
-            let look = self.look();
-            let img = compose::compose(
-                &shot.captured.frame,
-                shot.mask.as_deref(),
-                shot.activity.as_deref(),
-                &look,
-            );
-            let size = [img.width() as usize, img.height() as usize];
-            let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
-            set_texture(ctx, &mut self.picture, "livecut-picture", image);
-            self.timing
-                .set_display_ms(start.elapsed().as_secs_f64() * 1e3);
-            self.picture_stale = false;
+        if !self.picture_stale {
+            return;
         }
-        if self.seeds_stale
-            && let Some(scribbles) = &self.scribbles
+        let Some(shot) = &self.latest else {
+            return;
+        };
+        let start = Instant::now();
+        let look = self.look();
+        let mut img = compose::compose(
+            &shot.captured.frame,
+            shot.mask.as_deref(),
+            shot.activity.as_deref(),
+            &look,
+        );
+        if self.settings.show_scribbles
+            && let Some(seeds) = &self.shown_seeds
         {
-            let image = seeds_image(&scribbles.rasterize());
-            set_texture(ctx, &mut self.seeds_texture, "livecut-seeds", image);
-            self.seeds_stale = false;
+            compose::paint_seeds(&mut img, seeds);
         }
+        let size = [img.width() as usize, img.height() as usize];
+        let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
+        match &mut self.picture {
+            Some(texture) => texture.set(image, TextureOptions::LINEAR),
+            None => {
+                self.picture =
+                    Some(ctx.load_texture("livecut-picture", image, TextureOptions::LINEAR))
+            }
+        }
+        self.timing
+            .set_display_ms(start.elapsed().as_secs_f64() * 1e3);
+        self.picture_stale = false;
     }
 }
 
 /// Whether seeds can be cut: they need both a foreground and a background seed.
 fn usable(seeds: &Seeds) -> bool {
     seeds.count(SeedLabel::Foreground) > 0 && seeds.count(SeedLabel::Background) > 0
-}
-
-/// Uploads `image` into `slot`, reusing the texture when there is one.
-fn set_texture(
-    ctx: &egui::Context,
-    slot: &mut Option<TextureHandle>,
-    name: &str,
-    image: ColorImage,
-) {
-    match slot {
-        Some(texture) => texture.set(image, TextureOptions::LINEAR),
-        None => *slot = Some(ctx.load_texture(name, image, TextureOptions::LINEAR)),
-    }
-}
-
-/// The seeds as a translucent overlay: green foreground, red background.
-fn seeds_image(seeds: &Seeds) -> ColorImage {
-    let pixels = seeds
-        .labels
-        .iter()
-        .map(|label| match label {
-            SeedLabel::Foreground => egui::Color32::from_rgba_unmultiplied(40, 230, 80, 150),
-            SeedLabel::Background => egui::Color32::from_rgba_unmultiplied(240, 60, 60, 150),
-            SeedLabel::Unknown => egui::Color32::TRANSPARENT,
-        })
-        .collect();
-    ColorImage::new([seeds.width as usize, seeds.height as usize], pixels)
 }
 
 /// The demo scene in real time, as the app shows it.

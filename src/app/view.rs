@@ -34,11 +34,6 @@ impl LivecutApp {
         let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
         let painter = ui.painter_at(area);
         painter.image(picture.id(), rect, uv, Color32::WHITE);
-        if self.settings.show_scribbles
-            && let Some(seeds) = &self.seeds_texture
-        {
-            painter.image(seeds.id(), rect, uv, Color32::WHITE);
-        }
         self.paint_strokes(ui, &response, rect);
         if let Some(pos) = response.hover_pos().filter(|p| rect.contains(*p)) {
             let colour = match self.tool {
