@@ -52,7 +52,7 @@ fn problem(img: &[f64], w: u32, h: u32, c: Connectivity) -> GridProblem {
         sink[i] = fg - m;
     }
     let mut sum = 0.0;
-    let mut pairs = 0.0;
+    let mut pairs = 0.0f64;
     for y in 0..h {
         for x in 0..w {
             let i = (y * w + x) as usize;

@@ -263,7 +263,7 @@ fn cleanup_is_the_same_with_either_labeller() {
         height: h,
         data: blobs(w as usize, h as usize, 5),
     };
-    let anchor = |p: usize| p % 997 == 0;
+    let anchor = |p: usize| p.is_multiple_of(997);
     let none = |_: usize| false;
     let constraints = Constraints {
         fixed_foreground: &none,

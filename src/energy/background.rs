@@ -83,10 +83,10 @@ impl BackgroundModel {
         let fg_add = weight * 0.5 * THRESHOLD_SIGMAS * THRESHOLD_SIGMAS;
         for (i, px) in rgb.chunks_exact(3).enumerate() {
             let mut z2 = 0.0;
-            for c in 0..3 {
+            for (c, &value) in px.iter().enumerate() {
                 let j = 3 * i + c;
                 let var = self.m2[j] / frames + NOISE_FLOOR;
-                let d = px[c] as f32 - self.mean[j];
+                let d = value as f32 - self.mean[j];
                 z2 += d * d / var;
             }
             bg_cost[i] += weight * (0.5 * z2).min(MAX_COST);

@@ -45,10 +45,13 @@ pub struct EnergyInputs<'a> {
     pub background: Option<(&'a BackgroundModel, f32)>,
 }
 
+/// The arrays of a `GridProblem` (source, sink, per-direction edges), kept for reuse.
+type ProblemArrays = (Vec<i32>, Vec<i32>, Vec<Vec<i32>>);
+
 /// Builds grid problems frame after frame, reusing all its arrays.
 #[derive(Debug, Default)]
 pub struct EnergyBuilder {
-    arrays: Option<(Vec<i32>, Vec<i32>, Vec<Vec<i32>>)>,
+    arrays: Option<ProblemArrays>,
     fg_cost: Vec<f32>,
     bg_cost: Vec<f32>,
     distance: Vec<u32>,

@@ -232,7 +232,7 @@ mod tests {
     fn squared_distance_matches_brute_force() {
         let mask = Mask::from_fn(13, 9, |i| (i * 7919) % 11 == 0);
         let d = squared_distance(&mask, true);
-        for p in 0..mask.data.len() {
+        for (p, &dist) in d.iter().enumerate() {
             let (px, py) = ((p % 13) as i64, (p / 13) as i64);
             let brute = (0..mask.data.len())
                 .filter(|&q| mask.is_source(q))
@@ -242,7 +242,7 @@ mod tests {
                 })
                 .min()
                 .unwrap();
-            assert_eq!(d[p], brute, "pixel {p}");
+            assert_eq!(dist, brute, "pixel {p}");
         }
     }
 

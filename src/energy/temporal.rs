@@ -150,7 +150,7 @@ mod tests {
             ramp: 0.0,
         };
         let mut fg = vec![0.0; 12];
-        uniform.add_costs(&mask, &mut Vec::new(), &mut fg, &mut vec![0.0; 12]);
+        uniform.add_costs(&mask, &mut Vec::new(), &mut fg, &mut [0.0; 12]);
         assert_eq!(fg[6], 2.0);
     }
 }
