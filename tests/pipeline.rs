@@ -394,6 +394,29 @@ fn commands_reach_the_worker_between_frames() {
     drop(p.finish());
 }
 
+/// The race an image file meets in the app: its one frame passes through unsegmented,
+/// the default seeds arrive before the stream closes. The frame must be cut with them
+/// once the stream ends, and after the end a change re-segments it straight away.
+#[test]
+fn seeds_that_arrive_after_the_last_frame_still_cut_it() {
+    let (fake, _) = FakeProcessor::new(Duration::ZERO);
+    let (source, gate, _) = gated();
+    let p = Pipeline::start(fake, Box::new(source), PipelineOptions::default()).unwrap();
+    assert!(matches!(next(&p), Event::SourceOpened(_)));
+    gate.send(()).unwrap();
+    assert!(next_frame(&p).output.is_none(), "no seeds yet");
+    p.send(Command::SetSeeds(seeds(true)));
+    // Not paused and the stream still open: the change waits for a next frame.
+    assert!(p.events().recv_timeout(Duration::from_millis(100)).is_err());
+    drop(gate);
+    assert!(matches!(next(&p), Event::SourceEnded));
+    let r = next_frame(&p);
+    assert!(r.reprocessed && r.output.is_some(), "cut once the stream ended");
+    p.send(Command::ClearSeeds);
+    assert!(next_frame(&p).output.is_none(), "an ended stream redoes at once");
+    drop(p.finish());
+}
+
 #[test]
 fn segmentation_errors_are_reported_per_frame() {
     let (fake, _) = FakeProcessor::new(Duration::ZERO);

@@ -32,7 +32,15 @@ DIRS = [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (-1, -1), (-1, 1), (1, -1)]
 
 
 def load(name, w, h):
-    img_path = next(GRABCUT.glob(f"images/{name}.*"))
+    """A GrabCut image and its rectangle trimap; else a scikit-image sample of that name
+    (chelsea, coffee, astronaut, ... as in the shared `image` family) with no rectangle,
+    so the foreground box is the middle half."""
+    img_path = next(GRABCUT.glob(f"images/{name}.*"), None)
+    if img_path is None:
+        import skimage.data
+
+        img = Image.fromarray(getattr(skimage.data, name)()).convert("RGB").resize((w, h), Image.BILINEAR)
+        return np.asarray(img, dtype=np.float64), np.zeros((h, w), np.uint8)
     img = Image.open(img_path).convert("RGB").resize((w, h), Image.BILINEAR)
     rect = Image.open(GRABCUT / "rect" / f"{name}.png").convert("L").resize((w, h), Image.NEAREST)
     return np.asarray(img, dtype=np.float64), np.asarray(rect)
@@ -135,7 +143,8 @@ def write(path, w, h, conn, src, snk, neighbour_arcs, description):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="/tmp/lc-inst")
-    ap.add_argument("--images", default="llama,person7")
+    ap.add_argument("--images", default="llama,person7",
+                    help="GrabCut image stems, or scikit-image sample names (chelsea, coffee, astronaut)")
     ap.add_argument("--sizes", default="1920x1080,640x480")
     args = ap.parse_args()
     out = Path(args.out)

@@ -272,6 +272,8 @@ struct Worker<P> {
     paused: bool,
     steps: u32,
     last: Option<Arc<CapturedFrame>>,
+    /// Seeds or parameters changed after `last` was segmented and no redo followed.
+    stale: bool,
 }
 
 impl<P: FrameProcessor> Worker<P> {
@@ -291,6 +293,7 @@ impl<P: FrameProcessor> Worker<P> {
             paused: false,
             steps: 0,
             last: None,
+            stale: false,
         }
     }
 
@@ -361,6 +364,7 @@ impl<P: FrameProcessor> Worker<P> {
                     feed.stop();
                 }
                 self.last = None;
+                self.stale = false;
                 self.paused = false;
                 self.steps = 0;
                 match spec.open() {
@@ -441,15 +445,23 @@ impl<P: FrameProcessor> Worker<P> {
         self.segment(captured, received.dropped, false)
     }
 
-    /// Segments the paused frame again after a change, so the user sees its effect.
+    /// Segments the last frame again after a change, so the user sees its effect: when
+    /// paused, or when the source has ended and no newer frame will come.
     fn redo(&mut self) -> Flow {
-        match (&self.last, self.paused) {
+        let frozen = self.paused || self.feed.is_none();
+        match (&self.last, frozen) {
             (Some(last), true) => self.segment(last.clone(), 0, true),
-            _ => Flow::Continue,
+            (Some(_), false) => {
+                // The next frame takes the change; if none comes, `source_done` redoes.
+                self.stale = true;
+                Flow::Continue
+            }
+            (None, _) => Flow::Continue,
         }
     }
 
     fn segment(&mut self, captured: Arc<CapturedFrame>, dropped: u64, reprocessed: bool) -> Flow {
+        self.stale = false;
         let decode_ms = if reprocessed { 0.0 } else { captured.decode_ms };
         let start = Instant::now();
         let result = self
@@ -488,9 +500,14 @@ impl<P: FrameProcessor> Worker<P> {
         let Some(feed) = self.feed.take() else {
             return Flow::Continue;
         };
-        match feed.finish() {
+        let ended = match feed.finish() {
             Ok(()) => self.emit(Event::SourceEnded),
             Err(message) => self.emit(Event::SourceFailed(message)),
+        };
+        // A change that arrived after the last frame would otherwise never be seen.
+        if ended == Flow::Continue && self.stale {
+            return self.redo();
         }
+        ended
     }
 }
