@@ -411,9 +411,15 @@ fn seeds_that_arrive_after_the_last_frame_still_cut_it() {
     drop(gate);
     assert!(matches!(next(&p), Event::SourceEnded));
     let r = next_frame(&p);
-    assert!(r.reprocessed && r.output.is_some(), "cut once the stream ended");
+    assert!(
+        r.reprocessed && r.output.is_some(),
+        "cut once the stream ended"
+    );
     p.send(Command::ClearSeeds);
-    assert!(next_frame(&p).output.is_none(), "an ended stream redoes at once");
+    assert!(
+        next_frame(&p).output.is_none(),
+        "an ended stream redoes at once"
+    );
     drop(p.finish());
 }
 

@@ -3,12 +3,16 @@
 //! are reparameterised through the terminals, and the search trees are repaired
 //! around the changed nodes (Kolmogorov's tree reuse) before BK resumes.
 
-use super::solver::Solver;
+use super::solver::{PA_NONE, PA_TERMINAL, Solver};
 use super::state::{
-    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit,
-    out_mask,
+    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
+    out_bit, out_mask,
 };
 use crate::grid::{Direction, GridProblem};
+
+/// Trees are grown anew instead of repaired when more than one pixel in this many
+/// changed (measured on car-shadow, 854×480 8C: 1.5 ms less per frame than repair).
+const RESTART_FRACTION: u64 = 4;
 
 impl<T: Topology> Solver<T> {
     /// Writes `problem`'s capacities into the residual graph of the previous call
@@ -187,6 +191,11 @@ impl<T: Topology> Solver<T> {
     /// has none), its children in a tree it left become orphans, and all orphans are
     /// adopted. BK then resumes with a sweep over the active nodes.
     pub(super) fn reuse_trees(&mut self) {
+        let pixels = self.layout.width() as u64 * self.layout.height() as u64;
+        if self.marked.len() as u64 * RESTART_FRACTION > pixels {
+            self.restart_trees();
+            return;
+        }
         // Timestamps of the previous call must not count as verified in this phase.
         self.tick();
         for idx in 0..self.marked.len() {
@@ -212,6 +221,37 @@ impl<T: Topology> Solver<T> {
         }
         self.marked.clear();
         self.adopt();
+        self.sweep = 0;
+    }
+
+    /// Grows the search trees anew on the kept residual graph, as a fresh solve would
+    /// after loading: when most nodes changed (a new video frame), repairing the old
+    /// trees orphans nearly everything and costs more than growing new ones, while the
+    /// flow already pushed is kept either way.
+    fn restart_trees(&mut self) {
+        let marks = T::MARKING || T::GROW_MARK;
+        for u in 0..self.layout.nodes() as u32 {
+            let w = self.w(u) & !(MARK | ACTIVE | TREE | PARENT);
+            let t = self.tr[u as usize];
+            let root = t != 0;
+            let w = if root {
+                w | (if t > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE
+            } else {
+                w
+            };
+            self.set(u, w);
+            self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
+            if marks {
+                *self.dist_mut(u) = u32::from(root);
+            }
+            if T::GROW_MARK {
+                *self.ts_mut(u) = 0;
+            }
+        }
+        self.time = 0;
+        self.marked.clear();
+        self.queue.clear();
+        self.orphans.clear();
         self.sweep = 0;
     }
 
