@@ -364,7 +364,6 @@ impl<P: FrameProcessor> Worker<P> {
                     feed.stop();
                 }
                 self.last = None;
-                self.stale = false;
                 self.paused = false;
                 self.steps = 0;
                 match spec.open() {
@@ -448,16 +447,15 @@ impl<P: FrameProcessor> Worker<P> {
     /// Segments the last frame again after a change, so the user sees its effect: when
     /// paused, or when the source has ended and no newer frame will come.
     fn redo(&mut self) -> Flow {
-        let frozen = self.paused || self.feed.is_none();
-        match (&self.last, frozen) {
-            (Some(last), true) => self.segment(last.clone(), 0, true),
-            (Some(_), false) => {
-                // The next frame takes the change; if none comes, `source_done` redoes.
-                self.stale = true;
-                Flow::Continue
-            }
-            (None, _) => Flow::Continue,
+        let Some(last) = self.last.clone() else {
+            return Flow::Continue;
+        };
+        if self.paused || self.feed.is_none() {
+            return self.segment(last, 0, true);
         }
+        // The next frame takes the change; if none comes, `source_done` redoes.
+        self.stale = true;
+        Flow::Continue
     }
 
     fn segment(&mut self, captured: Arc<CapturedFrame>, dropped: u64, reprocessed: bool) -> Flow {

@@ -3,10 +3,10 @@
 //! are reparameterised through the terminals, and the search trees are repaired
 //! around the changed nodes (Kolmogorov's tree reuse) before BK resumes.
 
-use super::solver::{PA_NONE, PA_TERMINAL, Solver};
+use super::solver::{PA_NONE, PA_TERMINAL, Solver, root_bits};
 use super::state::{
-    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
-    out_bit, out_mask,
+    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit,
+    out_mask,
 };
 use crate::grid::{Direction, GridProblem};
 
@@ -231,15 +231,10 @@ impl<T: Topology> Solver<T> {
     fn restart_trees(&mut self) {
         let marks = T::MARKING || T::GROW_MARK;
         for u in 0..self.layout.nodes() as u32 {
-            let w = self.w(u) & !(MARK | ACTIVE | TREE | PARENT);
             let t = self.tr[u as usize];
             let root = t != 0;
-            let w = if root {
-                w | (if t > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE
-            } else {
-                w
-            };
-            self.set(u, w);
+            let w = self.w(u) & !(MARK | ACTIVE | TREE | PARENT);
+            self.set(u, if root { w | root_bits(t) } else { w });
             self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
             if marks {
                 *self.dist_mut(u) = u32::from(root);
@@ -248,11 +243,7 @@ impl<T: Topology> Solver<T> {
                 *self.ts_mut(u) = 0;
             }
         }
-        self.time = 0;
-        self.marked.clear();
-        self.queue.clear();
-        self.orphans.clear();
-        self.sweep = 0;
+        self.clear_search();
     }
 
     /// Node `i` (state `w`) moves into the tree opposite to `other`: unchanged

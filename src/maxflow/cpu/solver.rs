@@ -192,12 +192,8 @@ impl<T: Topology> Solver<T> {
         reset(&mut self.ts, if T::GROW_MARK { n } else { 0 }, 0)?;
         reset(&mut self.kept_fwd, pixels * k / 2, 0)?;
         reset(&mut self.activity, n / 64, 0)?;
-        self.queue.clear();
-        self.orphans.clear();
-        self.marked.clear();
-        self.sweep = 0;
+        self.clear_search();
         self.flow = 0;
-        self.time = 0;
         self.iterations = 0;
         let (source, sink) = (problem.source(), problem.sink());
         let edges: Vec<&[i32]> = Direction::ALL[..k]
@@ -227,7 +223,7 @@ impl<T: Topology> Solver<T> {
                 }
             }
             if td != 0 {
-                w |= (if td > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE;
+                w |= root_bits(td as i64);
                 self.pa[u as usize] = PA_TERMINAL;
                 if marks > 0 {
                     self.dist[u as usize] = 1;
@@ -237,6 +233,16 @@ impl<T: Topology> Solver<T> {
         }
         self.offset = offset;
         Ok(())
+    }
+
+    /// Empties the growth queue, orphan list and marks and restarts the clock, as
+    /// before the first growth on freshly set trees.
+    pub(super) fn clear_search(&mut self) {
+        self.queue.clear();
+        self.orphans.clear();
+        self.marked.clear();
+        self.sweep = 0;
+        self.time = 0;
     }
 
     /// Source tree as a row-major mask: after `run` it is exactly the set of pixels
@@ -310,4 +316,10 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
         })?;
     v.resize(len, value);
     Ok(())
+}
+
+/// State bits of a tree root whose folded terminal residual is `t` (≠ 0): the tree
+/// `t`'s sign names, hanging from its terminal, active.
+pub(super) fn root_bits(t: i64) -> u32 {
+    (if t > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE
 }
