@@ -88,7 +88,8 @@ struct Ctl {
     u32 mail_tiles;    // tiles whose mail flag is set
     u32 gr_changes;    // BFS tile visits that left a finite or changed border, total
     u32 queue;         // tile claims, total
-    u32 tile_visits;   // tiles discharged, total
+    u32 tile_visits;   // tiles discharged (at least one step), total
+    u32 tile_loads;    // tiles loaded for a discharge visit (idle ones included), total
     u32 rounds;        // discharge rounds
     u32 global_relabels;
     u32 bfs_rounds;
@@ -96,6 +97,7 @@ struct Ctl {
     u32 status;
     u32 bar_count;
     u32 bar_gen;
+    u32 pad;           // keeps snap 8-byte aligned, explicitly
     Snap snap;
 };
 
@@ -851,6 +853,7 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
             atomicAdd(&p.ctl->steps, steps);
         }
         if (iters) atomicAdd(&p.ctl->bfs_iters, iters);
+        atomicAdd(&p.ctl->tile_loads, 1u);
         atomicAdd(&p.ctl->cyc_discharge, cycles() - c0);
     }
 }

@@ -7,7 +7,7 @@
 
 use egui::{Event, Modifiers, PointerButton, Pos2, Vec2};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use livecut::app::settings::{RecordKind, STORAGE_KEY, Settings, ViewMode};
 use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
 use livecut::capture::{
@@ -207,6 +207,9 @@ fn engine_and_source_switch_from_the_controls() {
     click(&mut h, "CPU");
     assert_eq!(h.state().settings().engine, EngineChoice::Cpu);
     step_until(&mut h, "the CPU engine", |app| app.engine_in_use() == "cpu");
+    // Stochastic cuts are a CUDA scheme: offered only when CUDA cuts.
+    let stochastic = h.get_by_label("Stochastic cuts");
+    assert!(stochastic.accesskit_node().is_disabled());
 
     // The demo button opens the built-in scene at its full size, in real time.
     click(&mut h, "Demo scene");
@@ -399,17 +402,29 @@ impl eframe::Storage for MemoryStorage {
 /// A timing run, left out of the normal suite (no timed assertions in tests):
 /// `cargo test --release --test app -- --ignored --nocapture`. It drives the window
 /// headless (no GPU rendering) at up to 60 UI frames per second for 10 s while the
-/// worker segments the 640×480 demo scene, paced at 30 fps, with the CPU engine, and
-/// prints the UI and segmentation frame rates.
+/// worker segments the 640×480 demo scene, paced at 30 fps, first with the CPU engine,
+/// then with CUDA where there is a device, and prints the UI and segmentation rates.
 #[test]
 #[ignore = "timing run: cargo test --release --test app -- --ignored --nocapture"]
 fn ui_and_segmentation_rates_on_the_640x480_demo() {
+    ui_and_segmentation_rates(EngineChoice::Cpu);
+    ui_and_segmentation_rates(EngineChoice::Auto);
+}
+
+fn ui_and_segmentation_rates(engine: EngineChoice) {
     let source = DemoSource::new(DemoConfig {
         realtime: true,
         ..DemoConfig::default()
     })
     .unwrap();
-    let mut h = harness(app_on(Box::new(source), None));
+    let options = AppOptions {
+        source: Box::new(source),
+        engine: Some(engine),
+        view: None,
+        notice: None,
+        quit_after: None,
+    };
+    let mut h = harness(LivecutApp::new(options, None).expect("the pipeline starts"));
     step_until(&mut h, "the first mask", |app| {
         app.mask().is_some_and(|m| m.width == 640)
     });
@@ -426,7 +441,8 @@ fn ui_and_segmentation_rates_on_the_640x480_demo() {
     let secs = start.elapsed().as_secs_f64();
     let segmented = h.state().processed_frames() - processed;
     println!(
-        "UI {:.1} frames/s ({:.2} ms per frame on the UI thread), segmentation {:.1} frames/s",
+        "{} engine: UI {:.1} frames/s ({:.2} ms per frame on the UI thread), segmentation {:.1} frames/s",
+        h.state().engine_in_use(),
         frames as f64 / secs,
         busy.as_secs_f64() * 1e3 / frames as f64,
         segmented as f64 / secs

@@ -615,6 +615,52 @@ fn update_gives_the_same_flow_as_a_fresh_solve() {
 }
 
 #[test]
+fn stochastic_cuts_skip_idle_tiles_and_off_visits_every_tile() {
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    assert!(engine.has_stochastic());
+    let mut rng = Rng(77);
+    for eight in [false, true] {
+        let p = seeds_disk(&mut rng, 300, 200, eight);
+        let expected = reference_flow(&p);
+        engine.set_stochastic(false);
+        assert_eq!(engine.config().revisit_every, 1);
+        assert_eq!(solve_certified(&mut engine, &p, "stochastic off"), expected);
+        let off = engine.details().clone();
+        assert_eq!(
+            off.tile_loads as u64,
+            off.rounds as u64 * off.tiles as u64,
+            "off: every tile every round ({eight})"
+        );
+        engine.set_stochastic(true);
+        assert_eq!(
+            engine.config().revisit_every,
+            CudaConfig::default().revisit_every
+        );
+        assert_eq!(solve_certified(&mut engine, &p, "stochastic on"), expected);
+        let on = engine.details().clone();
+        assert!(
+            (on.tile_loads as u64) < on.rounds as u64 * on.tiles as u64,
+            "on: idle tiles skipped ({eight}): {} loads, {} rounds × {} tiles",
+            on.tile_loads,
+            on.rounds,
+            on.tiles
+        );
+        eprintln!(
+            "seeds disk 300x200 {}C: stochastic off {} rounds {} loads {:.1} sweeps; on {} rounds {} loads {:.1} sweeps",
+            if eight { 8 } else { 4 },
+            off.rounds,
+            off.tile_loads,
+            off.sweeps,
+            on.rounds,
+            on.tile_loads,
+            on.sweeps
+        );
+    }
+}
+
+#[test]
 fn stats_describe_the_solve() {
     let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
         return;

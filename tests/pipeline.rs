@@ -349,7 +349,8 @@ fn commands_reach_the_worker_between_frames() {
         next(&p),
         Event::EngineChanged {
             engine: "cpu",
-            note: None
+            note: None,
+            stochastic: false
         }
     ));
     gate.send(()).unwrap();

@@ -4,7 +4,8 @@
 #   cargo test --release --no-run        # prints the test binaries' paths
 #   mkdir -p .gpu && cp target/release/livecut benches/gpu/run.sh .ci/check_instances.py .gpu/
 #   cp target/release/deps/cuda_engine-<hash> .gpu/cuda_engine
-#   cp target/release/deps/ccl-<hash> .gpu/ccl && strip .gpu/livecut .gpu/cuda_engine .gpu/ccl
+#   cp target/release/deps/ccl-<hash> .gpu/ccl && cp target/release/deps/app-<hash> .gpu/app
+#   strip .gpu/livecut .gpu/cuda_engine .gpu/ccl .gpu/app
 #   cp -r ../shared/data/grids .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow .gpu/video/
 # then on the GPU machine, with .gpu carried: bash .gpu/run.sh  (files land in $OUT)
 set -u
@@ -19,13 +20,17 @@ sec "instances with livecut maxflow --engine cuda (independent checker)"; python
 sec "auto engine"; ./livecut maxflow grids/rocket_640x480_4c.max.gz --engine auto 2>&1 | tail -4
 sec "bench cpu,cuda"; ./livecut bench grids/*.max.gz --engine cpu,cuda --runs 5 --warmup 1 --json $T/bench.json > $T/bench.txt 2>/dev/null; echo "bench rc $?"
 sec "video, dynamic and static, CUDA engine"; ./livecut eval --frames video/car-shadow/frames --gt video/car-shadow/annotations --engine cuda --mode both 2>&1 | tail -4
-sec "segment demo 640x480 on CUDA"; ./livecut segment --input demo --frames 60 --engine cuda --out /tmp/seg --json $T/segment.jsonl 2>&1 | tail -3
-python3 - "$T/segment.jsonl" <<'PY'
+for st in on off; do
+sec "segment demo 640x480 on CUDA, stochastic $st"; ./livecut segment --input demo --frames 60 --engine cuda --stochastic $st --out /tmp/seg-$st --json $T/segment-$st.jsonl 2>&1 | tail -2
+python3 - "$T/segment-$st.jsonl" <<'PY'
 import json,sys,statistics as st
 r=[json.loads(l) for l in open(sys.argv[1])][1:]
-for k in ("energy_ms","cut_ms","cleanup_ms","total_ms"): print(k, "median %.2f" % st.median(x[k] for x in r))
+for k in ("energy_ms","cut_ms","cleanup_ms","total_ms","iterations"): print(k, "median %.2f" % st.median(x[k] for x in r))
 print("engine", r[0]["engine"], "dynamic", r[0]["dynamic"])
 PY
+done
+cmp -s <(cat /tmp/seg-on/*.png) <(cat /tmp/seg-off/*.png) && echo "stochastic on/off masks identical" || echo "stochastic on/off masks DIFFER"
+sec "app, headless (kittest), CPU then auto (CUDA)"; timeout 60 ./app ui_and_segmentation_rates_on_the_640x480_demo --ignored --nocapture --exact 2>&1 | grep -E "engine:|test result|panicked"
 sec racecheck; for t in sanitizer_small_persistent sanitizer_small_host_loop; do timeout 150 compute-sanitizer --tool racecheck ./cuda_engine $t --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5; done
 timeout 90 compute-sanitizer --tool racecheck ./ccl gpu_matches_cpu_on_small_grids --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result" | head -3
 sec memcheck; timeout 120 compute-sanitizer --tool memcheck ./cuda_engine sanitizer_small_persistent --exact 2>&1 | grep -E "ERROR SUMMARY|test result" | head -3

@@ -19,21 +19,34 @@ impl LivecutApp {
         let start = Instant::now();
         let ctx = ui.ctx().clone();
         self.update_state(&ctx);
-        egui::Panel::top("top-bar").show(ui, |ui| self.top_bar(ui));
+        // The clear colour is the panel colour (see `clear_color`): panels paint no
+        // background of their own, which halves the pixels a software renderer shades.
+        let style = ctx.global_style();
+        let bar = egui::Frame::side_top_panel(&style).fill(Color32::TRANSPARENT);
+        let central = egui::Frame::central_panel(&style).fill(Color32::TRANSPARENT);
+        egui::Panel::top("top-bar")
+            .frame(bar)
+            .show(ui, |ui| self.top_bar(ui));
         if !self.notices.is_empty() {
-            egui::Panel::top("notices").show(ui, |ui| self.notices_bar(ui));
+            egui::Panel::top("notices")
+                .frame(bar)
+                .show(ui, |ui| self.notices_bar(ui));
         }
         egui::Panel::left("controls")
+            .frame(bar)
             .resizable(true)
             .default_size(290.0)
             .show(ui, |ui| {
                 ScrollArea::vertical().show(ui, |ui| self.controls(ui));
             });
         egui::Panel::bottom("timing")
+            .frame(bar)
             .resizable(true)
             .default_size(200.0)
             .show(ui, |ui| self.timing_panel(ui));
-        egui::CentralPanel::default().show(ui, |ui| self.view_panel(ui));
+        egui::CentralPanel::default()
+            .frame(central)
+            .show(ui, |ui| self.view_panel(ui));
         self.timing.ui_busy_ms += start.elapsed().as_secs_f64() * 1e3;
     }
 
@@ -277,6 +290,18 @@ impl LivecutApp {
                 "Continue each frame from the previous frame's residual graph",
                 Action::ToggleDynamic,
             ))
+            .changed();
+        changed |= ui
+            .add_enabled(
+                self.engine_has_stochastic,
+                egui::Checkbox::new(&mut s.stochastic, "Stochastic cuts"),
+            )
+            .on_hover_text(hint(
+                &ctx,
+                "Skip blocks with no active pixels and revisit them every few rounds",
+                Action::ToggleStochastic,
+            ))
+            .on_disabled_hover_text("Only the CUDA engine has stochastic cuts")
             .changed();
         changed |= ui
             .add(Slider::new(&mut s.temporal, 0.0..=1.0).text("temporal prior"))

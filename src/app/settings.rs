@@ -114,6 +114,8 @@ pub struct Settings {
     pub eight_connected: bool,
     /// Continue from the previous frame's residual graph.
     pub dynamic: bool,
+    /// Stochastic cuts in the CUDA engine (skip idle blocks).
+    pub stochastic: bool,
     /// Gaussian mixtures as colour models (else colour histograms).
     pub gmm: bool,
     /// Drop foreground components that touch no seed or previous foreground.
@@ -147,6 +149,7 @@ impl Default for Settings {
             sigma: params.sigma.unwrap_or(10.0),
             eight_connected: params.connectivity == Connectivity::Eight,
             dynamic: params.dynamic,
+            stochastic: params.stochastic,
             gmm: matches!(params.color_model, ColorModelKind::Gmm { .. }),
             drop_unanchored: params.drop_unanchored,
             temporal: params.temporal,
@@ -171,6 +174,7 @@ impl Settings {
                 Connectivity::Four
             },
             dynamic: self.dynamic,
+            stochastic: self.stochastic,
             temporal: self.temporal,
             cleanup_min_area: self.cleanup_min_area,
             color_model: if self.gmm {

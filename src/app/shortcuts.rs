@@ -26,6 +26,8 @@ pub enum Action {
     BrushBigger,
     /// Toggle dynamic cuts.
     ToggleDynamic,
+    /// Toggle stochastic cuts (engines that have them).
+    ToggleStochastic,
     /// Start or stop recording.
     Record,
     /// Save a snapshot.
@@ -35,7 +37,7 @@ pub enum Action {
 }
 
 /// The table: every shortcut and its action.
-pub const SHORTCUTS: [(KeyboardShortcut, Action); 17] = [
+pub const SHORTCUTS: [(KeyboardShortcut, Action); 18] = [
     (
         KeyboardShortcut::new(Modifiers::NONE, Key::Space),
         Action::PauseResume,
@@ -75,6 +77,10 @@ pub const SHORTCUTS: [(KeyboardShortcut, Action); 17] = [
     (
         KeyboardShortcut::new(Modifiers::NONE, Key::D),
         Action::ToggleDynamic,
+    ),
+    (
+        KeyboardShortcut::new(Modifiers::NONE, Key::S),
+        Action::ToggleStochastic,
     ),
     (
         KeyboardShortcut::new(Modifiers::NONE, Key::R),

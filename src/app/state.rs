@@ -110,6 +110,7 @@ pub struct LivecutApp {
     pub(super) source_state: SourceState,
     pub(super) falling_back: bool,
     pub(super) engine_in_use: &'static str,
+    pub(super) engine_has_stochastic: bool,
     pub(super) cuda: DeviceStatus,
     pub(super) cameras: CameraList,
     pub(super) scribbles: Option<Scribbles>,
@@ -166,6 +167,7 @@ impl LivecutApp {
             source_state: SourceState::Opening,
             falling_back: false,
             engine_in_use: "cpu",
+            engine_has_stochastic: false,
             cuda: DeviceStatus::Probing,
             cameras: CameraList::Listing,
             scribbles: None,
@@ -305,8 +307,13 @@ impl LivecutApp {
                     self.backend.set_source(demo_spec());
                 }
             }
-            Event::EngineChanged { engine, note } => {
+            Event::EngineChanged {
+                engine,
+                note,
+                stochastic,
+            } => {
                 self.engine_in_use = engine;
+                self.engine_has_stochastic = stochastic;
                 self.timing.clear_samples();
                 if let Some(note) = note {
                     self.notify(note, false);
@@ -511,6 +518,12 @@ impl LivecutApp {
                 self.settings.dynamic = !self.settings.dynamic;
                 self.params_changed();
             }
+            Action::ToggleStochastic => {
+                if self.engine_has_stochastic {
+                    self.settings.stochastic = !self.settings.stochastic;
+                    self.params_changed();
+                }
+            }
             Action::Record => self.toggle_recording(),
             Action::Snapshot => self.snapshot(),
             Action::View(i) => {
@@ -649,6 +662,11 @@ pub fn demo_spec() -> SourceSpec {
 impl eframe::App for LivecutApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         self.show(ui);
+    }
+
+    /// The panels' colour: panels leave their background to the clear.
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        visuals.panel_fill.to_normalized_gamma_f32()
     }
 
     fn save(&mut self, storage: &mut dyn eframe::Storage) {

@@ -58,6 +58,10 @@ pub struct SegmentArgs {
     /// every frame from scratch (off).
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub dynamic: bool,
+    /// Stochastic cuts in the CUDA engine: skip idle blocks and revisit them every few
+    /// rounds (on), or visit every block every round (off). Exact either way.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub stochastic: bool,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -145,6 +149,7 @@ fn params_of(args: &SegmentArgs) -> anyhow::Result<SegmentParams> {
     let mut params = SegmentParams {
         connectivity: args.connectivity,
         dynamic: args.dynamic,
+        stochastic: args.stochastic,
         ..SegmentParams::default()
     };
     if let Some(lambda) = args.lambda {

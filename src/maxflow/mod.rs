@@ -127,6 +127,16 @@ pub trait Engine: Send {
     /// residual graph. Gives the same flow value and cut as `solve`. Falls back to
     /// `solve` when nothing is kept or the grid's shape changed.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError>;
+
+    /// Whether the engine has the stochastic-cuts scheme (skip idle blocks, revisit
+    /// them every few rounds), so a UI can offer the switch only where it does something.
+    fn has_stochastic(&self) -> bool {
+        false
+    }
+
+    /// Turns stochastic cuts on or off for later calls (exact either way; only the
+    /// work schedule changes). Engines without the scheme ignore it.
+    fn set_stochastic(&mut self, _on: bool) {}
 }
 
 /// Which engine the user asked for.

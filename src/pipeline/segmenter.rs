@@ -32,6 +32,9 @@ pub struct SegmentParams {
     pub iterations: u32,
     /// Continue each frame from the previous frame's residual graph.
     pub dynamic: bool,
+    /// Stochastic cuts in engines that have them (skip idle blocks, revisit them
+    /// every few rounds); exact either way.
+    pub stochastic: bool,
     /// Weight of the temporal prior from the previous mask (0 = off).
     pub temporal: f32,
     /// Drop foreground components smaller than this and fill smaller holes (pixels).
@@ -160,6 +163,7 @@ impl Default for SegmentParams {
             connectivity: Connectivity::Eight,
             iterations: 0,
             dynamic: true,
+            stochastic: true,
             temporal: 5.0,
             cleanup_min_area: 0,
             color_model: ColorModelKind::Histogram { bits: 4 },
@@ -196,7 +200,8 @@ fn ms_since(start: Instant) -> f64 {
 
 impl Segmenter {
     /// A segmenter cutting with `engine`.
-    pub fn new(engine: Box<dyn Engine>, params: SegmentParams) -> Self {
+    pub fn new(mut engine: Box<dyn Engine>, params: SegmentParams) -> Self {
+        engine.set_stochastic(params.stochastic);
         let labeller = labeller_for(engine.as_ref());
         Self {
             engine,
@@ -230,6 +235,7 @@ impl Segmenter {
         if params.color_model != self.params.color_model && self.seeds.is_some() {
             self.seeds_pending = true;
         }
+        self.engine.set_stochastic(params.stochastic);
         self.params = params;
     }
 
@@ -239,7 +245,8 @@ impl Segmenter {
     }
 
     /// Swaps the engine (the next frame is solved from scratch).
-    pub fn set_engine(&mut self, engine: Box<dyn Engine>) {
+    pub fn set_engine(&mut self, mut engine: Box<dyn Engine>) {
+        engine.set_stochastic(self.params.stochastic);
         self.labeller = labeller_for(engine.as_ref());
         self.engine = engine;
         self.engine_warm = false;
@@ -248,6 +255,11 @@ impl Segmenter {
     /// The engine's short name.
     pub fn engine_name(&self) -> &'static str {
         self.engine.name()
+    }
+
+    /// Whether the engine has stochastic cuts (the switch does something).
+    pub fn engine_has_stochastic(&self) -> bool {
+        self.engine.has_stochastic()
     }
 
     /// The labeller's short name (`"cpu"` or `"cuda"`).

@@ -158,6 +158,8 @@ pub enum Event {
         engine: &'static str,
         /// Note for people, e.g. why CUDA was not used.
         note: Option<String>,
+        /// Whether the engine has stochastic cuts (the switch does something).
+        stochastic: bool,
     },
     /// A command could not be carried out (e.g. the engine could not be created).
     CommandFailed(String),
@@ -350,9 +352,15 @@ impl<P: FrameProcessor> Worker<P> {
             }
             Command::SetEngine(choice) => match create_engine(choice) {
                 Ok((engine, note)) => {
+                    let stochastic = engine.has_stochastic();
                     self.processor.set_engine(engine);
                     let engine = self.processor.engine_name();
-                    if self.emit(Event::EngineChanged { engine, note }) == Flow::Stop {
+                    let changed = Event::EngineChanged {
+                        engine,
+                        note,
+                        stochastic,
+                    };
+                    if self.emit(changed) == Flow::Stop {
                         return Flow::Stop;
                     }
                     self.redo()

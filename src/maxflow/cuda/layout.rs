@@ -178,6 +178,7 @@ pub struct Ctl {
     pub gr_changes: u32,
     pub queue: u32,
     pub tile_visits: u32,
+    pub tile_loads: u32,
     pub rounds: u32,
     pub global_relabels: u32,
     pub bfs_rounds: u32,
@@ -185,6 +186,7 @@ pub struct Ctl {
     pub status: u32,
     pub bar_count: u32,
     pub bar_gen: u32,
+    pub pad: u32,
     pub snap: Snap,
 }
 
@@ -214,7 +216,7 @@ mod tests {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
         assert_eq!(std::mem::size_of::<Params>(), 88 + 16 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 24);
-        assert_eq!(std::mem::size_of::<Ctl>(), 48 + 4 * 12 + 24);
+        assert_eq!(std::mem::size_of::<Ctl>(), 48 + 4 * 14 + 24);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 

@@ -45,7 +45,8 @@ pub struct CudaConfig {
     /// the tile (0: only at the start of a visit).
     pub region_every: u32,
     /// Stochastic cuts: tiles without active pixels are skipped, and all tiles are
-    /// visited every this many rounds anyway (0: never).
+    /// visited every this many rounds anyway (0: never; 1: stochastic cuts off, every
+    /// tile is visited every round).
     pub revisit_every: u32,
     /// Global relabel after at most this many discharge rounds.
     pub global_relabel_rounds: u32,
@@ -87,8 +88,11 @@ pub struct CudaDetails {
     pub global_relabels: u32,
     /// BFS rounds over all global relabels.
     pub bfs_rounds: u32,
-    /// Tile visits of the discharge passes.
+    /// Tile visits of the discharge passes that did work (at least one step).
     pub tile_visits: u32,
+    /// Tiles loaded by the discharge passes, idle ones included: stochastic cuts
+    /// exist to keep this low.
+    pub tile_loads: u32,
     /// Tiles relaxed in BFS rounds.
     pub bfs_tiles: u32,
     /// Push/relabel steps summed over tile visits.
@@ -101,7 +105,7 @@ pub struct CudaDetails {
     pub discharge_cycles: u64,
     /// SM cycles spent relaxing BFS tiles, summed over tiles.
     pub bfs_cycles: u64,
-    /// Passes over the whole grid's memory: tile visits and BFS tiles over the tile
+    /// Passes over the whole grid's memory: tile loads and BFS tiles over the tile
     /// count, plus the full-grid passes of each global relabel (2) and the output (1).
     pub sweeps: f64,
 }
@@ -255,13 +259,14 @@ impl CudaEngine {
             global_relabels: ctl.global_relabels,
             bfs_rounds: ctl.bfs_rounds,
             tile_visits: ctl.tile_visits,
+            tile_loads: ctl.tile_loads,
             bfs_tiles: ctl.bfs_tiles,
             steps: ctl.steps,
             bfs_iterations: ctl.bfs_iters,
             relabels: ctl.relabels,
             discharge_cycles: ctl.cyc_discharge,
             bfs_cycles: ctl.cyc_bfs,
-            sweeps: (ctl.tile_visits as f64 + ctl.bfs_tiles as f64) / ntiles as f64
+            sweeps: (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
                 + 2.0 * ctl.global_relabels as f64
                 + 1.0,
         };
@@ -338,5 +343,20 @@ impl Engine for CudaEngine {
     /// Re-uploads the capacities and solves from scratch (`stats.dynamic` is false).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         self.solve(problem)
+    }
+
+    fn has_stochastic(&self) -> bool {
+        true
+    }
+
+    /// On: idle tiles are skipped and revisited every `revisit_every` rounds (the
+    /// default period unless a custom one is set); off: every tile, every round.
+    fn set_stochastic(&mut self, on: bool) {
+        let every = &mut self.config.revisit_every;
+        if !on {
+            *every = 1;
+        } else if *every == 1 {
+            *every = CudaConfig::default().revisit_every;
+        }
     }
 }
