@@ -78,7 +78,7 @@ pub enum Mode {
 }
 
 /// Segmentation parameters on the command line; anything not given keeps the
-/// default of [`SegmentParams::default`].
+/// default: [`SegmentParams::still`] for images, [`SegmentParams::default`] for video.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ParamArgs {
     /// Smoothness weight λ.
@@ -129,9 +129,9 @@ fn parse_color_model(s: &str) -> Result<ColorModelKind, String> {
 }
 
 impl ParamArgs {
-    /// The defaults with the given options applied.
-    pub fn params(&self) -> SegmentParams {
-        let mut p = SegmentParams::default();
+    /// `base` with the given options applied.
+    pub fn params(&self, base: SegmentParams) -> SegmentParams {
+        let mut p = base;
         if let Some(v) = self.lambda {
             p.lambda = v;
         }
@@ -179,7 +179,6 @@ struct Scored {
 
 /// Runs the command.
 pub fn run(args: EvalArgs) -> anyhow::Result<()> {
-    let params = args.params.params();
     if let Some(dir) = &args.masks_out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -189,9 +188,16 @@ pub fn run(args: EvalArgs) -> anyhow::Result<()> {
                 .seeds
                 .as_deref()
                 .context("--images needs --seeds DIR")?;
-            eval_images(&args, images, seeds, params)
+            eval_images(
+                &args,
+                images,
+                seeds,
+                args.params.params(SegmentParams::still()),
+            )
         }
-        (None, Some(frames)) => eval_video(&args, frames, params),
+        (None, Some(frames)) => {
+            eval_video(&args, frames, args.params.params(SegmentParams::default()))
+        }
         _ => bail!("give either --images DIR --seeds DIR or --frames DIR"),
     }
 }

@@ -45,13 +45,14 @@ pub struct SegmentArgs {
     /// Write one JSON object per frame (timings, flow, statistics) to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Smoothness neighbourhood: 4 or 8.
-    #[arg(long, value_name = "4|8", default_value = "8", value_parser = parse_connectivity)]
-    pub connectivity: Connectivity,
-    /// Smoothness weight λ (default: the segmenter's).
+    /// Smoothness neighbourhood: 4 or 8 [default: 4 for one image, 8 otherwise].
+    #[arg(long, value_name = "4|8", value_parser = parse_connectivity)]
+    pub connectivity: Option<Connectivity>,
+    /// Smoothness weight λ [default: 40 for one image, 50 otherwise].
     #[arg(long, value_name = "X")]
     pub lambda: Option<f32>,
-    /// Colour-model re-estimation iterations per frame (0 = one cut).
+    /// Colour-model re-estimation iterations on a still image (0 = one cut) [default: 1
+    /// for one image, 0 otherwise].
     #[arg(long, value_name = "N")]
     pub iterations: Option<u32>,
     /// Continue each frame from the previous frame's residual graph (on), or solve
@@ -93,7 +94,6 @@ fn parse_size(text: &str) -> Result<(u32, u32), String> {
 
 /// Runs the command.
 pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
-    let params = params_of(&args)?;
     ensure!(args.frames != Some(0), "--frames must be at least 1");
     let settings = StreamSettings {
         width: args.size.0,
@@ -101,6 +101,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         fps: args.fps,
     };
     let spec = SourceSpec::parse(&args.input, settings)?;
+    let params = params_of(&args, matches!(spec, SourceSpec::Image(_)))?;
     let is_demo = matches!(spec, SourceSpec::Demo(_));
     let limit = args.frames.or(is_demo.then_some(DEMO_FRAMES));
     let source = spec.open()?;
@@ -144,13 +145,19 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The segmenter's parameters with the options applied.
-fn params_of(args: &SegmentArgs) -> anyhow::Result<SegmentParams> {
+/// The segmenter's parameters with the options applied: the still-image defaults
+/// for one image, the video ones otherwise.
+fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
+    let base = if still {
+        SegmentParams::still()
+    } else {
+        SegmentParams::default()
+    };
     let mut params = SegmentParams {
-        connectivity: args.connectivity,
+        connectivity: args.connectivity.unwrap_or(base.connectivity),
         dynamic: args.dynamic,
         stochastic: args.stochastic,
-        ..SegmentParams::default()
+        ..base
     };
     if let Some(lambda) = args.lambda {
         ensure!(

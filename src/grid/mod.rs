@@ -227,10 +227,19 @@ impl GridProblem {
     }
 
     fn validate(&self) -> Result<(), GridError> {
+        /// Index of the first negative value; the sign bits are OR-ed first (a loop
+        /// that vectorises) since valid problems, the common case, have none.
+        fn first_negative(arr: &[i32]) -> Option<usize> {
+            if arr.iter().fold(0, |acc, &c| acc | c) >= 0 {
+                return None;
+            }
+            arr.iter().position(|&c| c < 0)
+        }
+
         let w = self.width as usize;
         let at = |i: usize| ((i % w) as u32, (i / w) as u32);
         for (what, arr) in [("source", &self.source), ("sink", &self.sink)] {
-            if let Some(i) = arr.iter().position(|&c| c < 0) {
+            if let Some(i) = first_negative(arr) {
                 let (x, y) = at(i);
                 return Err(GridError::Negative {
                     what,
@@ -242,7 +251,7 @@ impl GridProblem {
         }
         for &dir in self.connectivity.directions() {
             let arr = &self.edges[dir.index()];
-            if let Some(i) = arr.iter().position(|&c| c < 0) {
+            if let Some(i) = first_negative(arr) {
                 let (x, y) = at(i);
                 return Err(GridError::Negative {
                     what: "edge",
