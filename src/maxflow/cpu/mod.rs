@@ -28,12 +28,21 @@ pub struct CpuEngine {
     solver: Option<Box<dyn Backend>>,
     /// Whether the solver holds the finished residual graph of the last call.
     ready: bool,
+    /// `update` continues from the kept graph even when most capacities changed.
+    always_resume: bool,
 }
 
 impl CpuEngine {
     /// A new engine holding no problem yet.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Makes `update` continue from the kept residual graph even when most
+    /// capacities changed (by default it then solves afresh, which is faster): for
+    /// tests of the reparameterisation and for measuring what the reuse costs.
+    pub fn set_always_resume(&mut self, on: bool) {
+        self.always_resume = on;
     }
 
     /// The solver for `problem`'s shape, reusing the current one when it fits.
@@ -86,9 +95,17 @@ impl Engine for CpuEngine {
         Ok(solution)
     }
 
+    /// Continues from the kept residual graph, or solves afresh (`stats.dynamic`
+    /// false) when nothing is kept, the shape changed, or most capacities changed
+    /// (a new video frame with a moving camera or sensor noise everywhere), where a
+    /// fresh solve is the faster way to the same answer.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        let fits = self.solver.as_ref().is_some_and(|s| s.fits(problem));
-        if !self.ready || !fits {
+        let kept = self
+            .solver
+            .as_ref()
+            .filter(|s| self.ready && s.fits(problem));
+        let resume = kept.is_some_and(|s| self.always_resume || !s.mostly_changed(problem));
+        if !resume {
             return self.solve(problem);
         }
         let start = Instant::now();
@@ -139,6 +156,7 @@ fn finish(
 trait Backend: Send {
     fn fits(&self, problem: &GridProblem) -> bool;
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError>;
+    fn mostly_changed(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
     fn reuse_trees(&mut self);
     fn run(&mut self);
@@ -154,6 +172,9 @@ impl<T: Topology> Backend for Solver<T> {
     }
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError> {
         Solver::load(self, problem)
+    }
+    fn mostly_changed(&self, problem: &GridProblem) -> bool {
+        Solver::mostly_changed(self, problem)
     }
     fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
         Solver::apply_changes(self, problem)
@@ -225,6 +246,49 @@ mod tests {
         assert_eq!(s.flow, 2);
         assert_eq!(s.mask.data, vec![255, 0]);
         assert_eq!(s.stats.changed_arcs, 1);
+    }
+
+    #[test]
+    fn update_solves_afresh_when_most_capacities_changed() {
+        let grid = |scale: i32| {
+            let (w, h) = (20, 10);
+            let n = (w * h) as usize;
+            let edges = Connectivity::Four
+                .directions()
+                .iter()
+                .map(|&d| {
+                    let probe = GridProblem::zeros(w, h, Connectivity::Four).unwrap();
+                    (0..n)
+                        .map(|i| {
+                            let (x, y) = (i as u32 % w, i as u32 / w);
+                            let inside = probe.neighbour(x, y, d).is_some();
+                            if inside {
+                                scale * (1 + (i % 5) as i32)
+                            } else {
+                                0
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            let source = (0..n)
+                .map(|i| if i % w as usize == 0 { 50 } else { 0 })
+                .collect();
+            let sink = (0..n)
+                .map(|i| if i % w as usize == 19 { 50 } else { 0 })
+                .collect();
+            GridProblem::from_arrays(w, h, Connectivity::Four, source, sink, edges).unwrap()
+        };
+        let mut e = CpuEngine::new();
+        e.solve(&grid(1)).unwrap();
+        let all_new = grid(2);
+        let s = e.update(&all_new).unwrap();
+        assert!(!s.stats.dynamic, "every neighbour capacity changed");
+        assert_eq!(s.flow, CpuEngine::new().solve(&all_new).unwrap().flow);
+        // The same problem again: nothing changed, so the kept graph is reused.
+        let s = e.update(&all_new).unwrap();
+        assert!(s.stats.dynamic);
+        assert_eq!(s.stats.changed_arcs, 0);
     }
 
     #[test]

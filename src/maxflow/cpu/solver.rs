@@ -50,6 +50,10 @@ pub(super) struct Solver<T: Topology> {
     /// `K / 2` per pixel; the backward capacity and the terminal capacities of the
     /// last problem follow from it and the residuals.
     pub(super) kept_fwd: Vec<u32>,
+    /// Row-major folded terminal capacity s − t of each pixel of the last problem, so
+    /// an update finds the changed pixels by comparison. Empty until the first
+    /// update (4 bytes per pixel that solve-only use does not pay).
+    pub(super) kept_td: Vec<i32>,
     /// Work per 8×8 block in the current call, row-major over blocks.
     pub(super) activity: Vec<u32>,
     /// Augmenting paths in the current call.
@@ -75,6 +79,7 @@ impl<T: Topology> Solver<T> {
             flow: 0,
             offset: 0,
             kept_fwd: Vec::new(),
+            kept_td: Vec::new(),
             activity: Vec::new(),
             iterations: 0,
         }
@@ -232,6 +237,11 @@ impl<T: Topology> Solver<T> {
             self.set(u, w);
         }
         self.offset = offset;
+        if !self.kept_td.is_empty() {
+            self.kept_td.clear();
+            self.kept_td
+                .extend(source.iter().zip(sink).map(|(&s, &t)| s - t));
+        }
         Ok(())
     }
 
@@ -281,6 +291,7 @@ impl<T: Topology> Solver<T> {
             + self.orphans.capacity() * 4
             + self.marked.capacity() * 4
             + self.kept_fwd.capacity() * 4
+            + self.kept_td.capacity() * 4
             + self.activity.capacity() * 4
             + size_of::<Self>()) as u64
     }
