@@ -5,11 +5,16 @@
 #   mkdir -p .gpu && cp target/release/livecut benches/gpu/run.sh .ci/check_instances.py .gpu/
 #   cp target/release/deps/cuda_engine-<hash> .gpu/cuda_engine
 #   cp target/release/deps/ccl-<hash> .gpu/ccl && cp target/release/deps/app-<hash> .gpu/app
-#   strip .gpu/livecut .gpu/cuda_engine .gpu/ccl .gpu/app
+#   strip .gpu/livecut .gpu/cuda_engine .gpu/ccl .gpu/app && gzip -9 .gpu/livecut .gpu/app
+#   (gzipped to stay under the 64 MiB carry; this script unpacks them)
 #   cp -r ../shared/data/grids .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow .gpu/video/
-# then on the GPU machine, with .gpu carried: bash .gpu/run.sh  (files land in $OUT)
+# then on the GPU machine, with .gpu carried: bash .gpu/run.sh  (files land in $OUT; the
+# whole output also in $OUT/run.log, since the device tool returns only its tail)
 set -u
 cd "$(dirname "$0")"
+for f in livecut app; do [ -f $f.gz ] && gunzip -f $f.gz; done
+chmod +x livecut app cuda_engine ccl
+exec > >(tee "${OUT:-/tmp}/run.log") 2>&1
 export LIVECUT_GRIDS=$PWD/grids LIVECUT_CCL_MASKS=$PWD/video/car-shadow/annotations
 T=${OUT:-/tmp}
 sec() { echo; echo "=================== $*"; }

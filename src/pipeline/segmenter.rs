@@ -273,11 +273,6 @@ impl Segmenter {
         self.engine.name()
     }
 
-    /// Whether the engine has stochastic cuts (the switch does something).
-    pub fn engine_has_stochastic(&self) -> bool {
-        self.engine.has_stochastic()
-    }
-
     /// The labeller's short name (`"cpu"` or `"cuda"`).
     pub fn labeller_name(&self) -> &'static str {
         self.labeller.name()
