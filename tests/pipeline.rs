@@ -548,3 +548,101 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
     p.send(Command::SetSource(SourceSpec::Image(missing)));
     assert!(matches!(next(&p), Event::SourceFailed(m) if m.contains("none.png")));
 }
+
+/// Records the nice value of the thread that calls it: the worker's through the
+/// processor, the capture thread's through the source.
+#[cfg(target_os = "linux")]
+struct NiceProbe<T> {
+    inner: T,
+    seen: Arc<Mutex<Vec<i32>>>,
+}
+
+#[cfg(target_os = "linux")]
+impl<T> NiceProbe<T> {
+    fn record(&self) {
+        let nice = livecut::pipeline::priority::current_niceness().expect("Linux");
+        self.seen.lock().unwrap().push(nice);
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl FrameProcessor for NiceProbe<FakeProcessor> {
+    fn process(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
+        self.record();
+        self.inner.process(frame)
+    }
+    fn set_seeds(&mut self, seeds: Seeds) {
+        self.inner.set_seeds(seeds)
+    }
+    fn set_params(&mut self, params: SegmentParams) {
+        self.inner.set_params(params)
+    }
+    fn set_engine(&mut self, engine: Box<dyn Engine>) {
+        self.inner.set_engine(engine)
+    }
+    fn engine_name(&self) -> &'static str {
+        self.inner.engine_name()
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl FrameSource for NiceProbe<Counter> {
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn size(&self) -> (u32, u32) {
+        self.inner.size()
+    }
+    fn is_live(&self) -> bool {
+        self.inner.is_live()
+    }
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
+        self.record();
+        self.inner.next_frame()
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_background_pipeline_runs_its_threads_below_the_starting_thread() {
+    use livecut::pipeline::priority::{BACKGROUND_NICENESS, current_niceness};
+    let mine = current_niceness().expect("Linux");
+    for background in [false, true] {
+        let (fake, _) = FakeProcessor::new(Duration::ZERO);
+        let (counter, _) = Counter::new(Some(3), false);
+        let worker_seen = Arc::new(Mutex::new(Vec::new()));
+        let capture_seen = Arc::new(Mutex::new(Vec::new()));
+        let options = PipelineOptions {
+            background,
+            ..with_seeds()
+        };
+        let processor = NiceProbe {
+            inner: fake,
+            seen: worker_seen.clone(),
+        };
+        let source = NiceProbe {
+            inner: counter,
+            seen: capture_seen.clone(),
+        };
+        let p = Pipeline::start(processor, Box::new(source), options).unwrap();
+        assert_eq!(frames_until_end(&p).len(), 3);
+        let expected = if background {
+            (mine + BACKGROUND_NICENESS).min(19)
+        } else {
+            mine
+        };
+        for (thread, seen) in [("worker", &worker_seen), ("capture", &capture_seen)] {
+            let seen = seen.lock().unwrap();
+            assert!(!seen.is_empty(), "{thread} thread ran");
+            assert!(
+                seen.iter().all(|&n| n == expected),
+                "background={background}: {thread} thread nice values {seen:?}, expected {expected}"
+            );
+        }
+    }
+    assert_eq!(
+        current_niceness(),
+        Some(mine),
+        "the caller keeps its priority"
+    );
+}

@@ -23,7 +23,13 @@ impl Backend {
     ) -> std::io::Result<Self> {
         let (cpu, _) = create_engine(EngineChoice::Cpu).map_err(std::io::Error::other)?;
         let segmenter = Segmenter::new(cpu, params);
-        let pipeline = Pipeline::start(segmenter, source, PipelineOptions::default())?;
+        // Below the UI's priority: the window stays fluid when solving would take
+        // every core, and the worker drops frames instead.
+        let options = PipelineOptions {
+            background: true,
+            ..PipelineOptions::default()
+        };
+        let pipeline = Pipeline::start(segmenter, source, options)?;
         let backend = Self { pipeline };
         if engine != EngineChoice::Cpu {
             backend.set_engine(engine);

@@ -11,6 +11,7 @@ pub mod backend;
 pub mod compose;
 pub mod heatmap;
 mod panels;
+pub mod picture;
 pub mod recorder;
 pub mod scribbles;
 pub mod settings;
@@ -56,7 +57,10 @@ pub fn run(options: AppOptions) -> Result<(), AppError> {
         "livecut",
         native,
         Box::new(move |cc| {
-            let app = LivecutApp::new(options, cc.storage)?;
+            let mut app = LivecutApp::new(options, cc.storage)?;
+            if let Some(render_state) = &cc.wgpu_render_state {
+                app.draw_picture_with(render_state);
+            }
             Ok(Box::new(app))
         }),
     )

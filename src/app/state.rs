@@ -4,6 +4,7 @@
 
 use super::backend::Backend;
 use super::compose::{self, Backdrop, Look};
+use super::picture::{self, PictureImage};
 use super::recorder::{Recorder, Shot};
 use super::scribbles::{Scribbles, Tool, default_seeds};
 use super::settings::{BackgroundKind, Settings, ViewMode};
@@ -99,6 +100,9 @@ pub struct ResultInfo {
     pub error: Option<String>,
 }
 
+/// How often the window redraws while a source is live.
+const LIVE_REDRAW: Duration = Duration::from_millis(25);
+
 /// The livecut window.
 pub struct LivecutApp {
     pub(super) settings: Settings,
@@ -118,7 +122,10 @@ pub struct LivecutApp {
     pub(super) seeds_usable: bool,
     pub(super) latest: Option<Shot>,
     pub(super) info: Option<ResultInfo>,
-    pub(super) picture: Option<TextureHandle>,
+    pub(super) picture: Option<Picture>,
+    /// Draw the picture with [`picture`]'s own wgpu pipeline (installed by [`super::run`]).
+    pub(super) direct_picture: bool,
+    pub(super) picture_generation: u64,
     pub(super) picture_stale: bool,
     pub(super) shown_seeds: Option<Seeds>,
     pub(super) backdrop: Option<Arc<RgbImage>>,
@@ -176,6 +183,8 @@ impl LivecutApp {
             latest: None,
             info: None,
             picture: None,
+            direct_picture: false,
+            picture_generation: 0,
             picture_stale: false,
             shown_seeds: None,
             backdrop: None,
@@ -185,6 +194,16 @@ impl LivecutApp {
             quit_after: options.quit_after,
             processed: 0,
         })
+    }
+
+    /// Draws the picture from now on with livecut's own wgpu pipeline on
+    /// `render_state` (see [`picture`]): the window does this; other hosts keep the
+    /// egui texture.
+    pub fn draw_picture_with(&mut self, render_state: &eframe::egui_wgpu::RenderState) {
+        picture::install(render_state);
+        self.direct_picture = true;
+        self.picture = None;
+        self.picture_stale = true;
     }
 
     /// The settings (what persists between runs).
@@ -269,9 +288,12 @@ impl LivecutApp {
         {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);
         }
-        // Live video: redraw at display rate; otherwise poll slowly for background jobs.
+        // Live video: redraw at 40 Hz, above the sources' frame rates so that every
+        // frame is shown, without drawing more often than anything new can appear
+        // (drawing is the dearest thing the UI does where the renderer is software);
+        // otherwise poll slowly for background jobs. Input redraws at once either way.
         let wait = if !self.paused && self.source_state == SourceState::Running {
-            Duration::from_millis(16)
+            LIVE_REDRAW
         } else {
             Duration::from_millis(100)
         };
@@ -631,18 +653,47 @@ impl LivecutApp {
         {
             compose::paint_seeds(&mut img, seeds);
         }
-        let size = [img.width() as usize, img.height() as usize];
-        let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
-        match &mut self.picture {
-            Some(texture) => texture.set(image, TextureOptions::LINEAR),
-            None => {
-                self.picture =
-                    Some(ctx.load_texture("livecut-picture", image, TextureOptions::LINEAR))
+        self.picture_generation += 1;
+        if self.direct_picture {
+            self.picture = Some(Picture::Direct(Arc::new(PictureImage {
+                generation: self.picture_generation,
+                width: img.width(),
+                height: img.height(),
+                rgba: img.into_raw(),
+            })));
+        } else {
+            let size = [img.width() as usize, img.height() as usize];
+            let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
+            match &mut self.picture {
+                Some(Picture::Texture(texture)) => texture.set(image, TextureOptions::LINEAR),
+                _ => {
+                    let texture =
+                        ctx.load_texture("livecut-picture", image, TextureOptions::LINEAR);
+                    self.picture = Some(Picture::Texture(texture));
+                }
             }
         }
         self.timing
             .set_display_ms(start.elapsed().as_secs_f64() * 1e3);
         self.picture_stale = false;
+    }
+}
+
+/// The picture as the view draws it.
+pub(super) enum Picture {
+    /// An egui texture, drawn by egui's shape shader.
+    Texture(TextureHandle),
+    /// Pixels for [`picture::paint_callback`].
+    Direct(Arc<PictureImage>),
+}
+
+impl Picture {
+    /// Size in pixels.
+    pub(super) fn size_vec2(&self) -> egui::Vec2 {
+        match self {
+            Picture::Texture(texture) => texture.size_vec2(),
+            Picture::Direct(image) => image.size_vec2(),
+        }
     }
 }
 

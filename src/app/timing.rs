@@ -6,8 +6,8 @@ use egui_plot::{Bar, BarChart, Legend, Plot};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-/// Frames kept for the plot.
-const HISTORY: usize = 240;
+/// Frames kept for the plot (five seconds of a 30 fps source).
+const HISTORY: usize = 150;
 /// Frames of each kind kept for the static/dynamic comparison.
 const COMPARE: usize = 60;
 
@@ -216,27 +216,36 @@ const STAGES: [Stage; 6] = [
     },
 ];
 
-/// Draws the stacked per-frame plot.
+/// Draws the stacked per-frame plot. Bars are stacked here rather than with
+/// `BarChart::stack_on` so that stages with nothing to show (the cut kind a frame did
+/// not use, an idle cleanup) add no bar: every bar is tessellated and rasterised, which
+/// is most of the window's cost on a software renderer.
 pub fn plot(ui: &mut Ui, timing: &Timing, height: f32) {
-    let mut charts: Vec<BarChart> = Vec::with_capacity(STAGES.len());
-    for stage in &STAGES {
-        let bars = timing
-            .samples()
-            .map(|s| {
-                Bar::new(s.index as f64, (stage.ms)(s))
-                    .width(1.0)
-                    .fill(stage.colour)
-            })
-            .collect();
-        let refs: Vec<&BarChart> = charts.iter().collect();
-        let chart = BarChart::new(stage.name, bars)
-            .color(stage.colour)
-            .stack_on(&refs);
-        charts.push(chart);
-    }
+    let mut base: Vec<f64> = vec![0.0; timing.samples.len()];
+    let charts: Vec<BarChart> = STAGES
+        .iter()
+        .map(|stage| {
+            let bars = timing
+                .samples()
+                .zip(base.iter_mut())
+                .filter_map(|(s, below)| {
+                    let ms = (stage.ms)(s);
+                    let bar = Bar::new(s.index as f64, ms)
+                        .base_offset(*below)
+                        .width(1.0)
+                        .fill(stage.colour);
+                    *below += ms;
+                    (ms > 0.0).then_some(bar)
+                })
+                .collect();
+            BarChart::new(stage.name, bars).color(stage.colour)
+        })
+        .collect();
     Plot::new("timing-plot")
         .height(height)
         .legend(Legend::default())
+        // The window's own colour behind the bars: one plot-sized fill less to shade.
+        .show_background(false)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)

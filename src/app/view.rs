@@ -3,9 +3,10 @@
 //! tool; right button: background).
 
 use super::heatmap;
+use super::picture;
 use super::scribbles::Tool;
 use super::settings::ViewMode;
-use super::state::LivecutApp;
+use super::state::{LivecutApp, Picture};
 use egui::{Color32, Pos2, Rect, Sense, Stroke, Ui, UiBuilder, Vec2};
 
 /// Accessible name of the view, for tests and screen readers.
@@ -33,7 +34,14 @@ impl LivecutApp {
         let rect = Rect::from_center_size(area.center(), size * scale);
         let uv = Rect::from_min_max(Pos2::ZERO, Pos2::new(1.0, 1.0));
         let painter = ui.painter_at(area);
-        painter.image(picture.id(), rect, uv, Color32::WHITE);
+        match picture {
+            Picture::Texture(texture) => {
+                painter.image(texture.id(), rect, uv, Color32::WHITE);
+            }
+            Picture::Direct(image) => {
+                painter.add(picture::paint_callback(rect, image.clone()));
+            }
+        }
         self.paint_strokes(ui, &response, rect);
         if let Some(pos) = response.hover_pos().filter(|p| rect.contains(*p)) {
             let colour = match self.tool {

@@ -4,6 +4,7 @@
 
 pub mod channel;
 pub mod feed;
+pub mod priority;
 pub mod record;
 pub mod segmenter;
 pub mod worker;

@@ -13,6 +13,7 @@
 
 use super::channel::{Delivery, Stamped};
 use super::feed::{Feed, SourceInfo};
+use super::priority;
 use super::segmenter::{SegmentError, SegmentOutput, SegmentParams, Segmenter};
 use crate::capture::{CapturedFrame, Frame, FrameSource, SourceSpec};
 use crate::energy::Seeds;
@@ -178,6 +179,9 @@ pub struct PipelineOptions {
     pub max_frames: Option<u64>,
     /// Events the result channel holds before the worker waits for the consumer.
     pub events: usize,
+    /// Run the worker and capture threads below the starting thread's priority
+    /// ([`priority`]), for a consumer that draws a UI on the same cores.
+    pub background: bool,
 }
 
 impl Default for PipelineOptions {
@@ -188,6 +192,7 @@ impl Default for PipelineOptions {
             queue: 2,
             max_frames: None,
             events: 4,
+            background: false,
         }
     }
 }
@@ -211,6 +216,9 @@ impl Pipeline {
         let worker = std::thread::Builder::new()
             .name("livecut-worker".into())
             .spawn(move || {
+                if options.background {
+                    priority::lower_current_thread(priority::BACKGROUND_NICENESS);
+                }
                 let mut worker = Worker::new(processor, command_rx, event_tx, options);
                 worker.run(source);
             })?;
