@@ -78,7 +78,9 @@ impl<T: Topology> Solver<T> {
         let w = self.w(u);
         if w & ACTIVE == 0 {
             self.set(u, w | ACTIVE);
-            self.queue.push_back(u);
+            if (u as usize) < self.sweep {
+                self.queue.push_back(u);
+            }
         }
     }
 
@@ -109,7 +111,7 @@ impl<T: Topology> Solver<T> {
             let tree = wq & TREE;
             if tree == FREE {
                 self.attach(q, wq | mine | ACTIVE, p, d);
-                if wq & ACTIVE == 0 {
+                if wq & ACTIVE == 0 && (q as usize) < self.sweep {
                     self.queue.push_back(q);
                 }
                 if T::GROW_MARK {
@@ -208,7 +210,7 @@ impl<T: Topology> Solver<T> {
     /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;
     /// true when the arc saturated.
     #[inline(always)]
-    fn push(&mut self, x: u32, y: u32, d: u32, m: u32) -> bool {
+    pub(super) fn push(&mut self, x: u32, y: u32, d: u32, m: u32) -> bool {
         let fwd = self.rc_i_mut((x << T::SHIFT) | d);
         let r = *fwd - m;
         *fwd = r;

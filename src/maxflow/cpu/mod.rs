@@ -10,6 +10,7 @@ mod bk;
 mod check;
 mod dynamic;
 mod layout;
+mod prepush;
 mod solver;
 mod state;
 
@@ -88,6 +89,7 @@ impl Engine for CpuEngine {
         let solver = self.solver_for(problem)?;
         solver.load(problem)?;
         let loaded = Instant::now();
+        solver.push_short_paths();
         solver.run();
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, false, 0);
@@ -158,6 +160,7 @@ trait Backend: Send {
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError>;
     fn mostly_changed(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
+    fn push_short_paths(&mut self);
     fn reuse_trees(&mut self);
     fn run(&mut self);
     fn mask(&self) -> Mask;
@@ -178,6 +181,9 @@ impl<T: Topology> Backend for Solver<T> {
     }
     fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
         Solver::apply_changes(self, problem)
+    }
+    fn push_short_paths(&mut self) {
+        Solver::push_short_paths(self)
     }
     fn reuse_trees(&mut self) {
         Solver::reuse_trees(self)
@@ -215,8 +221,9 @@ mod tests {
         assert_eq!(s.flow, 4);
         assert_eq!(s.mask.data, vec![255, 0]);
         assert_eq!(cut_capacity(&p, &s.mask), 4);
-        // Folding pushed s→1→t up front; one path s→1→2→t remains.
-        assert_eq!(s.stats.iterations, 1);
+        // Folding pushed s→1→t up front and the short-path sweep s→1→2→t: BK had
+        // nothing left to augment.
+        assert_eq!(s.stats.iterations, 0);
     }
 
     #[test]
