@@ -147,8 +147,11 @@ fn replace_background(frame: &Frame, mask: &Mask, backdrop: &Backdrop) -> RgbaIm
             })
         }
         Backdrop::Blur => {
-            let small = Downscaled::new(frame, BLUR_FACTOR);
-            blend_over(frame, mask, |x, y| small.sample(x, y))
+            let blurred = Downscaled::new(frame, BLUR_FACTOR).upsampled(frame.width, frame.height);
+            blend_over(frame, mask, |x, y| {
+                let j = (y as usize * frame.width as usize + x as usize) * 3;
+                [blurred[j], blurred[j + 1], blurred[j + 2]]
+            })
         }
     }
 }
@@ -279,20 +282,39 @@ impl Downscaled {
         }
     }
 
-    /// Bilinear sample at full-resolution pixel (x, y).
-    fn sample(&self, x: u32, y: u32) -> [u8; 3] {
+    /// The blur at full resolution `w`×`h` (RGB): each full-resolution pixel sampled
+    /// bilinearly, computed separably (every small row widened once, then pairs of
+    /// widened rows blended), since sampling pixel by pixel is most of the background
+    /// view's cost on the UI thread.
+    fn upsampled(&self, w: u32, h: u32) -> Vec<u8> {
         let f = self.factor as f32;
-        let fx = ((x as f32 + 0.5) / f - 0.5).clamp(0.0, (self.width - 1) as f32);
-        let fy = ((y as f32 + 0.5) / f - 0.5).clamp(0.0, (self.height - 1) as f32);
-        let (x0, y0) = (fx as u32, fy as u32);
-        let (x1, y1) = ((x0 + 1).min(self.width - 1), (y0 + 1).min(self.height - 1));
-        let (tx, ty) = (fx - x0 as f32, fy - y0 as f32);
-        let at = |x: u32, y: u32, c: usize| self.rgb[(y * self.width + x) as usize * 3 + c];
-        let mut out = [0u8; 3];
-        for (c, o) in out.iter_mut().enumerate() {
-            let top = at(x0, y0, c) * (1.0 - tx) + at(x1, y0, c) * tx;
-            let bottom = at(x0, y1, c) * (1.0 - tx) + at(x1, y1, c) * tx;
-            *o = (top * (1.0 - ty) + bottom * ty).round() as u8;
+        let taps = |i: u32, n: u32| {
+            let p = ((i as f32 + 0.5) / f - 0.5).clamp(0.0, (n - 1) as f32);
+            let i0 = p as u32;
+            (i0, (i0 + 1).min(n - 1), p - i0 as f32)
+        };
+        let xs: Vec<(u32, u32, f32)> = (0..w).map(|x| taps(x, self.width)).collect();
+        let row = w as usize * 3;
+        let mut wide = Vec::with_capacity(row * self.height as usize);
+        for sy in 0..self.height {
+            let small = &self.rgb[(sy * self.width) as usize * 3..][..self.width as usize * 3];
+            for &(x0, x1, tx) in &xs {
+                for c in 0..3 {
+                    let (a, b) = (small[x0 as usize * 3 + c], small[x1 as usize * 3 + c]);
+                    wide.push(a * (1.0 - tx) + b * tx);
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(row * h as usize);
+        for y in 0..h {
+            let (y0, y1, ty) = taps(y, self.height);
+            let top = &wide[y0 as usize * row..][..row];
+            let bottom = &wide[y1 as usize * row..][..row];
+            out.extend(
+                top.iter()
+                    .zip(bottom)
+                    .map(|(t, b)| (t * (1.0 - ty) + b * ty).round() as u8),
+            );
         }
         out
     }
