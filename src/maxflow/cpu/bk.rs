@@ -136,11 +136,15 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour
-    /// in direction `d`; nodes whose tree arc saturates become orphans.
+    /// in direction `d`; nodes whose tree arc saturates become orphans. The first
+    /// walk records the path's tree arcs, so the second one reads them from a short
+    /// buffer instead of chasing the parent links again.
     fn augment(&mut self, a: u32, d: usize) {
         let mask = T::K as u32 - 1;
         let b = self.layout.neighbour(a, d);
         self.count(a);
+        let mut path = std::mem::take(&mut self.path);
+        path.clear();
         // First pass: the bottleneck. Source side: arcs parent → child.
         let mut m = self.rc_i(Self::arc(a, d)) as u64;
         let mut x = a;
@@ -150,9 +154,11 @@ impl<T: Topology> Solver<T> {
                 break;
             }
             m = m.min(self.rc_i(p) as u64);
+            path.push((x, p));
             x = p >> T::SHIFT;
         }
         let root_s = x;
+        let source_arcs = path.len();
         m = m.min(*self.tr_mut(root_s) as u64);
         // Sink side: arcs child → parent.
         let mut x = b;
@@ -162,6 +168,7 @@ impl<T: Topology> Solver<T> {
                 break;
             }
             m = m.min(self.rc_i((x << T::SHIFT) | ((p & mask) ^ 1)) as u64);
+            path.push((x, p));
             x = p >> T::SHIFT;
         }
         let root_t = x;
@@ -170,30 +177,17 @@ impl<T: Topology> Solver<T> {
         // Second pass: push m; the child end of a saturated tree arc is orphaned.
         let m32 = m as u32;
         self.push(a, b, d as u32, m32);
-        let mut x = a;
-        loop {
-            let p = self.pa_of(x);
-            if p >= PA_NONE {
-                break;
-            }
-            let y = p >> T::SHIFT;
-            if self.push(y, x, p & mask, m32) {
+        for &(x, p) in &path[..source_arcs] {
+            if self.push(p >> T::SHIFT, x, p & mask, m32) {
                 self.orphan_front(x);
             }
-            x = y;
         }
-        let mut x = b;
-        loop {
-            let p = self.pa_of(x);
-            if p >= PA_NONE {
-                break;
-            }
-            let y = p >> T::SHIFT;
-            if self.push(x, y, (p & mask) ^ 1, m32) {
+        for &(x, p) in &path[source_arcs..] {
+            if self.push(x, p >> T::SHIFT, (p & mask) ^ 1, m32) {
                 self.orphan_front(x);
             }
-            x = y;
         }
+        self.path = path;
         let tr = self.tr_mut(root_s);
         *tr -= m as i64;
         if *tr == 0 {

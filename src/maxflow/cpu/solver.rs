@@ -40,6 +40,8 @@ pub(super) struct Solver<T: Topology> {
     pub(super) sweep: usize,
     /// Orphans waiting for adoption.
     pub(super) orphans: VecDeque<u32>,
+    /// The augmenting path being pushed: (node, its tree arc) per tree arc.
+    pub(super) path: Vec<(u32, u32)>,
     /// Nodes carrying the MARK flag, to clear it at the end of a phase.
     pub(super) marked: Vec<u32>,
     /// Flow pushed in the folded problem (terminal pairs reduced to one arc).
@@ -75,6 +77,7 @@ impl<T: Topology> Solver<T> {
             queue: VecDeque::new(),
             sweep: 0,
             orphans: VecDeque::new(),
+            path: Vec::new(),
             marked: Vec::new(),
             flow: 0,
             offset: 0,
@@ -289,6 +292,7 @@ impl<T: Topology> Solver<T> {
             + self.ts.capacity() * 4
             + self.queue.capacity() * 4
             + self.orphans.capacity() * 4
+            + self.path.capacity() * 8
             + self.marked.capacity() * 4
             + self.kept_fwd.capacity() * 4
             + self.kept_td.capacity() * 4
