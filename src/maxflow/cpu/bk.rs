@@ -137,57 +137,53 @@ impl<T: Topology> Solver<T> {
 
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour
     /// in direction `d`; nodes whose tree arc saturates become orphans. The first
-    /// walk records the path's tree arcs, so the second one reads them from a short
-    /// buffer instead of chasing the parent links again.
+    /// pass walks both trees at once (two independent chains of loads overlap) and
+    /// records the path's tree arcs, so the second pass reads them from short
+    /// buffers instead of chasing the parent links again.
     fn augment(&mut self, a: u32, d: usize) {
         let mask = T::K as u32 - 1;
         let b = self.layout.neighbour(a, d);
         self.count(a);
-        let mut path = std::mem::take(&mut self.path);
-        path.clear();
-        // First pass: the bottleneck. Source side: arcs parent → child.
+        let (mut up, mut down) = std::mem::take(&mut self.path);
+        up.clear();
+        down.clear();
+        // First pass: the bottleneck. Source side: arcs parent → child; sink side:
+        // arcs child → parent.
         let mut m = self.rc_i(Self::arc(a, d)) as u64;
-        let mut x = a;
-        loop {
-            let p = self.pa_of(x);
-            if p >= PA_NONE {
-                break;
+        let (mut xs, mut xt) = (a, b);
+        let (mut ps, mut pt) = (self.pa_of(xs), self.pa_of(xt));
+        while ps < PA_NONE || pt < PA_NONE {
+            if ps < PA_NONE {
+                m = m.min(self.rc_i(ps) as u64);
+                up.push((xs, ps));
+                xs = ps >> T::SHIFT;
+                ps = self.pa_of(xs);
             }
-            m = m.min(self.rc_i(p) as u64);
-            path.push((x, p));
-            x = p >> T::SHIFT;
+            if pt < PA_NONE {
+                m = m.min(self.rc_i((xt << T::SHIFT) | ((pt & mask) ^ 1)) as u64);
+                down.push((xt, pt));
+                xt = pt >> T::SHIFT;
+                pt = self.pa_of(xt);
+            }
         }
-        let root_s = x;
-        let source_arcs = path.len();
+        let (root_s, root_t) = (xs, xt);
         m = m.min(*self.tr_mut(root_s) as u64);
-        // Sink side: arcs child → parent.
-        let mut x = b;
-        loop {
-            let p = self.pa_of(x);
-            if p >= PA_NONE {
-                break;
-            }
-            m = m.min(self.rc_i((x << T::SHIFT) | ((p & mask) ^ 1)) as u64);
-            path.push((x, p));
-            x = p >> T::SHIFT;
-        }
-        let root_t = x;
         m = m.min(self.tr_mut(root_t).unsigned_abs());
-        debug_assert!(self.pa_of(root_s) == PA_TERMINAL && self.pa_of(root_t) == PA_TERMINAL);
+        debug_assert!(ps == PA_TERMINAL && pt == PA_TERMINAL);
         // Second pass: push m; the child end of a saturated tree arc is orphaned.
         let m32 = m as u32;
         self.push(a, b, d as u32, m32);
-        for &(x, p) in &path[..source_arcs] {
+        for &(x, p) in &up {
             if self.push(p >> T::SHIFT, x, p & mask, m32) {
                 self.orphan_front(x);
             }
         }
-        for &(x, p) in &path[source_arcs..] {
+        for &(x, p) in &down {
             if self.push(x, p >> T::SHIFT, (p & mask) ^ 1, m32) {
                 self.orphan_front(x);
             }
         }
-        self.path = path;
+        self.path = (up, down);
         let tr = self.tr_mut(root_s);
         *tr -= m as i64;
         if *tr == 0 {

@@ -14,6 +14,9 @@ pub(super) const PA_TERMINAL: u32 = u32::MAX;
 /// `pa` value of an orphan or a free node.
 pub(super) const PA_NONE: u32 = u32::MAX - 1;
 
+/// A node of an augmenting path and its tree arc (see `Solver::pa`).
+pub(super) type TreeArc = (u32, u32);
+
 /// Boykov–Kolmogorov state for one grid shape; reused across calls of that shape.
 pub(super) struct Solver<T: Topology> {
     pub(super) layout: Layout,
@@ -40,8 +43,9 @@ pub(super) struct Solver<T: Topology> {
     pub(super) sweep: usize,
     /// Orphans waiting for adoption.
     pub(super) orphans: VecDeque<u32>,
-    /// The augmenting path being pushed: (node, its tree arc) per tree arc.
-    pub(super) path: Vec<(u32, u32)>,
+    /// The augmenting path being pushed, source side then sink side: (node, its
+    /// tree arc) per tree arc.
+    pub(super) path: (Vec<TreeArc>, Vec<TreeArc>),
     /// Nodes carrying the MARK flag, to clear it at the end of a phase.
     pub(super) marked: Vec<u32>,
     /// Flow pushed in the folded problem (terminal pairs reduced to one arc).
@@ -77,7 +81,7 @@ impl<T: Topology> Solver<T> {
             queue: VecDeque::new(),
             sweep: 0,
             orphans: VecDeque::new(),
-            path: Vec::new(),
+            path: (Vec::new(), Vec::new()),
             marked: Vec::new(),
             flow: 0,
             offset: 0,
@@ -292,7 +296,7 @@ impl<T: Topology> Solver<T> {
             + self.ts.capacity() * 4
             + self.queue.capacity() * 4
             + self.orphans.capacity() * 4
-            + self.path.capacity() * 8
+            + (self.path.0.capacity() + self.path.1.capacity()) * 8
             + self.marked.capacity() * 4
             + self.kept_fwd.capacity() * 4
             + self.kept_td.capacity() * 4
