@@ -434,7 +434,9 @@ impl<T: Topology> Solver<T> {
     /// all timestamps restart so comparisons stay meaningful.
     pub(super) fn tick(&mut self) {
         if self.time == u32::MAX {
-            self.ts.fill(0);
+            for u in 0..self.st.len() as u32 {
+                *self.ts_mut(u) = 0;
+            }
             self.time = 0;
         }
         self.time += 1;

@@ -170,17 +170,24 @@ impl<T: Topology> Solver<T> {
     /// Mutable distance of `u` (with `T::MARKING` or `T::GROW_MARK`).
     #[inline(always)]
     pub(super) fn dist_mut(&mut self, u: u32) -> &mut u32 {
-        debug_assert!((T::MARKING || T::GROW_MARK) && (u as usize) < self.dist.len());
-        // SAFETY: see above; `dist` has one entry per node under these flags.
-        unsafe { self.dist.get_unchecked_mut(u as usize) }
+        let i = if T::GROW_MARK {
+            2 * u as usize
+        } else {
+            u as usize
+        };
+        debug_assert!((T::MARKING || T::GROW_MARK) && i < self.dist.len());
+        // SAFETY: see above; `dist` has one entry per node under these flags (two,
+        // distance and timestamp, under `T::GROW_MARK`).
+        unsafe { self.dist.get_unchecked_mut(i) }
     }
 
     /// Mutable timestamp of `u` (only with `T::GROW_MARK`).
     #[inline(always)]
     pub(super) fn ts_mut(&mut self, u: u32) -> &mut u32 {
-        debug_assert!(T::GROW_MARK && (u as usize) < self.ts.len());
-        // SAFETY: see above; `ts` has one entry per node under `T::GROW_MARK`.
-        unsafe { self.ts.get_unchecked_mut(u as usize) }
+        let i = 2 * u as usize + 1;
+        debug_assert!(T::GROW_MARK && i < self.dist.len());
+        // SAFETY: see above; the timestamp follows the distance in `dist`.
+        unsafe { self.dist.get_unchecked_mut(i) }
     }
 
     /// Builds the residual graph of `problem` from scratch: terminal pairs folded,
@@ -200,8 +207,7 @@ impl<T: Topology> Solver<T> {
         reset(&mut self.rc, n * k, 0)?;
         reset(&mut self.pa, n, PA_NONE)?;
         reset(&mut self.tr, n, 0)?;
-        reset(&mut self.dist, marks, 0)?;
-        reset(&mut self.ts, if T::GROW_MARK { n } else { 0 }, 0)?;
+        reset(&mut self.dist, if T::GROW_MARK { 2 * n } else { marks }, 0)?;
         reset(&mut self.kept_fwd, pixels * k / 2, 0)?;
         reset(&mut self.activity, n / 64, 0)?;
         self.clear_search();
@@ -238,7 +244,7 @@ impl<T: Topology> Solver<T> {
                 w |= root_bits(td as i64);
                 self.pa[u as usize] = PA_TERMINAL;
                 if marks > 0 {
-                    self.dist[u as usize] = 1;
+                    *self.dist_mut(u) = 1;
                 }
             }
             self.set(u, w);
