@@ -54,6 +54,28 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    /// One engine solving unrelated problems of one shape in a row (its arrays are
+    /// then overwritten, not cleared) gives each one's reference answer.
+    #[test]
+    fn one_engine_solves_problems_of_one_shape_in_a_row(
+        w in side(),
+        h in side(),
+        eight in any::<bool>(),
+        seed in any::<u64>(),
+    ) {
+        let mut rng = Rng(seed);
+        let mut engine = CpuEngine::new();
+        for _ in 0..3 {
+            let p = random_problem(&mut rng, w, h, connectivity(eight));
+            let s = engine.solve(&p).unwrap();
+            check_against_reference(&p, &s)?;
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
     /// Several consecutive updates with random changes (increases, decreases to
