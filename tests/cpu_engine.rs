@@ -35,6 +35,11 @@ fn side() -> impl Strategy<Value = u32> {
     prop_oneof![1 => Just(1u32), 5 => 1u32..=12]
 }
 
+/// A grid shape (width, height, 8-connected) and a seed for its capacities.
+fn shape() -> impl Strategy<Value = (u32, u32, bool, u64)> {
+    (side(), side(), any::<bool>(), any::<u64>())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
 
@@ -59,12 +64,7 @@ proptest! {
     /// One engine solving unrelated problems of one shape in a row (its arrays are
     /// then overwritten, not cleared) gives each one's reference answer.
     #[test]
-    fn one_engine_solves_problems_of_one_shape_in_a_row(
-        w in side(),
-        h in side(),
-        eight in any::<bool>(),
-        seed in any::<u64>(),
-    ) {
+    fn one_engine_solves_problems_of_one_shape_in_a_row((w, h, eight, seed) in shape()) {
         let mut rng = Rng(seed);
         let mut engine = CpuEngine::new();
         for _ in 0..3 {
@@ -85,10 +85,7 @@ proptest! {
     /// solves afresh when most arcs changed) agrees.
     #[test]
     fn updates_match_fresh_solves(
-        w in side(),
-        h in side(),
-        eight in any::<bool>(),
-        seed in any::<u64>(),
+        (w, h, eight, seed) in shape(),
         steps in 1usize..=4,
         rate in prop_oneof![Just(3u64), Just(15), Just(50), Just(100)],
     ) {
