@@ -30,12 +30,12 @@ pub(super) struct Solver<T: Topology> {
     pub(super) pa: Vec<u32>,
     /// Folded terminal residual: > 0 residual s→u, < 0 residual u→t.
     pub(super) tr: Vec<i64>,
-    /// Distance to the terminal (adoption phase with `T::MARKING`, or kept up to date
-    /// with `ts` under `T::GROW_MARK`).
+    /// Distance to the terminal (adoption phase with `T::MARKING`); under
+    /// `T::GROW_MARK` kept up to date and followed by the time (augmentation count)
+    /// it was set, the two side by side (`dist_mut`, `ts_mut`): read together, one
+    /// cache line serves both.
     pub(super) dist: Vec<u32>,
-    /// Time (augmentation count) when `dist` was set (only with `T::GROW_MARK`).
-    pub(super) ts: Vec<u32>,
-    /// Current time for `ts`.
+    /// Current time for the timestamps.
     pub(super) time: u32,
     /// Nodes activated after the initial sweep, first in first out.
     pub(super) queue: VecDeque<u32>,
@@ -76,7 +76,6 @@ impl<T: Topology> Solver<T> {
             pa: Vec::new(),
             tr: Vec::new(),
             dist: Vec::new(),
-            ts: Vec::new(),
             time: 0,
             queue: VecDeque::new(),
             sweep: 0,
@@ -236,8 +235,14 @@ impl<T: Topology> Solver<T> {
         self.rc[base..base + T::K].fill(0);
         self.set_pa(u, PA_NONE);
         self.tr[u as usize] = 0;
+        self.init_distance(u, 0);
+    }
+
+    /// Gives node `u` the distance `dist` to its terminal, as of time 0 (where the
+    /// topology keeps distances and timestamps).
+    fn init_distance(&mut self, u: u32, dist: u32) {
         if T::MARKING || T::GROW_MARK {
-            *self.dist_mut(u) = 0;
+            *self.dist_mut(u) = dist;
         }
         if T::GROW_MARK {
             *self.ts_mut(u) = 0;
@@ -314,12 +319,7 @@ impl<T: Topology> Solver<T> {
             w |= root_bits(td as i64);
         }
         self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
-        if T::MARKING || T::GROW_MARK {
-            *self.dist_mut(u) = root as u32;
-        }
-        if T::GROW_MARK {
-            *self.ts_mut(u) = 0;
-        }
+        self.init_distance(u, root as u32);
         self.set(u, w);
     }
 
@@ -364,7 +364,6 @@ impl<T: Topology> Solver<T> {
             + self.pa.capacity() * 4
             + self.tr.capacity() * 8
             + self.dist.capacity() * 4
-            + self.ts.capacity() * 4
             + self.queue.capacity() * 4
             + self.orphans.capacity() * 4
             + (self.path.0.capacity() + self.path.1.capacity()) * 8
