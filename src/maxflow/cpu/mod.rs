@@ -2,8 +2,11 @@
 //! Jamriška, Sýkora and Hornung ("Cache-efficient graph cuts on structured grids"):
 //! 32-bit node indices in an 8×8-blocked layout, neighbours at constant offsets,
 //! reverse arcs by `d ^ 1`, structure of arrays, terminal pairs folded into one
-//! signed residual, and saturation bits in a per-node state word. Single-threaded,
-//! exact, and dynamic: `update` continues from the kept residual graph and trees.
+//! signed residual, and saturation bits in a per-node state word. Before the search a
+//! solve pushes flow along the s → u → v → t paths (`prepush`) and moves deficits
+//! towards supply in one pass (`transport`), so BK is left the paths that need a
+//! search. Single-threaded, exact, and dynamic: `update` continues from the kept
+//! residual graph and trees.
 
 mod bk;
 #[cfg(debug_assertions)]
@@ -13,6 +16,7 @@ mod layout;
 mod prepush;
 mod solver;
 mod state;
+mod transport;
 
 use super::{CutSide, Engine, EngineError, Solution, SolveStats};
 use crate::grid::{Connectivity, GridProblem, Mask};
@@ -90,6 +94,7 @@ impl Engine for CpuEngine {
         solver.load(problem)?;
         let loaded = Instant::now();
         solver.push_short_paths();
+        solver.move_deficits();
         solver.run();
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, false, 0);
@@ -161,6 +166,7 @@ trait Backend: Send {
     fn mostly_changed(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
     fn push_short_paths(&mut self);
+    fn move_deficits(&mut self);
     fn reuse_trees(&mut self);
     fn run(&mut self);
     fn mask(&self) -> Mask;
@@ -184,6 +190,9 @@ impl<T: Topology> Backend for Solver<T> {
     }
     fn push_short_paths(&mut self) {
         Solver::push_short_paths(self)
+    }
+    fn move_deficits(&mut self) {
+        Solver::move_deficits(self)
     }
     fn reuse_trees(&mut self) {
         Solver::reuse_trees(self)

@@ -240,7 +240,7 @@ impl<T: Topology> Solver<T> {
 
     /// Gives node `u` the distance `dist` to its terminal, as of time 0 (where the
     /// topology keeps distances and timestamps).
-    fn init_distance(&mut self, u: u32, dist: u32) {
+    pub(super) fn init_distance(&mut self, u: u32, dist: u32) {
         if T::MARKING || T::GROW_MARK {
             *self.dist_mut(u) = dist;
         }
