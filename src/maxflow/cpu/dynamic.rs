@@ -3,7 +3,7 @@
 //! are reparameterised through the terminals, and the search trees are repaired
 //! around the changed nodes (Kolmogorov's tree reuse) before BK resumes.
 
-use super::solver::{PA_NONE, PA_TERMINAL, Solver, root_bits};
+use super::solver::Solver;
 use super::state::{
     ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit,
     out_mask,
@@ -271,20 +271,7 @@ impl<T: Topology> Solver<T> {
     /// trees orphans nearly everything and costs more than growing new ones, while the
     /// flow already pushed is kept either way.
     fn restart_trees(&mut self) {
-        let marks = T::MARKING || T::GROW_MARK;
-        for u in 0..self.layout.nodes() as u32 {
-            let t = self.tr[u as usize];
-            let root = t != 0;
-            let w = self.w(u) & !(MARK | ACTIVE | TREE | PARENT);
-            self.set(u, if root { w | root_bits(t) } else { w });
-            self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
-            if marks {
-                *self.dist_mut(u) = u32::from(root);
-            }
-            if T::GROW_MARK {
-                *self.ts_mut(u) = 0;
-            }
-        }
+        self.roots_by_terminal();
         self.clear_search();
     }
 

@@ -5,8 +5,8 @@
 //! augmentation and orphan adoption that each of them costs there. Every push follows a
 //! residual path from s to t, so BK afterwards finishes from a valid flow: exact.
 
-use super::solver::{PA_NONE, Solver};
-use super::state::{ACTIVE, PARENT, TREE, Topology, out_mask};
+use super::solver::Solver;
+use super::state::{Topology, out_mask};
 
 impl<T: Topology> Solver<T> {
     /// Pushes flow along the s → u → v → t paths of a freshly loaded problem. Nodes
@@ -35,7 +35,7 @@ impl<T: Topology> Solver<T> {
                 excess -= a;
                 *self.tr_mut(v) += a;
                 if a == deficit {
-                    self.unroot(v);
+                    self.root_by_terminal(v);
                 }
                 if excess == 0 {
                     break;
@@ -43,18 +43,8 @@ impl<T: Topology> Solver<T> {
             }
             *self.tr_mut(u) = excess;
             if excess == 0 {
-                self.unroot(u);
+                self.root_by_terminal(u);
             }
-        }
-    }
-
-    /// Takes a root whose terminal residual is spent out of its tree: free, inactive,
-    /// as `load` leaves a node without terminal residual.
-    fn unroot(&mut self, u: u32) {
-        self.set(u, self.w(u) & !(TREE | PARENT | ACTIVE));
-        self.set_pa(u, PA_NONE);
-        if T::MARKING || T::GROW_MARK {
-            *self.dist_mut(u) = 0;
         }
     }
 }

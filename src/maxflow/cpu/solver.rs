@@ -3,7 +3,7 @@
 //! building it from a [`GridProblem`] and reading the cut back.
 
 use super::layout::{BLOCK, Layout};
-use super::state::{ACTIVE, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
+use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
 use crate::grid::{Direction, GridProblem, Mask};
 use crate::maxflow::{BlockActivity, EngineError};
 use std::collections::VecDeque;
@@ -240,7 +240,7 @@ impl<T: Topology> Solver<T> {
 
     /// Gives node `u` the distance `dist` to its terminal, as of time 0 (where the
     /// topology keeps distances and timestamps).
-    pub(super) fn init_distance(&mut self, u: u32, dist: u32) {
+    fn init_distance(&mut self, u: u32, dist: u32) {
         if T::MARKING || T::GROW_MARK {
             *self.dist_mut(u) = dist;
         }
@@ -302,7 +302,9 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Sets node `u`'s state from its residuals (already written) and folded
-    /// terminal capacity `td`, and the incoming-arc bits of its neighbours.
+    /// terminal capacity `td`, and the incoming-arc bits of its neighbours. The root
+    /// state is `root_by_terminal`'s, written here in the same store as the saturation
+    /// bits: calling it costs every video frame's load ~20 % (measured).
     #[inline(always)]
     fn load_node(&mut self, u: u32, td: i32) {
         let mut w = self.w(u);
@@ -321,6 +323,26 @@ impl<T: Topology> Solver<T> {
         self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
         self.init_distance(u, root as u32);
         self.set(u, w);
+    }
+
+    /// Gives node `u` the tree state its folded terminal residual says, as `load`
+    /// leaves it: an active root of the tree the residual's sign names, or a free node
+    /// when it is zero; no parent, no mark, distance as of time 0.
+    #[inline(always)]
+    pub(super) fn root_by_terminal(&mut self, u: u32) {
+        let t = self.tr[u as usize];
+        let root = t != 0;
+        let w = self.w(u) & !(TREE | PARENT | ACTIVE | MARK);
+        self.set(u, if root { w | root_bits(t) } else { w });
+        self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
+        self.init_distance(u, u32::from(root));
+    }
+
+    /// `root_by_terminal` for every node: fresh trees on the current residual graph.
+    pub(super) fn roots_by_terminal(&mut self) {
+        for u in 0..self.st.len() as u32 {
+            self.root_by_terminal(u);
+        }
     }
 
     /// Empties the growth queue, orphan list and marks and restarts the clock, as
@@ -418,6 +440,6 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
 
 /// State bits of a tree root whose folded terminal residual is `t` (≠ 0): the tree
 /// `t`'s sign names, hanging from its terminal, active.
-pub(super) fn root_bits(t: i64) -> u32 {
+fn root_bits(t: i64) -> u32 {
     (if t > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE
 }

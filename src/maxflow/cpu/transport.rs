@@ -13,8 +13,8 @@
 //! change neither the max-flow value nor any minimum cut, and BK finishes from the
 //! moved deficits as from any other flow, with the same canonical cut.
 
-use super::solver::{PA_NONE, PA_TERMINAL, Solver, root_bits};
-use super::state::{ACTIVE, MARK, PARENT, TREE, Topology, in_mask, out_mask};
+use super::solver::Solver;
+use super::state::{MARK, PARENT, TREE, Topology, in_mask, out_mask};
 
 /// While deficits move no node is in a tree, so a labelled node (MARK set) keeps its
 /// distance from the nearest supply in the tree and parent fields.
@@ -46,7 +46,7 @@ impl<T: Topology> Solver<T> {
         }
         let reached = self.label_from_supply();
         self.pull_deficits(reached);
-        self.reset_roots();
+        self.roots_by_terminal();
     }
 
     /// How many nodes s feeds and how many the sink pulls.
@@ -140,19 +140,6 @@ impl<T: Topology> Solver<T> {
                 }
             }
             self.tr[v as usize] = -deficit;
-        }
-    }
-
-    /// Every node with a terminal residual becomes an active root of its tree, every
-    /// other node free, levels cleared: the state `load` leaves.
-    fn reset_roots(&mut self) {
-        for u in 0..self.st.len() as u32 {
-            let t = self.tr[u as usize];
-            let w = self.w(u) & !(TREE | PARENT | ACTIVE | MARK);
-            let root = t != 0;
-            self.set(u, if root { w | root_bits(t) } else { w });
-            self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
-            self.init_distance(u, u32::from(root));
         }
     }
 }
