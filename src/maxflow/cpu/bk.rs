@@ -2,7 +2,7 @@
 //! trees from active nodes, augment along the path where they meet, adopt the
 //! orphans the augmentation left, until no active node remains.
 
-use super::solver::{PA_NONE, PA_TERMINAL, Solver};
+use super::solver::{Held, PA_NONE, PA_TERMINAL, Solver, TreeArc};
 use super::state::{
     ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
     out_bit, out_mask,
@@ -34,11 +34,17 @@ impl<T: Topology> Solver<T> {
                 self.set(p, self.w(p) | ACTIVE);
                 current = Some(p);
                 self.tick();
-                self.augment(a, d);
+                self.augment(p, a, d);
                 self.adopt();
                 self.iterations += 1;
+            } else if self.held.is_some() {
+                // p is done: its tree path finally carries what its paths sent.
+                self.tick();
+                self.release_held();
+                self.adopt();
             }
         }
+        debug_assert!(self.held.is_none());
         #[cfg(debug_assertions)]
         self.check_invariants();
     }
@@ -136,65 +142,180 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour
-    /// in direction `d`; nodes whose tree arc saturates become orphans. The first
-    /// pass walks both trees at once (two independent chains of loads overlap) and
-    /// records the path's tree arcs, so the second pass reads them from short
-    /// buffers instead of chasing the parent links again.
-    fn augment(&mut self, a: u32, d: usize) {
-        let mask = T::K as u32 - 1;
+    /// in direction `d` and `p` (a or b) the node whose growth found the path; nodes
+    /// whose tree arc saturates become orphans. Growth goes on from p after the path,
+    /// and most of its next paths share p's tree path: so that path is walked once, its
+    /// room remembered (`Held`) and the flow of all of them pushed along it in one
+    /// walk when p is done or the room is spent. Until then nothing reads it: only
+    /// p grows, and adoption stays in the other tree (p's tree loses no arc).
+    fn augment(&mut self, p: u32, a: u32, d: usize) {
         let b = self.layout.neighbour(a, d);
         self.count(a);
         let (mut up, mut down) = std::mem::take(&mut self.path);
+        let mut m = self.rc_i(Self::arc(a, d)) as u64;
+        // Only p grows while flow is held for it (see `run`).
+        debug_assert!(self.held.is_none_or(|h| h.node == p));
+        let held = self.held;
+        let (root_s, root_t) = match held {
+            None => {
+                let (root_s, room_s, root_t, room_t) = self.walk_both(a, b, &mut up, &mut down);
+                let source = p == a;
+                let (root, room) = if source {
+                    (root_s, room_s)
+                } else {
+                    (root_t, room_t)
+                };
+                m = m.min(room_s).min(room_t);
+                self.held = Some(Held {
+                    node: p,
+                    source,
+                    root,
+                    room,
+                    flow: 0,
+                });
+                (root_s, root_t)
+            }
+            Some(h) if h.source => {
+                let (root_t, room_t) = self.walk_sink(b, &mut down);
+                m = m.min(room_t).min(h.room);
+                (h.root, root_t)
+            }
+            Some(h) => {
+                let (root_s, room_s) = self.walk_source(a, &mut up);
+                m = m.min(room_s).min(h.room);
+                (root_s, h.root)
+            }
+        };
+        let source = self.held.is_some_and(|h| h.source);
+        let m32 = m as u32;
+        self.push(a, b, d as u32, m32);
+        if source {
+            self.push_sink_side(&down, root_t, m);
+        } else {
+            self.push_source_side(&up, root_s, m);
+        }
+        self.path = (up, down);
+        self.flow += m as i64;
+        let h = self.held.as_mut().expect("set above");
+        h.room -= m;
+        h.flow += m;
+        if h.room == 0 {
+            self.release_held();
+        }
+    }
+
+    /// Walks both tree paths from a (source tree) and b (sink tree) at once (two
+    /// independent chains of loads overlap), recording their tree arcs; returns each
+    /// root with the room of its path and terminal arc.
+    fn walk_both(
+        &self,
+        a: u32,
+        b: u32,
+        up: &mut Vec<TreeArc>,
+        down: &mut Vec<TreeArc>,
+    ) -> (u32, u64, u32, u64) {
+        let mask = T::K as u32 - 1;
         up.clear();
         down.clear();
-        // First pass: the bottleneck. Source side: arcs parent → child; sink side:
-        // arcs child → parent.
-        let mut m = self.rc_i(Self::arc(a, d)) as u64;
+        let (mut ms, mut mt) = (u64::MAX, u64::MAX);
         let (mut xs, mut xt) = (a, b);
         let (mut ps, mut pt) = (self.pa_of(xs), self.pa_of(xt));
         while ps < PA_NONE || pt < PA_NONE {
             if ps < PA_NONE {
-                m = m.min(self.rc_i(ps) as u64);
+                ms = ms.min(self.rc_i(ps) as u64);
                 up.push((xs, ps));
                 xs = ps >> T::SHIFT;
                 ps = self.pa_of(xs);
             }
             if pt < PA_NONE {
-                m = m.min(self.rc_i((xt << T::SHIFT) | ((pt & mask) ^ 1)) as u64);
+                mt = mt.min(self.rc_i((xt << T::SHIFT) | ((pt & mask) ^ 1)) as u64);
                 down.push((xt, pt));
                 xt = pt >> T::SHIFT;
                 pt = self.pa_of(xt);
             }
         }
-        let (root_s, root_t) = (xs, xt);
-        m = m.min(*self.tr_mut(root_s) as u64);
-        m = m.min(self.tr_mut(root_t).unsigned_abs());
         debug_assert!(ps == PA_TERMINAL && pt == PA_TERMINAL);
-        // Second pass: push m; the child end of a saturated tree arc is orphaned.
-        let m32 = m as u32;
-        self.push(a, b, d as u32, m32);
-        for &(x, p) in &up {
-            if self.push(p >> T::SHIFT, x, p & mask, m32) {
+        let ms = ms.min(self.tr[xs as usize] as u64);
+        let mt = mt.min(self.tr[xt as usize].unsigned_abs());
+        (xs, ms, xt, mt)
+    }
+
+    /// Walks the source-tree path from `a` (arcs parent → child), recording it;
+    /// returns its root and room.
+    fn walk_source(&self, a: u32, up: &mut Vec<TreeArc>) -> (u32, u64) {
+        up.clear();
+        let mut m = u64::MAX;
+        let mut x = a;
+        let mut p = self.pa_of(x);
+        while p < PA_NONE {
+            m = m.min(self.rc_i(p) as u64);
+            up.push((x, p));
+            x = p >> T::SHIFT;
+            p = self.pa_of(x);
+        }
+        (x, m.min(self.tr[x as usize] as u64))
+    }
+
+    /// Walks the sink-tree path from `b` (arcs child → parent), recording it;
+    /// returns its root and room.
+    fn walk_sink(&self, b: u32, down: &mut Vec<TreeArc>) -> (u32, u64) {
+        let mask = T::K as u32 - 1;
+        down.clear();
+        let mut m = u64::MAX;
+        let mut x = b;
+        let mut p = self.pa_of(x);
+        while p < PA_NONE {
+            m = m.min(self.rc_i((x << T::SHIFT) | ((p & mask) ^ 1)) as u64);
+            down.push((x, p));
+            x = p >> T::SHIFT;
+            p = self.pa_of(x);
+        }
+        (x, m.min(self.tr[x as usize].unsigned_abs()))
+    }
+
+    /// Pushes `m` along the recorded source-tree path into its root's terminal arc;
+    /// the child end of a saturated arc, or the root, becomes an orphan.
+    fn push_source_side(&mut self, up: &[TreeArc], root: u32, m: u64) {
+        let mask = T::K as u32 - 1;
+        for &(x, p) in up {
+            if self.push(p >> T::SHIFT, x, p & mask, m as u32) {
                 self.orphan_front(x);
             }
         }
-        for &(x, p) in &down {
-            if self.push(x, p >> T::SHIFT, (p & mask) ^ 1, m32) {
-                self.orphan_front(x);
-            }
-        }
-        self.path = (up, down);
-        let tr = self.tr_mut(root_s);
+        let tr = self.tr_mut(root);
         *tr -= m as i64;
         if *tr == 0 {
-            self.orphan_front(root_s);
+            self.orphan_front(root);
         }
-        let tr = self.tr_mut(root_t);
+    }
+
+    /// Pushes `m` along the recorded sink-tree path and its root's terminal arc.
+    fn push_sink_side(&mut self, down: &[TreeArc], root: u32, m: u64) {
+        let mask = T::K as u32 - 1;
+        for &(x, p) in down {
+            if self.push(x, p >> T::SHIFT, (p & mask) ^ 1, m as u32) {
+                self.orphan_front(x);
+            }
+        }
+        let tr = self.tr_mut(root);
         *tr += m as i64;
         if *tr == 0 {
-            self.orphan_front(root_t);
+            self.orphan_front(root);
         }
-        self.flow += m as i64;
+    }
+
+    /// Pushes the flow held back by `augment` along the grower's tree path.
+    fn release_held(&mut self) {
+        let Some(h) = self.held.take() else {
+            return;
+        };
+        let (up, down) = std::mem::take(&mut self.path);
+        if h.source {
+            self.push_source_side(&up, h.root, h.flow);
+        } else {
+            self.push_sink_side(&down, h.root, h.flow);
+        }
+        self.path = (up, down);
     }
 
     /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;

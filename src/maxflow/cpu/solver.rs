@@ -17,6 +17,23 @@ pub(super) const PA_NONE: u32 = u32::MAX - 1;
 /// A node of an augmenting path and its tree arc (see `Solver::pa`).
 pub(super) type TreeArc = (u32, u32);
 
+/// Flow delivered from the node whose growth found the last paths that still has to
+/// be pushed along that node's own tree path (kept in `Solver::path`, the source
+/// half for a source-tree grower, else the sink half).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Held {
+    /// The growing node.
+    pub(super) node: u32,
+    /// Whether it grows the source tree.
+    pub(super) source: bool,
+    /// Root of its tree path.
+    pub(super) root: u32,
+    /// What its tree path and root can still carry.
+    pub(super) room: u64,
+    /// Flow sent so far.
+    pub(super) flow: u64,
+}
+
 /// Boykov–Kolmogorov state for one grid shape; reused across calls of that shape.
 pub(super) struct Solver<T: Topology> {
     pub(super) layout: Layout,
@@ -46,6 +63,9 @@ pub(super) struct Solver<T: Topology> {
     /// The augmenting path being pushed, source side then sink side: (node, its
     /// tree arc) per tree arc.
     pub(super) path: (Vec<TreeArc>, Vec<TreeArc>),
+    /// Flow the growing node has sent on but not yet taken along its own tree path
+    /// (see `Solver::augment`).
+    pub(super) held: Option<Held>,
     /// Nodes carrying the MARK flag, to clear it at the end of a phase.
     pub(super) marked: Vec<u32>,
     /// Flow pushed in the folded problem (terminal pairs reduced to one arc).
@@ -81,6 +101,7 @@ impl<T: Topology> Solver<T> {
             sweep: 0,
             orphans: VecDeque::new(),
             path: (Vec::new(), Vec::new()),
+            held: None,
             marked: Vec::new(),
             flow: 0,
             offset: 0,
@@ -348,6 +369,7 @@ impl<T: Topology> Solver<T> {
     /// Empties the growth queue, orphan list and marks and restarts the clock, as
     /// before the first growth on freshly set trees.
     pub(super) fn clear_search(&mut self) {
+        self.held = None;
         self.queue.clear();
         self.orphans.clear();
         self.marked.clear();
