@@ -277,31 +277,55 @@ impl<T: Topology> Solver<T> {
     /// the child end of a saturated arc, or the root, becomes an orphan.
     fn push_source_side(&mut self, up: &[TreeArc], root: u32, m: u64) {
         let mask = T::K as u32 - 1;
-        for &(x, p) in up {
+        let mut cut = None;
+        for (i, &(x, p)) in up.iter().enumerate() {
             if self.push(p >> T::SHIFT, x, p & mask, m as u32) {
                 self.orphan_front(x);
+                cut = Some(i);
             }
         }
         let tr = self.tr_mut(root);
         *tr -= m as i64;
         if *tr == 0 {
             self.orphan_front(root);
+        } else if let Some(i) = cut {
+            self.mark_intact(&up[i + 1..], root);
         }
     }
 
     /// Pushes `m` along the recorded sink-tree path and its root's terminal arc.
     fn push_sink_side(&mut self, down: &[TreeArc], root: u32, m: u64) {
         let mask = T::K as u32 - 1;
-        for &(x, p) in down {
+        let mut cut = None;
+        for (i, &(x, p)) in down.iter().enumerate() {
             if self.push(x, p >> T::SHIFT, (p & mask) ^ 1, m as u32) {
                 self.orphan_front(x);
+                cut = Some(i);
             }
         }
         let tr = self.tr_mut(root);
         *tr += m as i64;
         if *tr == 0 {
             self.orphan_front(root);
+        } else if let Some(i) = cut {
+            self.mark_intact(&down[i + 1..], root);
         }
+    }
+
+    /// Marks the part of a pushed path above its last saturated arc (`path`, ending
+    /// below `root`) as verified for the adoption that follows: its chain to the root
+    /// is intact, and the orphans' neighbours mostly hang from it, so their origin
+    /// walks stop there instead of going on to the root (on 8C energies paths run
+    /// ~100–180 arcs). Only where nodes keep timestamps: marking by flag costs more.
+    fn mark_intact(&mut self, path: &[TreeArc], root: u32) {
+        if !T::GROW_MARK {
+            return;
+        }
+        let len = path.len() as u32;
+        for (k, &(x, _)) in path.iter().enumerate() {
+            self.mark(x, len - k as u32 + 1);
+        }
+        self.mark(root, 1);
     }
 
     /// Pushes the flow held back by `augment` along the grower's tree path.
