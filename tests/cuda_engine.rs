@@ -675,6 +675,8 @@ fn stats_describe_the_solve() {
     assert!(s.global_relabels >= 1 && s.launches >= 2 && s.engine_bytes > 0);
     assert!(s.solve_ms > 0.0 && s.upload_ms > 0.0);
     assert!(!s.dynamic);
+    // 12 tiles: far fewer than the device runs at once, so short visits.
+    assert_eq!(engine.details().step_budget, 32);
 }
 
 /// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
@@ -847,7 +849,9 @@ fn report_schedules() {
     let variants = [
         with("default", &|_| {}),
         with("host-loop", &|c| c.schedule = Schedule::HostLoop),
+        with("b16", &|c| c.step_budget = 16),
         with("b32", &|c| c.step_budget = 32),
+        with("b64", &|c| c.step_budget = 64),
         with("b128", &|c| c.step_budget = 128),
         with("gr1", &|c| c.global_relabel_rounds = 1),
         with("stall8", &|c| c.region_every = 8),

@@ -39,7 +39,8 @@ pub struct CudaConfig {
     /// Discharge all tiles at once each round (halo heights may be stale) instead of one
     /// colour class at a time (frozen halos; 2 phases per round for 4C, 4 for 8C).
     pub concurrent: bool,
-    /// Push/relabel steps a tile may run per visit before it is written back.
+    /// Push/relabel steps a tile may run per visit before it is written back; 0 picks
+    /// by grid size ([`auto_step_budget`]).
     pub step_budget: u32,
     /// Region relabel (BFS inside the tile) after this many steps in which no flow left
     /// the tile (0: only at the start of a visit).
@@ -61,7 +62,7 @@ impl Default for CudaConfig {
         Self {
             schedule: Schedule::Persistent,
             concurrent: false,
-            step_budget: 64,
+            step_budget: 0,
             region_every: 0,
             revisit_every: 8,
             global_relabel_rounds: 2,
@@ -69,6 +70,16 @@ impl Default for CudaConfig {
             max_rounds: 1 << 20,
         }
     }
+}
+
+/// Steps per tile visit for a grid of `tiles` tiles on a device of `sms`
+/// multiprocessors. Where the grid fills the device only a few times over, shorter
+/// visits let tile borders exchange flow and heights more often; on large grids longer
+/// visits save passes. Measured on the H100 (132 SMs), 32 against 64 steps: the shared
+/// instances of 80–135 tiles 6–14 % faster, rocket (300 tiles) equal, a 1920×1080 4C
+/// image energy (2,040 tiles) 50 % slower.
+pub fn auto_step_budget(tiles: u32, sms: u32) -> u32 {
+    if tiles <= 4 * sms { 32 } else { 64 }
 }
 
 /// What the last call did on the device, beyond [`SolveStats`].
@@ -82,6 +93,8 @@ pub struct CudaDetails {
     pub compile_ms: f64,
     /// Tiles of the grid.
     pub tiles: u32,
+    /// Push/relabel steps a tile visit could run (the configured or automatic budget).
+    pub step_budget: u32,
     /// Discharge rounds (one pass per tile colour each).
     pub rounds: u32,
     /// Exact global relabels.
@@ -175,7 +188,10 @@ impl CudaEngine {
         let state = state_for(&mut self.state, &stream, tiling)?;
         state.upload(&stream, problem)?;
         let mut params = state.params(&stream);
-        params.step_budget = config.step_budget.max(1);
+        params.step_budget = match config.step_budget {
+            0 => auto_step_budget(params.ntiles, rt.sm_count),
+            b => b,
+        };
         params.region_every = config.region_every;
         params.revisit_every = config.revisit_every;
         params.gr_rounds = config.global_relabel_rounds.max(1);
@@ -255,6 +271,7 @@ impl CudaEngine {
             blocks: params.nblocks,
             compile_ms: rt.compile_ms,
             tiles: ntiles,
+            step_budget: params.step_budget,
             rounds: ctl.rounds,
             global_relabels: ctl.global_relabels,
             bfs_rounds: ctl.bfs_rounds,
@@ -358,5 +375,17 @@ impl Engine for CudaEngine {
         } else if *every == 1 {
             *every = CudaConfig::default().revisit_every;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auto_step_budget;
+
+    #[test]
+    fn grids_of_few_tiles_get_short_visits() {
+        assert_eq!(auto_step_budget(80, 132), 32);
+        assert_eq!(auto_step_budget(528, 132), 32);
+        assert_eq!(auto_step_budget(2040, 132), 64);
     }
 }
