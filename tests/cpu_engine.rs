@@ -58,6 +58,39 @@ proptest! {
     }
 }
 
+/// `p` with s feeding at most one pixel in sixteen: the sink pulls many times more
+/// nodes than s feeds, as on an object over a large background (the engine then
+/// leaves the sink tree's roots passive).
+fn sink_heavy(rng: &mut Rng, p: &GridProblem) -> GridProblem {
+    let source = p
+        .source()
+        .iter()
+        .map(|&c| if rng.below(16) == 0 { c } else { 0 })
+        .collect();
+    let sink = p.sink().iter().map(|&c| c.max(1)).collect();
+    let edges = p
+        .connectivity()
+        .directions()
+        .iter()
+        .map(|&d| p.edges(d).to_vec())
+        .collect();
+    GridProblem::from_arrays(p.width(), p.height(), p.connectivity(), source, sink, edges)
+        .expect("same shape")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 800, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sink_heavy_problems_match_reference((w, h, eight, seed) in shape()) {
+        let mut rng = Rng(seed);
+        let p = random_problem(&mut rng, w.max(4), h.max(4), connectivity(eight));
+        let p = sink_heavy(&mut rng, &p);
+        let s = CpuEngine::new().solve(&p).unwrap();
+        check_against_reference(&p, &s)?;
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
 

@@ -3,9 +3,9 @@
 //! 32-bit node indices in an 8×8-blocked layout, neighbours at constant offsets,
 //! reverse arcs by `d ^ 1`, structure of arrays, terminal pairs folded into one
 //! signed residual, and saturation bits in a per-node state word. Before the search a
-//! solve pushes flow along the s → u → v → t paths (`prepush`) and moves deficits
-//! towards supply in one pass (`transport`), so BK is left the paths that need a
-//! search. Single-threaded, exact, and dynamic: `update` continues from the kept
+//! solve pushes flow along the s → u → v → t paths (`prepush`) and, as the terminal
+//! counts suggest (`plan`), moves deficits towards supply in one pass (`transport`) or
+//! lets only the source tree search, so BK is left the paths that need a search. Single-threaded, exact, and dynamic: `update` continues from the kept
 //! residual graph and trees.
 
 mod bk;
@@ -13,6 +13,7 @@ mod bk;
 mod check;
 mod dynamic;
 mod layout;
+mod plan;
 mod prepush;
 mod solver;
 mod state;
@@ -94,7 +95,7 @@ impl Engine for CpuEngine {
         solver.load(problem)?;
         let loaded = Instant::now();
         solver.push_short_paths();
-        solver.move_deficits();
+        solver.plan_search();
         solver.run();
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, false, 0);
@@ -166,7 +167,7 @@ trait Backend: Send {
     fn mostly_changed(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
     fn push_short_paths(&mut self);
-    fn move_deficits(&mut self);
+    fn plan_search(&mut self);
     fn reuse_trees(&mut self);
     fn run(&mut self);
     fn mask(&self) -> Mask;
@@ -191,8 +192,8 @@ impl<T: Topology> Backend for Solver<T> {
     fn push_short_paths(&mut self) {
         Solver::push_short_paths(self)
     }
-    fn move_deficits(&mut self) {
-        Solver::move_deficits(self)
+    fn plan_search(&mut self) {
+        Solver::plan_search(self)
     }
     fn reuse_trees(&mut self) {
         Solver::reuse_trees(self)

@@ -24,39 +24,14 @@ const LEVEL: u32 = TREE | PARENT;
 /// 64 do no better, beyond that the moves cost more than they save).
 const RADIUS: u32 = 32;
 
-/// Deficits are moved only where the scarcer kind of terminal node (supply or
-/// deficit) is at least one in this many of the more common kind. Where one terminal
-/// pulls a small region (an object on a large background: rocket 4C, 18.5 k supplies
-/// to 283 k deficits; the car-shadow frames, 33 k to 374 k) BK's few paths from it
-/// are cheap and moving the abundant deficits is wasted work (+10 % there).
-const SCARCE: usize = 4;
-
 impl<T: Topology> Solver<T> {
-    /// Moves deficits towards supply on a freshly loaded problem when both kinds of
-    /// terminal node are common, then makes every node with a terminal residual a
-    /// root again, as `load` does. Uses `pa` as the search queue: no node has a tree
-    /// arc before BK starts.
+    /// Moves deficits towards supply on a freshly loaded problem, then makes every
+    /// node with a terminal residual a root again, as `load` does. Uses `pa` as the
+    /// search queue: no node has a tree arc before BK starts.
     pub(super) fn move_deficits(&mut self) {
-        let (supplies, deficits) = self.terminal_nodes();
-        if supplies == 0
-            || deficits == 0
-            || supplies.min(deficits) * SCARCE < supplies.max(deficits)
-        {
-            return;
-        }
         let reached = self.label_from_supply();
         self.pull_deficits(reached);
         self.roots_by_terminal();
-    }
-
-    /// How many nodes s feeds and how many the sink pulls.
-    fn terminal_nodes(&self) -> (usize, usize) {
-        let (mut supplies, mut deficits) = (0, 0);
-        for &t in &self.tr {
-            supplies += usize::from(t > 0);
-            deficits += usize::from(t < 0);
-        }
-        (supplies, deficits)
     }
 
     /// Level of labelled node `u`.
@@ -178,14 +153,5 @@ mod tests {
             .solve(&line(len, &[0], &[len as usize - 1]))
             .unwrap();
         assert_eq!((s.flow, s.stats.iterations), (5, 1));
-    }
-
-    #[test]
-    fn deficits_far_more_common_than_supplies_are_left_to_the_search() {
-        let s = CpuEngine::new()
-            .solve(&line(12, &[0], &[6, 7, 8, 9, 10, 11]))
-            .unwrap();
-        assert_eq!(s.flow, 5);
-        assert!(s.stats.iterations > 0);
     }
 }
