@@ -17,9 +17,9 @@ pub(super) const PA_NONE: u32 = u32::MAX - 1;
 /// A node of an augmenting path and its tree arc (see `Solver::pa`).
 pub(super) type TreeArc = (u32, u32);
 
-/// Flow delivered from the node whose growth found the last paths that still has to
-/// be pushed along that node's own tree path (kept in `Solver::path`, the source
-/// half for a source-tree grower, else the sink half).
+/// Flow that the paths found by one growing node have delivered but not yet taken
+/// along that node's own tree path, which stays recorded in `Solver::path` (the
+/// source half for a source-tree grower, else the sink half) until it is.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Held {
     /// The growing node.
