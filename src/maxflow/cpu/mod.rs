@@ -13,6 +13,8 @@ mod bk;
 #[cfg(debug_assertions)]
 mod check;
 mod dynamic;
+#[cfg(test)]
+mod fixtures;
 mod layout;
 mod plan;
 mod prepush;

@@ -65,22 +65,9 @@ impl<T: Topology> Solver<T> {
 
 #[cfg(test)]
 mod tests {
-    use crate::grid::{Connectivity, Direction, GridProblem};
     use crate::maxflow::Engine;
     use crate::maxflow::cpu::CpuEngine;
-
-    /// A 1×`len` line with neighbour capacities 10 both ways, s feeding the pixels in
-    /// `feeds` and t pulling those in `pulls`, 5 each.
-    fn line(len: u32, feeds: &[usize], pulls: &[usize]) -> GridProblem {
-        let n = len as usize;
-        let mut edges = vec![vec![0; n]; 4];
-        edges[Direction::East.index()][..n - 1].fill(10);
-        edges[Direction::West.index()][1..].fill(10);
-        let (mut source, mut sink) = (vec![0; n], vec![0; n]);
-        feeds.iter().for_each(|&i| source[i] = 5);
-        pulls.iter().for_each(|&i| sink[i] = 5);
-        GridProblem::from_arrays(len, 1, Connectivity::Four, source, sink, edges).unwrap()
-    }
+    use crate::maxflow::cpu::fixtures::{line, line_with};
 
     #[test]
     fn deficits_far_more_common_than_supplies_are_left_to_the_search() {
@@ -97,17 +84,12 @@ mod tests {
         // One supply of 50 at the middle, eight deficits of 5 on each side reached
         // only through the supply's neighbours: every unit must be found by the
         // source tree growing out to them.
-        let n = 41usize;
-        let mut edges = vec![vec![0; n]; 4];
-        edges[Direction::East.index()][..n - 1].fill(10);
-        edges[Direction::West.index()][1..].fill(10);
-        let (mut source, mut sink) = (vec![0; n], vec![0; n]);
+        let (mut source, mut sink) = (vec![0; 41], vec![0; 41]);
         source[20] = 50;
         for i in (0..8).chain(33..41) {
             sink[i] = 5;
         }
-        let p =
-            GridProblem::from_arrays(n as u32, 1, Connectivity::Four, source, sink, edges).unwrap();
+        let p = line_with(source, sink);
         let s = CpuEngine::new().solve(&p).unwrap();
         // 10 can leave towards each side (the arcs out of the supply carry 10 each).
         assert_eq!(s.flow, 20);

@@ -369,7 +369,6 @@ impl<T: Topology> Solver<T> {
     /// Empties the growth queue, orphan list and marks and restarts the clock, as
     /// before the first growth on freshly set trees.
     pub(super) fn clear_search(&mut self) {
-        self.held = None;
         self.queue.clear();
         self.orphans.clear();
         self.marked.clear();

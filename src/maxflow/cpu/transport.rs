@@ -122,22 +122,9 @@ impl<T: Topology> Solver<T> {
 #[cfg(test)]
 mod tests {
     use super::RADIUS;
-    use crate::grid::{Connectivity, Direction, GridProblem};
     use crate::maxflow::Engine;
     use crate::maxflow::cpu::CpuEngine;
-
-    /// A 1×`len` line with neighbour capacities 10 both ways, s feeding the pixels in
-    /// `feeds` and t pulling those in `pulls`, 5 each.
-    fn line(len: u32, feeds: &[usize], pulls: &[usize]) -> GridProblem {
-        let n = len as usize;
-        let mut edges = vec![vec![0; n]; 4];
-        edges[Direction::East.index()][..n - 1].fill(10);
-        edges[Direction::West.index()][1..].fill(10);
-        let (mut source, mut sink) = (vec![0; n], vec![0; n]);
-        feeds.iter().for_each(|&i| source[i] = 5);
-        pulls.iter().for_each(|&i| sink[i] = 5);
-        GridProblem::from_arrays(len, 1, Connectivity::Four, source, sink, edges).unwrap()
-    }
+    use crate::maxflow::cpu::fixtures::line;
 
     #[test]
     fn a_deficit_within_reach_is_pulled_to_the_supply_without_search() {
