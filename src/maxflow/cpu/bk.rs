@@ -49,13 +49,16 @@ impl<T: Topology> Solver<T> {
         self.check_invariants();
     }
 
-    /// Next node to grow: first the sweep over nodes flagged in bulk, then the queue.
+    /// Next node to grow: first the sweep over nodes flagged in bulk (passing over
+    /// the sink tree's where its roots are passive), then the queue.
     fn next_active(&mut self) -> Option<u32> {
         let n = self.st.len();
         while self.sweep < n {
             let u = self.sweep as u32;
             self.sweep += 1;
-            if let Some(u) = self.take_active(u) {
+            if let Some(u) = self.take_active(u)
+                && !(self.quiet_sink && self.w(u) & TREE == SINK)
+            {
                 return Some(u);
             }
         }

@@ -77,6 +77,11 @@ impl Layout {
         self.height
     }
 
+    /// Pixels of the grid (its padding not counted).
+    pub(super) fn pixels(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
     /// Blocks per row.
     pub(super) fn blocks_x(&self) -> u32 {
         self.blocks_x

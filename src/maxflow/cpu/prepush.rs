@@ -36,6 +36,7 @@ impl<T: Topology> Solver<T> {
                 *self.tr_mut(v) += a;
                 if a == deficit {
                     self.root_by_terminal(v);
+                    self.terminals.1 -= 1;
                 }
                 if excess == 0 {
                     break;
@@ -44,6 +45,7 @@ impl<T: Topology> Solver<T> {
             *self.tr_mut(u) = excess;
             if excess == 0 {
                 self.root_by_terminal(u);
+                self.terminals.0 -= 1;
             }
         }
     }

@@ -84,6 +84,12 @@ pub(super) struct Solver<T: Topology> {
     pub(super) activity: Vec<u32>,
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
+    /// Nodes with a supply (residual s → u) and with a deficit (u → t), counted by
+    /// `load` and kept by the short-path sweep for the search plan.
+    pub(super) terminals: (usize, usize),
+    /// The sink tree does not grow from the nodes the initial sweep meets (the
+    /// search plan's passive sink roots).
+    pub(super) quiet_sink: bool,
 }
 
 impl<T: Topology> Solver<T> {
@@ -109,6 +115,8 @@ impl<T: Topology> Solver<T> {
             kept_td: Vec::new(),
             activity: Vec::new(),
             iterations: 0,
+            terminals: (0, 0),
+            quiet_sink: false,
         }
     }
 
@@ -286,13 +294,15 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Writes every pixel's node: residuals, saturation bits, folded terminal
-    /// residual and root state; keeps the forward capacities. Returns Σ min(s, t).
+    /// residual and root state; keeps the forward capacities and counts the
+    /// terminal nodes (`terminals`). Returns Σ min(s, t).
     /// Goes row by row, and within a row one capacity array at a time.
     fn load_pixels(&mut self, problem: &GridProblem) -> u64 {
         let k = T::K;
         let width = problem.width() as usize;
         let (source, sink) = (problem.source(), problem.sink());
         let mut offset = 0u64;
+        let (mut supplies, mut deficits) = (0, 0);
         let mut nodes = Vec::with_capacity(width);
         for (y, (src_row, snk_row)) in source
             .chunks_exact(width)
@@ -316,9 +326,12 @@ impl<T: Topology> Solver<T> {
             }
             for ((&u, &s), &t) in nodes.iter().zip(src_row).zip(snk_row) {
                 offset += s.min(t) as u64;
+                supplies += usize::from(s > t);
+                deficits += usize::from(s < t);
                 self.load_node(u, s - t);
             }
         }
+        self.terminals = (supplies, deficits);
         offset
     }
 
@@ -374,6 +387,7 @@ impl<T: Topology> Solver<T> {
         self.marked.clear();
         self.sweep = 0;
         self.time = 0;
+        self.quiet_sink = false;
     }
 
     /// Source tree as a row-major mask: after `run` it is exactly the set of pixels

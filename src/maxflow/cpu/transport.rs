@@ -124,7 +124,7 @@ mod tests {
     use super::RADIUS;
     use crate::maxflow::Engine;
     use crate::maxflow::cpu::CpuEngine;
-    use crate::maxflow::cpu::fixtures::line;
+    use crate::maxflow::cpu::fixtures::{line, line_with};
 
     #[test]
     fn a_deficit_within_reach_is_pulled_to_the_supply_without_search() {
@@ -135,10 +135,16 @@ mod tests {
 
     #[test]
     fn a_deficit_beyond_the_radius_is_left_to_the_search() {
-        let len = RADIUS + 4;
-        let s = CpuEngine::new()
-            .solve(&line(len, &[0], &[len as usize - 1]))
-            .unwrap();
-        assert_eq!((s.flow, s.stats.iterations), (5, 1));
+        // Supplies at one end, deficits at the other, 2 units each: terminals at more
+        // than one pixel in eight, so the pass runs.
+        let n = RADIUS as usize + 8;
+        let (mut source, mut sink) = (vec![0; n], vec![0; n]);
+        source[..3].fill(2);
+        sink[n - 3..].fill(2);
+        let s = CpuEngine::new().solve(&line_with(source, sink)).unwrap();
+        assert_eq!(s.flow, 6);
+        // Pulled within reach, the deficits would end at pixel 2, taking its supply,
+        // and leave the search the paths from pixels 0 and 1 only: two, not three.
+        assert_eq!(s.stats.iterations, 3);
     }
 }
