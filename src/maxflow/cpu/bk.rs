@@ -50,14 +50,14 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Next node to grow: first the sweep over nodes flagged in bulk (passing over
-    /// the sink tree's where its roots are passive), then the queue.
+    /// sink roots where they start passive), then the queue.
     fn next_active(&mut self) -> Option<u32> {
         let n = self.st.len();
         while self.sweep < n {
             let u = self.sweep as u32;
             self.sweep += 1;
             if let Some(u) = self.take_active(u)
-                && !(self.quiet_sink && self.w(u) & TREE == SINK)
+                && !(self.quiet_sink && self.w(u) & (TREE | PARENT) == SINK | TERMINAL)
             {
                 return Some(u);
             }

@@ -87,8 +87,8 @@ pub(super) struct Solver<T: Topology> {
     /// Nodes with a supply (residual s → u) and with a deficit (u → t), counted by
     /// `load` and kept by the short-path sweep for the search plan.
     pub(super) terminals: (usize, usize),
-    /// The sink tree does not grow from the nodes the initial sweep meets (the
-    /// search plan's passive sink roots).
+    /// Sink roots that the initial sweep meets do not grow (the search plan's
+    /// passive sink roots).
     pub(super) quiet_sink: bool,
 }
 
