@@ -152,7 +152,7 @@ impl<T: Topology> Solver<T> {
     /// walk when p is done or the room is spent. Until then nothing reads it: only
     /// p grows, and adoption stays in the other tree (p's tree loses no arc). Where a
     /// root's terminal arc is the bottleneck, its neighbouring roots add theirs
-    /// (`fan_in`, `fan_out`); those of p's tree, too, change only when p's flow is.
+    /// (`fan`); those of p's tree, too, change only when p's flow is.
     fn augment(&mut self, p: u32, a: u32, d: usize) {
         let b = self.layout.neighbour(a, d);
         self.count(a);
@@ -166,14 +166,14 @@ impl<T: Topology> Solver<T> {
                 let (root_s, path_s, root_t, path_t) = self.walk_both(a, b, &mut up, &mut down);
                 let source = p == a;
                 let (root, room) = if source {
-                    let room_s = path_s.min(self.source_end_room(root_s, path_s));
+                    let room_s = path_s.min(self.end_room::<true>(root_s, path_s));
                     let need = m.min(room_s).min(path_t);
-                    m = need.min(self.sink_end_room(root_t, need));
+                    m = need.min(self.end_room::<false>(root_t, need));
                     (root_s, room_s)
                 } else {
-                    let room_t = path_t.min(self.sink_end_room(root_t, path_t));
+                    let room_t = path_t.min(self.end_room::<false>(root_t, path_t));
                     let need = m.min(path_s).min(room_t);
-                    m = need.min(self.source_end_room(root_s, need));
+                    m = need.min(self.end_room::<true>(root_s, need));
                     (root_t, room_t)
                 };
                 self.held = Some(Held {
@@ -188,13 +188,13 @@ impl<T: Topology> Solver<T> {
             Some(h) if h.source => {
                 let (root_t, path_t) = self.walk_sink(b, &mut down);
                 let need = m.min(path_t).min(h.room);
-                m = need.min(self.sink_end_room(root_t, need));
+                m = need.min(self.end_room::<false>(root_t, need));
                 (h.root, root_t)
             }
             Some(h) => {
                 let (root_s, path_s) = self.walk_source(a, &mut up);
                 let need = m.min(path_s).min(h.room);
-                m = need.min(self.source_end_room(root_s, need));
+                m = need.min(self.end_room::<true>(root_s, need));
                 (root_s, h.root)
             }
         };
@@ -298,7 +298,7 @@ impl<T: Topology> Solver<T> {
         let take = m.min(*tr as u64);
         *tr -= take as i64;
         if *tr == 0 {
-            self.fan_in(root, m - take);
+            self.fan::<true>(root, m - take);
             self.orphan_front(root);
         } else if let Some(i) = cut {
             self.mark_intact(&up[i + 1..], root);
@@ -319,98 +319,86 @@ impl<T: Topology> Solver<T> {
         let take = m.min(tr.unsigned_abs());
         *tr += take as i64;
         if *tr == 0 {
-            self.fan_out(root, m - take);
+            self.fan::<false>(root, m - take);
             self.orphan_front(root);
         } else if let Some(i) = cut {
             self.mark_intact(&down[i + 1..], root);
         }
     }
 
-    /// What source root `r` can give of `need`: its terminal arc and, where that is
-    /// not enough, what neighbouring source roots can pass on to it (see `fan_in`).
+    /// What root `r` of the source tree (`SRC`) or the sink tree can pass of `need`
+    /// through its terminal arc and, where that is not enough, through neighbouring
+    /// roots of its tree (see `fan`).
     #[inline]
-    fn source_end_room(&self, r: u32, need: u64) -> u64 {
-        let mut room = self.tr[r as usize] as u64;
-        let mut bits = in_mask::<T>(self.w(r));
-        while bits != 0 && room < need {
-            let d = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let u = self.layout.neighbour(r, d);
-            let t = self.tr[u as usize];
-            if t > 1 {
-                room += (self.rc_i(Self::arc(u, d ^ 1)) as u64).min(t as u64 - 1);
-            }
-        }
-        room
-    }
-
-    /// What sink root `r` can take of `need`: its terminal arc and, where that is
-    /// not enough, what neighbouring sink roots can take from it (see `fan_out`).
-    #[inline]
-    fn sink_end_room(&self, r: u32, need: u64) -> u64 {
+    fn end_room<const SRC: bool>(&self, r: u32, need: u64) -> u64 {
         let mut room = self.tr[r as usize].unsigned_abs();
-        let mut bits = out_mask::<T>(self.w(r));
+        let mut bits = self.fan_arcs::<SRC>(r);
         while bits != 0 && room < need {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let v = self.layout.neighbour(r, d);
-            let t = self.tr[v as usize];
-            if t < -1 {
-                room += (self.rc_i(Self::arc(r, d)) as u64).min(t.unsigned_abs() - 1);
-            }
+            room += self.fan_share::<SRC>(r, d).1;
         }
         room
     }
 
-    /// Draws `rest`, what leaves source root `r` beyond its own terminal arc, from
-    /// neighbouring source roots over their arcs into `r`, so that a path whose
-    /// bottleneck is its root's terminal arc carries more (a quarter fewer
-    /// augmentations on image energies). Each gives all but one unit: it stays a
+    /// Directions of the residual arcs a fan at root `r` can use: into `r` from
+    /// the source tree's roots, out of `r` into the sink tree's.
+    #[inline(always)]
+    fn fan_arcs<const SRC: bool>(&self, r: u32) -> u32 {
+        if SRC {
+            in_mask::<T>(self.w(r))
+        } else {
+            out_mask::<T>(self.w(r))
+        }
+    }
+
+    /// The neighbour of root `r` in direction `d` and what it can pass in a fan: its
+    /// arc to (from) `r` and all but one unit of its terminal residual, where it is a
+    /// root of `r`'s tree; else nothing.
+    #[inline(always)]
+    fn fan_share<const SRC: bool>(&self, r: u32, d: usize) -> (u32, u64) {
+        let v = self.layout.neighbour(r, d);
+        let t = self.tr[v as usize];
+        let t = if SRC { t } else { -t };
+        if t <= 1 {
+            return (v, 0);
+        }
+        let arc = if SRC {
+            Self::arc(v, d ^ 1)
+        } else {
+            Self::arc(r, d)
+        };
+        (v, (self.rc_i(arc) as u64).min(t as u64 - 1))
+    }
+
+    /// Passes `rest`, what a path takes from (source tree) or brings to (sink tree)
+    /// root `r` beyond its own terminal arc, through neighbouring roots of its tree,
+    /// so that a path whose bottleneck is its root's terminal arc carries more (a
+    /// quarter fewer augmentations on image energies). Each keeps one unit: it stays a
     /// root, so the fan orphans nothing (emptied neighbours would be orphaned with
     /// `r`, free each other and their subtrees: astronaut 1920×1080 7–16 % slower).
     /// Only roots have terminal residual (grown nodes are free ones, which have none),
     /// so the fan touches no tree arc.
-    fn fan_in(&mut self, r: u32, mut rest: u64) {
-        let mut bits = in_mask::<T>(self.w(r));
+    fn fan<const SRC: bool>(&mut self, r: u32, mut rest: u64) {
+        let mut bits = self.fan_arcs::<SRC>(r);
         while bits != 0 && rest > 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let u = self.layout.neighbour(r, d);
-            let t = self.tr[u as usize];
-            if t <= 1 {
+            let (v, share) = self.fan_share::<SRC>(r, d);
+            let x = share.min(rest);
+            if x == 0 {
                 continue;
             }
-            let x = rest
-                .min(self.rc_i(Self::arc(u, d ^ 1)) as u64)
-                .min(t as u64 - 1);
-            self.push(u, r, (d ^ 1) as u32, x as u32);
-            self.tr[u as usize] = t - x as i64;
-            rest -= x;
-        }
-        debug_assert_eq!(rest, 0, "fan-in short of its room");
-    }
-
-    /// Sends `rest`, what reached sink root `r` beyond its own terminal arc, on to
-    /// neighbouring sink roots' terminal arcs, leaving each one unit (the mirror of
-    /// `fan_in`).
-    fn fan_out(&mut self, r: u32, mut rest: u64) {
-        let mut bits = out_mask::<T>(self.w(r));
-        while bits != 0 && rest > 0 {
-            let d = bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let v = self.layout.neighbour(r, d);
-            let t = self.tr[v as usize];
-            if t >= -1 {
-                continue;
+            if SRC {
+                self.push(v, r, (d ^ 1) as u32, x as u32);
+                self.tr[v as usize] -= x as i64;
+            } else {
+                self.push(r, v, d as u32, x as u32);
+                self.tr[v as usize] += x as i64;
             }
-            let x = rest
-                .min(self.rc_i(Self::arc(r, d)) as u64)
-                .min(t.unsigned_abs() - 1);
-            self.push(r, v, d as u32, x as u32);
-            self.tr[v as usize] = t + x as i64;
             rest -= x;
         }
-        debug_assert_eq!(rest, 0, "fan-out short of its room");
+        debug_assert_eq!(rest, 0, "fan short of its room");
     }
 
     /// Marks the part of a pushed path above its last saturated arc (`path`, ending
