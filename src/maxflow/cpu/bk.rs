@@ -49,16 +49,13 @@ impl<T: Topology> Solver<T> {
         self.check_invariants();
     }
 
-    /// Next node to grow: first the sweep over nodes flagged in bulk (passing over
-    /// sink roots where they start passive), then the queue.
+    /// Next node to grow: first the sweep over nodes flagged in bulk, then the queue.
     fn next_active(&mut self) -> Option<u32> {
         let n = self.st.len();
         while self.sweep < n {
             let u = self.sweep as u32;
             self.sweep += 1;
-            if let Some(u) = self.take_active(u)
-                && !(self.quiet_sink && self.w(u) & (TREE | PARENT) == SINK | TERMINAL)
-            {
+            if let Some(u) = self.take_active(u) {
                 return Some(u);
             }
         }

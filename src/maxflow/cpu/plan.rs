@@ -2,7 +2,9 @@
 //! after the short-path sweep. Where supplies and deficits are both common, deficits
 //! are moved towards supply first (`transport`). Where the sink pulls far more nodes
 //! than s feeds (an object on a large background), nothing is moved and the sink
-//! tree's roots start passive, so that the source tree alone searches.
+//! tree's roots start passive (not flagged active, so BK's initial sweep passes over
+//! them), so that the source tree alone searches; a sink root that adoption
+//! re-activates later grows like any node.
 //!
 //! Passive sink roots keep BK exact. BK stops when no node is active, and the source
 //! tree is then closed under residual arcs whatever the sink tree did: a source node
@@ -15,7 +17,7 @@
 //! source tree meets one within a step or two anyway.
 
 use super::solver::Solver;
-use super::state::Topology;
+use super::state::{ACTIVE, PARENT, SINK, TERMINAL, TREE, Topology};
 
 /// Deficits are moved only where the scarcer kind of terminal node (supply or
 /// deficit) is at least one in this many of the more common kind. Where one terminal
@@ -46,11 +48,22 @@ impl<T: Topology> Solver<T> {
             return;
         }
         if deficits >= PASSIVE_SINK * supplies {
-            self.quiet_sink = true;
+            self.make_sink_roots_passive();
         } else if supplies.min(deficits) * SCARCE >= supplies.max(deficits)
             && (supplies + deficits) * SPARSE >= self.layout.pixels()
         {
             self.move_deficits();
+        }
+    }
+
+    /// Clears the active flag of every sink root. One branch-free pass over the state
+    /// words: cheaper than the sweep testing each node it meets (rocket 640×480 4C,
+    /// 285 k sink roots: 4–5 % of the solve).
+    fn make_sink_roots_passive(&mut self) {
+        for w in self.st.iter_mut() {
+            let v = T::get(*w);
+            let root = v & (TREE | PARENT) == SINK | TERMINAL;
+            *w = T::put(v & !(ACTIVE * u32::from(root)));
         }
     }
 
@@ -88,6 +101,23 @@ mod tests {
         // reach, but on 2 pixels of 40.
         let s = CpuEngine::new().solve(&line(40, &[0], &[5])).unwrap();
         assert_eq!((s.flow, s.stats.iterations), (5, 1));
+    }
+
+    #[test]
+    fn passive_sink_roots_beyond_the_source_tree_are_never_grown() {
+        // One supply at pixel 0, deficits on pixels 100..200: the source tree grows to
+        // pixel 100 and the sink roots behind it are left alone.
+        let pulls: Vec<usize> = (100..200).collect();
+        let s = CpuEngine::new().solve(&line(200, &[0], &pulls)).unwrap();
+        assert_eq!(s.flow, 5);
+        let counts = s
+            .stats
+            .activity
+            .expect("the CPU engine records activity")
+            .counts;
+        // Blocks of 8 pixels: block 13 starts at pixel 104.
+        assert!(counts[..12].iter().all(|&c| c > 0));
+        assert_eq!(counts[13..25], [0; 12]);
     }
 
     #[test]

@@ -87,9 +87,6 @@ pub(super) struct Solver<T: Topology> {
     /// Nodes with a supply (residual s → u) and with a deficit (u → t), counted by
     /// `load` and kept by the short-path sweep for the search plan.
     pub(super) terminals: (usize, usize),
-    /// Sink roots that the initial sweep meets do not grow (the search plan's
-    /// passive sink roots).
-    pub(super) quiet_sink: bool,
 }
 
 impl<T: Topology> Solver<T> {
@@ -116,7 +113,6 @@ impl<T: Topology> Solver<T> {
             activity: Vec::new(),
             iterations: 0,
             terminals: (0, 0),
-            quiet_sink: false,
         }
     }
 
@@ -387,7 +383,6 @@ impl<T: Topology> Solver<T> {
         self.marked.clear();
         self.sweep = 0;
         self.time = 0;
-        self.quiet_sink = false;
     }
 
     /// Source tree as a row-major mask: after `run` it is exactly the set of pixels
