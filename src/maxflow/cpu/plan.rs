@@ -58,7 +58,7 @@ impl<T: Topology> Solver<T> {
 
     /// Clears the active flag of every sink root. One branch-free pass over the state
     /// words: cheaper than the sweep testing each node it meets (rocket 640×480 4C,
-    /// 285 k sink roots: 4–5 % of the solve).
+    /// 285 k sink roots: 3–5 % of the solve).
     fn make_sink_roots_passive(&mut self) {
         for w in self.st.iter_mut() {
             let v = T::get(*w);
