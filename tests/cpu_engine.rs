@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Rng, max_flow, perturb, random_problem};
+use common::{Rng, max_flow, perturb, perturb_backward, random_problem, symmetrise};
 use livecut::grid::{Connectivity, GridProblem, Mask, cut_capacity};
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::maxflow::{CutSide, Engine, Solution};
@@ -140,6 +140,45 @@ proptest! {
             let a = auto.update(&p).unwrap();
             prop_assert_eq!(a.flow, fresh.flow, "default update vs fresh flow");
             prop_assert_eq!(&a.mask, &fresh.mask, "default update vs fresh mask");
+        }
+    }
+}
+
+/// A grid shape as [`shape`], but sometimes wider than the stretches an update
+/// compares at once (64 pairs).
+fn wide_shape() -> impl Strategy<Value = (u32, u32, bool, u64)> {
+    let width = prop_oneof![1 => 1u32..=12, 1 => 60u32..=140];
+    (width, 1u32..=5, any::<bool>(), any::<u64>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Symmetric problems (as smoothness terms are) updated with changes that keep
+    /// them symmetric, change only backward capacities, or break the symmetry: an
+    /// update passes over the stretches it finds unchanged and must still give a
+    /// fresh solve's answer.
+    #[test]
+    fn symmetric_problems_updated_match_fresh_solves(
+        (w, h, eight, seed) in wide_shape(),
+        steps in 1usize..=4,
+        rate in prop_oneof![Just(1u64), Just(5), Just(30)],
+    ) {
+        let mut rng = Rng(seed);
+        let mut p = symmetrise(&random_problem(&mut rng, w, h, connectivity(eight)));
+        let mut engine = CpuEngine::new();
+        engine.set_always_resume(true);
+        engine.solve(&p).unwrap();
+        for _ in 0..steps {
+            p = match rng.below(3) {
+                0 => symmetrise(&perturb(&mut rng, &p, rate)),
+                1 => perturb_backward(&mut rng, &p, rate),
+                _ => perturb(&mut rng, &p, rate),
+            };
+            let s = engine.update(&p).unwrap();
+            let fresh = CpuEngine::new().solve(&p).unwrap();
+            prop_assert_eq!(s.flow, fresh.flow, "update vs fresh flow");
+            prop_assert_eq!(&s.mask, &fresh.mask, "update vs fresh mask");
         }
     }
 }

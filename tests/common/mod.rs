@@ -233,3 +233,46 @@ pub fn perturb(rng: &mut Rng, p: &GridProblem, rate: u64) -> GridProblem {
         .collect();
     GridProblem::from_arrays(w, h, c, source, sink, edges).expect("valid perturbed problem")
 }
+
+/// `p` with each pair's backward capacity (odd direction) set to its forward one, as
+/// smoothness terms are.
+pub fn symmetrise(p: &GridProblem) -> GridProblem {
+    let (w, h, c) = (p.width(), p.height(), p.connectivity());
+    let dirs = c.directions();
+    let mut edges: Vec<Vec<i32>> = dirs.iter().map(|&d| p.edges(d).to_vec()).collect();
+    for fwd in (0..dirs.len()).step_by(2) {
+        for i in 0..(w * h) as usize {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            if probe_neighbour(w, h, x, y, dirs[fwd]) {
+                let (dx, dy) = dirs[fwd].offset();
+                let j = (i as i64 + dy as i64 * w as i64 + dx as i64) as usize;
+                edges[fwd + 1][j] = edges[fwd][i];
+            }
+        }
+    }
+    let (source, sink) = (p.source().to_vec(), p.sink().to_vec());
+    GridProblem::from_arrays(w, h, c, source, sink, edges).expect("valid symmetric problem")
+}
+
+/// A copy of `p` in which only backward (odd-direction) neighbour capacities changed,
+/// as [`perturb`] changes them.
+pub fn perturb_backward(rng: &mut Rng, p: &GridProblem, rate: u64) -> GridProblem {
+    let q = perturb(rng, p, rate);
+    let c = p.connectivity();
+    let edges = c
+        .directions()
+        .iter()
+        .enumerate()
+        .map(|(d, &dir)| {
+            if d % 2 == 0 {
+                p.edges(dir)
+            } else {
+                q.edges(dir)
+            }
+            .to_vec()
+        })
+        .collect();
+    let (source, sink) = (p.source().to_vec(), p.sink().to_vec());
+    GridProblem::from_arrays(p.width(), p.height(), c, source, sink, edges)
+        .expect("valid perturbed problem")
+}

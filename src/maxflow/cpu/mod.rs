@@ -16,6 +16,7 @@ mod check;
 mod dynamic;
 #[cfg(test)]
 mod fixtures;
+mod kept;
 mod layout;
 mod plan;
 mod prepush;

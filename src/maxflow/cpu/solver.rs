@@ -72,10 +72,14 @@ pub(super) struct Solver<T: Topology> {
     pub(super) flow: i64,
     /// Σ min(s, t) over pixels: flow the folding pushed up front.
     pub(super) offset: u64,
-    /// Row-major capacity of the forward arc (even directions) of each neighbour pair,
-    /// `K / 2` per pixel; the backward capacity and the terminal capacities of the
-    /// last problem follow from it and the residuals.
-    pub(super) kept_fwd: Vec<u32>,
+    /// Capacity of the forward arc (even directions) of each neighbour pair in the
+    /// last problem, one row-major array per forward direction (`kept_index`); the
+    /// backward capacity and the terminal capacities follow from it and the
+    /// residuals.
+    pub(super) kept_fwd: Vec<i32>,
+    /// Per stretch of a row and forward direction, whether the last problem's pairs
+    /// there have equal capacities both ways (see `kept`).
+    pub(super) kept_sym: Vec<bool>,
     /// Row-major folded terminal capacity s − t of each pixel of the last problem, so
     /// an update finds the changed pixels by comparison. Empty until the first
     /// update (4 bytes per pixel that solve-only use does not pay).
@@ -109,6 +113,7 @@ impl<T: Topology> Solver<T> {
             flow: 0,
             offset: 0,
             kept_fwd: Vec::new(),
+            kept_sym: Vec::new(),
             kept_td: Vec::new(),
             activity: Vec::new(),
             iterations: 0,
@@ -239,6 +244,8 @@ impl<T: Topology> Solver<T> {
         sized(&mut self.tr, n, 0)?;
         sized(&mut self.dist, marks, 0)?;
         sized(&mut self.kept_fwd, problem.pixels() * k / 2, 0)?;
+        let spans = self.sym_len();
+        sized(&mut self.kept_sym, spans, false)?;
         reset(&mut self.activity, n / 64, 0)?;
         self.clear_search();
         self.flow = 0;
@@ -314,10 +321,7 @@ impl<T: Topology> Solver<T> {
                     self.rc[u as usize * k + d] = c as u32;
                 }
                 if d % 2 == 0 {
-                    let kept = &mut self.kept_fwd[row * k / 2..(row + width) * k / 2];
-                    for (slot, &c) in kept.chunks_exact_mut(k / 2).zip(caps) {
-                        slot[d / 2] = c as u32;
-                    }
+                    self.keep_row(problem, d, y as u32);
                 }
             }
             for ((&u, &s), &t) in nodes.iter().zip(src_row).zip(snk_row) {
@@ -421,6 +425,7 @@ impl<T: Topology> Solver<T> {
             + (self.path.0.capacity() + self.path.1.capacity()) * 8
             + self.marked.capacity() * 4
             + self.kept_fwd.capacity() * 4
+            + self.kept_sym.capacity()
             + self.kept_td.capacity() * 4
             + self.activity.capacity() * 4
             + size_of::<Self>()) as u64
