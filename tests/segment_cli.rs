@@ -180,8 +180,11 @@ fn a_folder_gives_a_mask_per_image_and_dynamic_follows_the_flag() {
     let c = case();
     let seq = c.root.join("seq");
     std::fs::create_dir(&seq).unwrap();
-    for i in 0..4 {
-        write_frame(&seq.join(format!("f{i:02}.png")), i);
+    // The disc moves once, then the scene stands still: frames 2 and 3 change no
+    // capacity, so `update` continues from the kept graph (a moving disc changes
+    // more than the few percent of arcs it resumes for).
+    for (i, shift) in [0, 1, 1, 1].into_iter().enumerate() {
+        write_frame(&seq.join(format!("f{i:02}.png")), shift);
     }
     std::fs::write(seq.join("readme.txt"), "not an image").unwrap();
     let seeds = c.root.join("seeds.png");

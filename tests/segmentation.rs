@@ -122,6 +122,52 @@ fn trimap(mask: &Mask) -> Seeds {
     Seeds::from_mask(mask, 4)
 }
 
+/// The ellipse frame standing still, with sensor noise of up to ±`amp` levels on
+/// every channel (deterministic per frame `index`).
+fn noisy_still_frame(index: u64, amp: u8) -> Frame {
+    let (mut frame, _) = ellipse_frame(0);
+    frame.index = index;
+    let mut state = index.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    for v in frame.rgb.iter_mut() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let noise = (state % (2 * amp as u64 + 1)) as i16 - amp as i16;
+        *v = (*v as i16 + noise).clamp(0, 255) as u8;
+    }
+    frame
+}
+
+#[test]
+fn the_noise_gate_lets_a_still_camera_continue_from_the_kept_graph() {
+    let seeds = trimap(&ellipse_frame(0).1);
+    let run = |dynamic: bool, noise_gate: u8| {
+        let mut s = segmenter(SegmentParams {
+            dynamic,
+            noise_gate,
+            ..SegmentParams::default()
+        });
+        s.set_seeds(seeds.clone());
+        (0..6)
+            .map(|i| {
+                let out = s.segment(&noisy_still_frame(i, 4)).expect("frame segments");
+                (out.flow, out.mask, out.stats.dynamic)
+            })
+            .collect::<Vec<_>>()
+    };
+    let gated = run(true, 10);
+    // Frame 1 is cut on another grid than the seeded frame's crop; from frame 2 on the
+    // noise is held back and the engine continues from the kept graph.
+    let resumed: Vec<bool> = gated.iter().map(|r| r.2).collect();
+    assert_eq!(resumed[2..], [true; 4], "{resumed:?}");
+    for (i, (a, b)) in gated.iter().zip(&run(false, 10)).enumerate() {
+        assert_eq!(a.0, b.0, "flow of frame {i}");
+        assert!(a.1 == b.1, "mask of frame {i}");
+    }
+    let ungated: Vec<bool> = run(true, 0).iter().map(|r| r.2).collect();
+    assert_eq!(ungated[2..], [false; 4], "noise changes too much to resume");
+}
+
 #[test]
 fn trimap_reduction_is_exact() {
     let (frame, truth) = ellipse_frame(0);

@@ -108,6 +108,9 @@ pub struct ParamArgs {
     /// Drop foreground components touching no seed / no previous foreground.
     #[arg(long)]
     pub drop_unanchored: Option<bool>,
+    /// Noise gate between frames (grey levels; 0 = off).
+    #[arg(long)]
+    pub noise_gate: Option<u8>,
 }
 
 fn parse_connectivity(s: &str) -> Result<Connectivity, String> {
@@ -158,6 +161,9 @@ impl ParamArgs {
         }
         if let Some(v) = self.drop_unanchored {
             p.drop_unanchored = v;
+        }
+        if let Some(v) = self.noise_gate {
+            p.noise_gate = v;
         }
         p
     }
@@ -468,6 +474,7 @@ fn params_json(p: &SegmentParams) -> serde_json::Value {
         "temporal_ramp": p.temporal_ramp,
         "min_area": p.cleanup_min_area,
         "drop_unanchored": p.drop_unanchored,
+        "noise_gate": p.noise_gate,
     })
 }
 

@@ -63,6 +63,11 @@ pub struct SegmentArgs {
     /// rounds (on), or visit every block every round (off). Exact either way.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub stochastic: bool,
+    /// Largest change of a pixel's channels between frames taken as sensor noise: the
+    /// pixel keeps its colour, so the still parts of consecutive frames stay identical
+    /// and dynamic updates pay with a still camera (0 = off).
+    #[arg(long, value_name = "LEVELS", default_value_t = SegmentParams::default().noise_gate)]
+    pub noise_gate: u8,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -157,6 +162,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         connectivity: args.connectivity.unwrap_or(base.connectivity),
         dynamic: args.dynamic,
         stochastic: args.stochastic,
+        noise_gate: args.noise_gate,
         ..base
     };
     if let Some(lambda) = args.lambda {

@@ -1,9 +1,11 @@
-//! Running the stages: one frame through energy, cut and cleanup ([`segmenter`]), the
-//! capture thread ([`feed`]) and its frame channel ([`channel`]), the segmentation
-//! worker with its commands and results ([`worker`]), and recording ([`record`]).
+//! Running the stages: one frame through the noise gate ([`gate`]), energy, cut and
+//! cleanup ([`segmenter`]), the capture thread ([`feed`]) and its frame channel
+//! ([`channel`]), the segmentation worker with its commands and results ([`worker`]),
+//! and recording ([`record`]).
 
 pub mod channel;
 pub mod feed;
+pub mod gate;
 pub mod priority;
 pub mod record;
 pub mod segmenter;
@@ -11,6 +13,7 @@ pub mod worker;
 
 pub use channel::Delivery;
 pub use feed::SourceInfo;
+pub use gate::NoiseGate;
 pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter, StageTimings};
 pub use worker::{

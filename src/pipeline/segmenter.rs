@@ -7,6 +7,7 @@
 //! later frames reuse those models, add the temporal prior from the previous mask, and
 //! (with `dynamic`) continue from the engine's residual graph.
 
+use super::gate::NoiseGate;
 use crate::capture::Frame;
 use crate::ccl::{
     CclError, Cleaner, CleanupParams, Constraints, CpuLabeller, CudaLabeller, Labeller,
@@ -52,6 +53,10 @@ pub struct SegmentParams {
     pub background_frames: u32,
     /// Weight of the learned-background data term.
     pub background_weight: f32,
+    /// Largest change of a pixel's channels between frames still taken as sensor
+    /// noise ([`NoiseGate`]; 0 = off): the still parts of a still camera's frames then
+    /// stay identical, so dynamic updates pay.
+    pub noise_gate: u8,
 }
 
 /// Milliseconds of each stage for one frame.
@@ -97,6 +102,10 @@ pub struct Segmenter {
     crop_rgb: Vec<u8>,
     /// How the last segmented frame started, to redo it the same way.
     last: Option<LastFrame>,
+    /// Holds still pixels' colours across frames.
+    gate: NoiseGate,
+    /// Buffer for the gated copy of a frame's RGB bytes.
+    gated_rgb: Vec<u8>,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -155,6 +164,11 @@ pub enum SegmentError {
     Labelling(#[from] CclError),
 }
 
+/// Default noise gate: above the noise of webcam frames (σ ≈ 2 grey levels: a
+/// pixel's change exceeds 10 in some channel once in ~800 frames), below the
+/// contrast of edges worth cutting along.
+const NOISE_GATE: u8 = 10;
+
 impl Default for SegmentParams {
     fn default() -> Self {
         Self {
@@ -171,6 +185,7 @@ impl Default for SegmentParams {
             drop_unanchored: false,
             background_frames: 0,
             background_weight: 1.0,
+            noise_gate: NOISE_GATE,
         }
     }
 }
@@ -233,6 +248,8 @@ impl Segmenter {
             engine_warm: false,
             crop_rgb: Vec::new(),
             last: None,
+            gate: NoiseGate::default(),
+            gated_rgb: Vec::new(),
         }
     }
 
@@ -312,15 +329,17 @@ impl Segmenter {
         self.background = None;
         self.engine_warm = false;
         self.last = None;
+        self.gate.reset();
     }
 
     /// Forgets the previous mask (the next frame has no temporal prior), e.g. after a
     /// cut in the video.
     pub fn forget_previous(&mut self) {
         self.previous = None;
+        self.gate.reset();
     }
 
-    /// Segments one frame.
+    /// Segments one frame (through the noise gate).
     pub fn segment(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
         let start = Instant::now();
         let (width, height) = (frame.width, frame.height);
@@ -333,6 +352,24 @@ impl Segmenter {
                 expected,
             });
         }
+        let mut rgb = std::mem::take(&mut self.gated_rgb);
+        rgb.clear();
+        rgb.extend_from_slice(&frame.rgb);
+        self.gate
+            .apply(&mut rgb, width, height, self.params.noise_gate);
+        let gated = Frame { rgb, ..*frame };
+        let result = self.segment_gated(&gated, start);
+        self.gated_rgb = gated.rgb;
+        result
+    }
+
+    /// Segments one frame that has passed the noise gate.
+    fn segment_gated(
+        &mut self,
+        frame: &Frame,
+        start: Instant,
+    ) -> Result<SegmentOutput, SegmentError> {
+        let (width, height) = (frame.width, frame.height);
         if let Some(last) = &self.last
             && (last.index, last.width, last.height) == (frame.index, width, height)
         {

@@ -17,21 +17,23 @@ use std::ops::Range;
 const RESTART_FRACTION: u64 = 4;
 
 /// `update` solves afresh when more than this share of the sampled neighbour
-/// capacities changed: reparameterising nearly every arc then costs more than loading
-/// them, and the resumed search grows trees over the whole grid like a fresh one
-/// (measured: car-shadow 854×480 8C, 84 % of arcs changed per frame: 39 ms dynamic vs
-/// 20 ms fresh; demo scene 640×480, 95 %: 24 vs 10 ms).
-const FRESH_NUM: u64 = 3;
-const FRESH_DEN: u64 = 4;
+/// capacities changed: each changed arc leaves residual at its ends for the resumed
+/// search, which soon costs more than a fresh solve's sweep and search. Measured on
+/// 854×480 8C frames of a still camera with sensor noise (σ 2), resumed vs fresh,
+/// by share of arcs changed: 0.7 % 8.6 vs 19.3 ms, 2 % 14.7 vs 19.2, 4.8 % 20.4 vs
+/// 19.4, 12 % 24.8 vs 20.1; car-shadow behind the noise gate, ~50 %: 34 vs 16.
+const FRESH_NUM: u64 = 1;
+const FRESH_DEN: u64 = 32;
 
-/// Every this many pixels one is sampled for [`Solver::mostly_changed`].
+/// Every this many pixels one is sampled for [`Solver::better_afresh`].
 const SAMPLE_STRIDE: usize = 7;
 
 impl<T: Topology> Solver<T> {
-    /// Whether most neighbour capacities of `problem` differ from those of the kept
-    /// residual graph (same shape), judged on every `SAMPLE_STRIDE`-th pixel's
-    /// forward arcs: a cheap look that decides between `update`'s two strategies.
-    pub(super) fn mostly_changed(&self, problem: &GridProblem) -> bool {
+    /// Whether more than one in `FRESH_DEN` neighbour capacities of `problem` differ
+    /// from those of the kept residual graph (same shape), judged on every
+    /// `SAMPLE_STRIDE`-th pixel's forward arcs: a cheap look that decides between
+    /// `update`'s two strategies.
+    pub(super) fn better_afresh(&self, problem: &GridProblem) -> bool {
         let k = T::K;
         let (mut seen, mut changed) = (0u64, 0u64);
         for fwd in (0..k).step_by(2) {
