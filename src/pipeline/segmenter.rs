@@ -4,8 +4,9 @@
 //!
 //! A sequence starts with seeds (or a learned static background): the frame the seeds
 //! arrive with is cut with the seeds as hard constraints and teaches the colour models;
-//! later frames reuse those models, add the temporal prior from the previous mask, and
-//! (with `dynamic`) continue from the engine's residual graph.
+//! later frames pass the noise gate (still pixels keep their colour), reuse those
+//! models, add the temporal prior from the previous mask, and (with `dynamic`)
+//! continue from the engine's residual graph.
 
 use super::gate::NoiseGate;
 use crate::capture::Frame;
