@@ -108,6 +108,16 @@ proptest! {
     }
 }
 
+/// Checks that `s`, an update of `p` that continued from the kept graph, gives the
+/// flow and mask of a fresh solve, which it returns.
+fn check_resumed_update(p: &GridProblem, s: &Solution) -> Result<Solution, TestCaseError> {
+    prop_assert!(s.stats.dynamic);
+    let fresh = CpuEngine::new().solve(p).unwrap();
+    prop_assert_eq!(s.flow, fresh.flow, "update vs fresh flow");
+    prop_assert_eq!(&s.mask, &fresh.mask, "update vs fresh mask");
+    Ok(fresh)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
@@ -132,10 +142,7 @@ proptest! {
         for _ in 0..steps {
             p = perturb(&mut rng, &p, rate);
             let s = engine.update(&p).unwrap();
-            prop_assert!(s.stats.dynamic);
-            let fresh = CpuEngine::new().solve(&p).unwrap();
-            prop_assert_eq!(s.flow, fresh.flow, "update vs fresh flow");
-            prop_assert_eq!(&s.mask, &fresh.mask, "update vs fresh mask");
+            let fresh = check_resumed_update(&p, &s)?;
             check_against_reference(&p, &s)?;
             let a = auto.update(&p).unwrap();
             prop_assert_eq!(a.flow, fresh.flow, "default update vs fresh flow");
@@ -175,10 +182,7 @@ proptest! {
                 1 => perturb_backward(&mut rng, &p, rate),
                 _ => perturb(&mut rng, &p, rate),
             };
-            let s = engine.update(&p).unwrap();
-            let fresh = CpuEngine::new().solve(&p).unwrap();
-            prop_assert_eq!(s.flow, fresh.flow, "update vs fresh flow");
-            prop_assert_eq!(&s.mask, &fresh.mask, "update vs fresh mask");
+            check_resumed_update(&p, &engine.update(&p).unwrap())?;
         }
     }
 }

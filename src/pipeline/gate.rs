@@ -16,11 +16,14 @@ impl NoiseGate {
     /// Gates the RGB bytes of a `width`×`height` frame in place against the held
     /// colours and holds the result. A pixel whose channels all stay within
     /// `threshold` of the held ones takes the held colour; any other pixel keeps its
-    /// own, which is held from then on. The first frame, a frame of another size and
-    /// `threshold` 0 pass unchanged.
+    /// own, which is held from then on. The first frame and a frame of another size
+    /// pass unchanged; `threshold` 0 passes the frame and holds nothing.
     pub fn apply(&mut self, rgb: &mut [u8], width: u32, height: u32, threshold: u8) {
-        let fits = self.size == (width, height) && self.held.len() == rgb.len();
-        if threshold == 0 || !fits {
+        if threshold == 0 {
+            self.reset();
+            return;
+        }
+        if self.size != (width, height) || self.held.len() != rgb.len() {
             self.held.clear();
             self.held.extend_from_slice(rgb);
             self.size = (width, height);

@@ -353,6 +353,10 @@ impl Segmenter {
                 expected,
             });
         }
+        if self.params.noise_gate == 0 {
+            self.gate.reset();
+            return self.segment_gated(frame, start);
+        }
         let mut rgb = std::mem::take(&mut self.gated_rgb);
         rgb.clear();
         rgb.extend_from_slice(&frame.rgb);

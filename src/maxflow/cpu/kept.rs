@@ -57,13 +57,20 @@ impl Pairs {
         a.max(self.xs.start)..b.min(self.xs.end)
     }
 
-    /// Whether `problem`'s pairs starting at row-major pixels `rs` carry equal
+    /// Whether `problem`'s pairs starting at columns `xs` of row `y` carry equal
     /// capacities both ways.
-    pub(super) fn symmetric(&self, problem: &GridProblem, rs: Range<usize>) -> bool {
+    pub(super) fn symmetric(&self, problem: &GridProblem, y: u32, xs: &Range<u32>) -> bool {
+        let rs = pixels(problem.width(), y, xs);
         let there = Direction::ALL[self.fwd];
         let back = problem.edges(there.reverse());
         problem.edges(there)[rs.clone()] == back[rs.start + self.offset..rs.end + self.offset]
     }
+}
+
+/// Row-major indices of the pixels at columns `xs` of row `y` of a `width`-pixel grid.
+pub(super) fn pixels(width: u32, y: u32, xs: &Range<u32>) -> Range<usize> {
+    let row = y as usize * width as usize;
+    row + xs.start as usize..row + xs.end as usize
 }
 
 /// Stretches per row of a `width`-pixel grid.
@@ -95,16 +102,13 @@ impl<T: Topology> Solver<T> {
     /// them and records which stretches are symmetric.
     pub(super) fn keep_row(&mut self, problem: &GridProblem, fwd: usize, y: u32) {
         let width = problem.width();
-        let row = y as usize * width as usize;
-        let caps = &problem.edges(Direction::ALL[fwd])[row..row + width as usize];
-        let at = self.kept_index(fwd, row);
-        self.kept_fwd[at..at + width as usize].copy_from_slice(caps);
+        let row = pixels(width, y, &(0..width));
+        let at = self.kept_index(fwd, row.start);
+        self.kept_fwd[at..at + row.len()].copy_from_slice(&problem.edges(Direction::ALL[fwd])[row]);
         let pairs = Pairs::of(fwd, width, problem.height());
         for s in 0..spans(width) {
             let xs = pairs.span(s);
-            let sym = y >= pairs.rows
-                || xs.is_empty()
-                || pairs.symmetric(problem, row + xs.start as usize..row + xs.end as usize);
+            let sym = y >= pairs.rows || xs.is_empty() || pairs.symmetric(problem, y, &xs);
             let i = self.sym_index(fwd, y, s);
             self.kept_sym[i] = sym;
         }
@@ -120,13 +124,12 @@ impl<T: Topology> Solver<T> {
         s: u32,
         xs: &Range<u32>,
     ) -> bool {
-        let row = y as usize * problem.width() as usize;
-        let rs = row + xs.start as usize..row + xs.end as usize;
+        let rs = pixels(problem.width(), y, xs);
         let at = self.kept_index(pairs.fwd, 0);
         self.kept_sym[self.sym_index(pairs.fwd, y, s)]
             && problem.edges(Direction::ALL[pairs.fwd])[rs.clone()]
                 == self.kept_fwd[at + rs.start..at + rs.end]
-            && pairs.symmetric(problem, rs)
+            && pairs.symmetric(problem, y, xs)
     }
 
     /// Records whether the pairs of stretch `s` of row `y` (columns `xs`) are
@@ -139,8 +142,7 @@ impl<T: Topology> Solver<T> {
         s: u32,
         xs: &Range<u32>,
     ) {
-        let row = y as usize * problem.width() as usize;
-        let sym = pairs.symmetric(problem, row + xs.start as usize..row + xs.end as usize);
+        let sym = pairs.symmetric(problem, y, xs);
         let i = self.sym_index(pairs.fwd, y, s);
         self.kept_sym[i] = sym;
     }
