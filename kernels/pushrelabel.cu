@@ -21,16 +21,23 @@
 //    concurrent variant they may be stale, which costs work, never exactness. Tiles with
 //    neither active pixels nor mail are skipped and revisited every K rounds.
 //  * global relabel: exact BFS from the sink in the residual graph as a fixpoint of
-//    tile-local relaxations looped on the device (no host copy per level). Round 0 takes
-//    all mail, builds the residual bits and relaxes each tile alone; later rounds relax
-//    the tiles whose halo changed, until a round changes no tile border. Active flags
-//    are computed in the same passes.
+//    tile-local relaxations, on the device (no host copy per level). A tile's initial
+//    relaxation takes its mail, builds the residual bits and starts from the pixels with
+//    a t-link residual; later ones lower border pixels from the halo and relax again.
+//    Host-driven scheme: level-synchronous rounds (round 0 relaxes every tile alone,
+//    later rounds the tiles whose halo changed, until a round changes no border).
+//    Persistent solve: one pass of a work queue with no barrier inside: every tile is
+//    queued once, and a tile whose border got lower queues just the neighbours whose
+//    pixels can use it; heights carry the epoch of their relabel so that a tile never
+//    reads a neighbour's stale ones (chaotic relaxation, same fixpoint). Active flags
+//    come out of the same relaxations.
 //  * termination: after an exact global relabel, no pixel with excess has a finite
 //    height, i.e. no active pixel can reach the sink: the preflow's value is maximum and
 //    the pixels at INF (cannot reach t) are the source side of a minimum cut.
 //
 // Every entry point exists in a persistent cooperative form (pr_solve*, the whole solve
-// in one launch with grid barriers) and as single passes for the host-driven scheme.
+// in one launch with a grid barrier between passes; the global relabel runs off a work
+// queue) and as single passes for the host-driven scheme.
 //
 // Kernels are written so that every pixel loop runs over the PPT = TP / BDIM pixels a
 // thread owns (one on the GPU) and per-pixel state that crosses a barrier is kept per
@@ -57,6 +64,8 @@ typedef unsigned short u16;
 #define PSLOTS 64  // mailbox slots per tile and direction (a column or a row of the border)
 #define INF 0x7fffffffu
 #define MAX_COLOURS 4
+#define LOG_ROWS 128
+#define LOG_COLS 8
 #define BIT_SINK 0x100u    // residual bits: t-link residual
 #define BIT_EXCESS 0x200u  // ... the pixel holds excess
 
@@ -74,7 +83,9 @@ struct Snap {
     u32 active_tiles;
     u32 mail_tiles;
     u32 gr_changes;
-    u32 queue;
+    u32 stamp;         // pass number after the barrier
+    u32 gr_epoch;
+    u32 pad;
 };
 
 struct Ctl {
@@ -84,10 +95,12 @@ struct Ctl {
     u64 bfs_iters;     // tile BFS iterations, total (cost measure)
     u64 cyc_discharge; // SM cycles inside discharge visits, summed over tiles
     u64 cyc_bfs;       // SM cycles inside BFS tile relaxations, summed over tiles
+    u64 path_bfs;      // block 0's cycles from barrier to barrier in BFS passes (critical path)
+    u64 path_discharge;// ... in discharge passes
+    u64 probe[4];      // cycles summed over blocks: waiting in q_pop (BFS passes), in grid barriers; pops in BFS passes; spare
     u32 active_tiles;  // tiles whose active flag is set
     u32 mail_tiles;    // tiles whose mail flag is set
     u32 gr_changes;    // BFS tile visits that left a finite or changed border, total
-    u32 queue;         // tile claims, total
     u32 tile_visits;   // tiles discharged (at least one step), total
     u32 tile_loads;    // tiles loaded for a discharge visit (idle ones included), total
     u32 rounds;        // discharge rounds
@@ -97,7 +110,12 @@ struct Ctl {
     u32 status;
     u32 bar_count;
     u32 bar_gen;
-    u32 pad;           // keeps snap 8-byte aligned, explicitly
+    u32 q_head;        // work queue of the persistent solve: next ticket (slot) to hand out; tile claims of a discharge phase
+    u32 q_tail;        // ... next slot to fill
+    u32 q_pending;     // ... items queued or being worked on, plus one token per block
+    u32 stamp;         // ... pass number (queued flags hold the stamp of their pass)
+    u32 gr_epoch;      // global relabels started (tile heights carry the epoch they belong to)
+    u32 pad;           // an even number of u32: snap stays 8-byte aligned
     Snap snap;
 };
 
@@ -116,7 +134,7 @@ struct Params {
     u32 max_rounds;                // safety cap on discharge rounds
     u32 nblocks;                   // blocks of a persistent launch
     u32 concurrent;                // 1: all tiles in one phase per round
-    u32 pad0;
+    u32 qcap;                      // queue slots (a power of two > ntiles + nblocks)
     u32* res;            // D * npix residuals, res[d * npix + i]
     u32* tres;           // npix
     u64* exc;            // npix
@@ -126,7 +144,10 @@ struct Params {
     u32* tile_active;    // ntiles: the tile has active pixels
     u32* tile_mail;      // ntiles: a neighbour left flow in its mailbox for the tile
     u32* tile_dirty;     // 2 * ntiles (BFS rounds, by round parity)
+    u32* queue;          // qcap: tile id + 1 per filled slot, 0 = empty
+    u32* tile_q;         // 2 * ntiles: stamp of the pass the tile is queued in; GR epoch of its heights
     u32* activity;       // ntiles: discharge visits with work
+    u64* log;            // LOG_ROWS x LOG_COLS: counters after each global relabel (persistent solve)
     const u32* colour_tiles;  // ntiles tile ids grouped by colour
     Ctl* ctl;
     const int* in_src;   // row-major W*H input capacities
@@ -174,6 +195,7 @@ __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 #ifndef LIVECUT_EMU
 __device__ __forceinline__ u64 cycles() { return (u64)clock64(); }
+
 __device__ __forceinline__ u32 ld_relaxed(const u32* p) {
     u32 v;
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -281,9 +303,15 @@ __device__ __forceinline__ int halo_index(u32 i) { return (int)((i / TW + 1) * H
 // Returns false when it waited too long (the solve is then abandoned with ST_HANG).
 
 #ifndef LIVECUT_EMU
-__device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
+// `next` (the same in every block): 0 keeps the work queue as it is; NEXT_PASS empties
+// it for a new pass (new stamp, one token per block); NEXT_GR also starts a new global
+// relabel epoch. The last block to arrive does this while every other block waits.
+#define NEXT_PASS 1u
+#define NEXT_GR 2u
+__device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next = 0) {
     __syncthreads();
     if (threadIdx.x == 0) {
+        const u64 b0 = clock64();
         u32 ok = 1;
         const u32 gen = ld_acquire(&c->bar_gen);
         __threadfence();
@@ -291,11 +319,19 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
         if (arrived == nblocks - 1) {
             c->bar_count = 0;
             volatile Ctl* vc = c;
+            if (next) {
+                c->q_head = 0;
+                c->q_tail = 0;
+                c->q_pending = nblocks;
+                c->stamp = vc->stamp + 1u;
+                if (next == NEXT_GR) c->gr_epoch = vc->gr_epoch + 1u;
+            }
             c->snap.relabels = vc->relabels;
             c->snap.active_tiles = vc->active_tiles;
             c->snap.mail_tiles = vc->mail_tiles;
             c->snap.gr_changes = vc->gr_changes;
-            c->snap.queue = vc->queue;
+            c->snap.stamp = vc->stamp;
+            c->snap.gr_epoch = vc->gr_epoch;
             __threadfence();
             st_release(&c->bar_gen, gen + 1);
         } else {
@@ -315,12 +351,124 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok) {
         s_snap->active_tiles = vs->active_tiles;
         s_snap->mail_tiles = vs->mail_tiles;
         s_snap->gr_changes = vs->gr_changes;
-        s_snap->queue = vs->queue;
+        s_snap->stamp = vs->stamp;
+        s_snap->gr_epoch = vs->gr_epoch;
         if (ld_acquire(&c->status) == ST_HANG) ok = 0;
         *s_ok = ok;
+        atomicAdd(&c->probe[1], (u64)(clock64() - b0));
     }
     __syncthreads();
     return *s_ok != 0;
+}
+#endif
+
+// ---------------------------------------------------------------------------------
+// Work queue of the persistent solve's global relabel: the tiles that still have to
+// relax, in a ring of qcap slots. Every tile has a state word (tile_q[t]: stamp of its pass << 2 | state; a
+// word of another pass reads as IDLE) so that it is queued at most once and worked on by
+// one block at a time: a tile that is pushed while a block works on it is queued again
+// when that block is done. q_pending counts the tiles queued or being worked on plus one
+// token per block, which a block returns once it has queued its share of the pass's
+// first tiles: the pass is over when it reaches 0.
+
+#define Q_NONE 0xffffffffu
+#define TQ_IDLE 0u
+#define TQ_QUEUED 1u
+#define TQ_BUSY 2u
+#define TQ_AGAIN 3u  // busy, and pushed meanwhile
+
+#ifndef LIVECUT_EMU
+__device__ __forceinline__ void q_enqueue(const Params& p, u32 t) {
+    atomicAdd(&p.ctl->q_pending, 1u);
+    const u32 slot = atomicAdd(&p.ctl->q_tail, 1u) & (p.qcap - 1u);
+    st_release(&p.queue[slot], t + 1u);
+}
+
+// Queues tile t for the pass `stamp` unless it is queued already (any thread).
+__device__ void q_push(const Params& p, u32 t, u32 stamp) {
+    u32 old = ld_relaxed(&p.tile_q[t]);
+    for (;;) {
+        const u32 st = (old >> 2) == stamp ? (old & 3u) : TQ_IDLE;
+        if (st == TQ_QUEUED || st == TQ_AGAIN) return;
+        const u32 want = (stamp << 2) | (st == TQ_IDLE ? TQ_QUEUED : TQ_AGAIN);
+        const u32 seen = atomicCAS(&p.tile_q[t], old, want);
+        if (seen == old) {
+            if (st == TQ_IDLE) q_enqueue(p, t);
+            return;
+        }
+        old = seen;
+    }
+}
+
+// Claims tile t for the calling block without the queue (thread 0): true when it was
+// idle in the pass `stamp` and is now busy (counted in q_pending like a queued tile);
+// false when it is queued or busy already.
+__device__ u32 q_take(const Params& p, u32 t, u32 stamp) {
+    atomicAdd(&p.ctl->q_pending, 1u);
+    const u32 old = ld_relaxed(&p.tile_q[t]);
+    if ((old >> 2) != stamp || (old & 3u) == TQ_IDLE) {
+        if (atomicCAS(&p.tile_q[t], old, (stamp << 2) | TQ_BUSY) == old) {
+            __threadfence();
+            return 1u;
+        }
+    }
+    atomicSub(&p.ctl->q_pending, 1u);
+    return 0u;
+}
+
+// Takes the next tile of the pass (all threads of the block call it): its id, or Q_NONE
+// once the pass is over (or the solve hangs). A block takes a ticket (the next slot, even
+// if nothing is there yet) and waits until the slot is filled or the pass is over; no
+// compare-and-swap loop, so blocks never fight over the queue's head.
+__device__ u32 q_pop(const Params& p, u32 stamp, u32* s_item) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        Ctl* c = p.ctl;
+        u32 item = Q_NONE;
+        u32* slot = &p.queue[atomicAdd(&c->q_head, 1u) & (p.qcap - 1u)];
+        const long long start = clock64();
+        for (;;) {
+            const u32 v = ld_acquire(slot);
+            if (v) {
+                st_relaxed(slot, 0u);
+                item = v - 1u;
+                atomicExch(&p.tile_q[item], (stamp << 2) | TQ_BUSY);
+                __threadfence();
+                break;
+            }
+            // nothing can be pushed once q_pending is 0: the ticket stays unfilled
+            if (ld_acquire(&c->q_pending) == 0u) break;
+            __nanosleep(32);
+            if (clock64() - start > 40000000000LL) {  // ~20 s: something is broken
+                atomicExch(&c->status, ST_HANG);
+                break;
+            }
+        }
+        *s_item = item;
+    }
+    __syncthreads();
+    return *s_item;
+}
+
+// The block is done with tile t (thread 0, after the block's writes are fenced): the tile
+// goes back to IDLE, or is queued again when it was pushed meanwhile. Then returns the
+// tile's share of q_pending.
+__device__ void q_done(const Params& p, u32 t, u32 stamp) {
+    const u32 busy = (stamp << 2) | TQ_BUSY;
+    if (atomicCAS(&p.tile_q[t], busy, stamp << 2) != busy) {
+        atomicExch(&p.tile_q[t], (stamp << 2) | TQ_QUEUED);
+        q_enqueue(p, t);
+    }
+    atomicSub(&p.ctl->q_pending, 1u);
+}
+
+// Returns the block's token once it has queued its share of the pass's first tiles.
+__device__ __forceinline__ void q_token(const Params& p) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicSub(&p.ctl->q_pending, 1u);
+    }
 }
 #endif
 
@@ -347,19 +495,26 @@ struct Px {
     u32 tres;    // residual to t
     u32 h;       // height
     u32 res[D];  // residual of each arc
+    u32 mark;    // height buffers still to write after a relabel (2, 1, 0)
 };
+
+// Per-pixel arrival flags: byte d set when the neighbour in direction d pushed to the
+// pixel this step (plain byte stores, one writer per byte; read as one word).
+template <int D> struct Inb { typedef u32 T; };
+template <> struct Inb<8> { typedef u64 T; };
 
 template <int D>
 struct TileSmem {
     u32 h[2][HP];          // heights with halo, double buffered (Jacobi relabels)
     u32 out[D][TP];        // flow pushed to in-tile neighbours this step
-    u32 inb[TP];           // directions from which flow arrived this step (bit d)
+    typename Inb<D>::T inb[TP];  // directions from which flow arrived this step (byte d)
     u32 bout[D][PSLOTS];   // flow pushed across the border this visit, by mailbox slot
     Frontier f;            // region relabel
     u64 sink;              // flow pushed to t during the visit
     u32 relabels;
     u32 mail;              // mail taken at load / neighbour tiles mailed at store (bit per offset)
     u32 flag;              // the tile's active flag as loaded
+    u32 item;              // work queue item taken by the block
     u32 pad;
 };
 
@@ -368,6 +523,8 @@ struct BfsSmem {
     Frontier f;
     u32 mail;
     u32 flag;
+    u32 border;
+    u32 item;          // work queue item taken by the block
 };
 
 // ---------------------------------------------------------------------------------
@@ -397,7 +554,10 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) p.pend[t * D * PSLOTS + k] = 0;
     if (folded) atomicAdd(s_folded, folded);
+    for (u32 k = t * BDIM + threadIdx.x; k < p.qcap; k += p.ntiles * BDIM) p.queue[k] = 0;
     if (threadIdx.x == 0) {
+        p.tile_q[t] = 0;
+        p.tile_q[p.ntiles + t] = 0;
         p.tile_active[t] = 0;
         p.tile_mail[t] = 0;
         p.activity[t] = 0;
@@ -461,35 +621,97 @@ __device__ __forceinline__ void frontier_seed(Frontier& f, u32 i, u32 source, u3
 // ---------------------------------------------------------------------------------
 // Global relabel: exact BFS distances to t over residual arcs, by tile fixpoints.
 
-// One BFS round on tile t. Round 0 takes the tile's mail into its residual graph, builds
-// the residual bits and starts from h = 1 at pixels with a t-link residual (INF
-// elsewhere, halo ignored); later rounds continue from the stored heights, lowered where
-// a halo neighbour now offers a shorter path. Marks the neighbour tiles dirty for the next
-// round when the border changed (round 0: holds a finite height), and sets the tile's
-// active flag.
+// Bits of the 3x3 tile neighbourhood (bit oy * 3 + ox, centre = 4) that pixel (lx, ly)
+// of a tile touches through its arcs leaving the tile.
 template <int D>
-__device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iters) {
+__device__ __forceinline__ u32 outside_bits(int lx, int ly) {
+    u32 b = 0;
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+        const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+        const int ox = nx < 0 ? 0 : nx >= TW ? 2 : 1, oy = ny < 0 ? 0 : ny >= TH ? 2 : 1;
+        if (ox != 1 || oy != 1) b |= 1u << (oy * 3 + ox);
+    }
+    return b;
+}
+
+// Height of halo pixel (lx, ly) of tile (tx, ty) for a BFS of global relabel `epoch`:
+// INF where the pixel's tile has no heights of this relabel yet (epoch 0: no check).
+__device__ __forceinline__ u32 bfs_halo_height(const Params& p, u32 tx, u32 ty, int lx, int ly, u32 epoch) {
+    const int gx = (int)(tx * TW) + lx;
+    const int gy = (int)(ty * TH) + ly;
+    if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) return INF;
+    if (epoch) {
+        const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
+        if (ld_acquire(&p.tile_q[p.ntiles + nt]) != epoch) return INF;
+    }
+    return ld_relaxed(&p.h[blocked_index(p, (u32)gx, (u32)gy)]);
+}
+
+#ifndef LIVECUT_EMU
+__device__ void q_push(const Params& p, u32 t, u32 stamp);
+#endif
+
+// After border pixel i of tile (tx, ty) got the lower height v in the global relabel
+// `epoch`, queues (for the pass `stamp`) the neighbour tiles that must relax again: those
+// without heights of this relabel yet (they may be reading the old ones right now), and
+// those with a pixel whose residual arc into i would now give it a lower height.
+template <int D>
+__device__ void queue_lowered_neighbours(const Params& p, u32 tx, u32 ty, u32 i, u32 v, u32 epoch, u32 stamp) {
+    const int lx = (int)(i % TW), ly = (int)(i / TW);
+    u32 queued = 0;  // 3x3 neighbourhood bits already queued by this pixel
+    for (int d = 0; d < D; ++d) {
+        const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+        if (inside_tile(nx, ny)) continue;
+        const int gx = (int)(tx * TW) + nx, gy = (int)(ty * TH) + ny;
+        if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) continue;
+        const u32 bit = 1u << ((ny < 0 ? 0 : ny >= TH ? 6 : 3) + (nx < 0 ? 0 : nx >= TW ? 2 : 1));
+        if (queued & bit) continue;
+        const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
+        bool lower = ld_acquire(&p.tile_q[p.ntiles + nt]) != epoch;
+        if (!lower) {
+            const u32 j = blocked_index(p, (u32)gx, (u32)gy);
+            lower = ((p.rmask[j] >> (d ^ 1)) & 1u) && ld_relaxed(&p.h[j]) > v + 1u;
+        }
+        if (lower) {
+            q_push(p, nt, stamp);
+            queued |= bit;
+        }
+    }
+}
+
+// One BFS relaxation of tile t. The initial one of a global relabel takes the tile's mail
+// into its residual graph, builds the residual bits and starts from h = 1 at pixels with a
+// t-link residual (INF elsewhere); later ones continue from the stored heights. Both lower
+// border pixels from the halo (heights of this relabel only, see bfs_halo_height) and
+// relax the tile to its fixpoint. Sets the tile's active flag and returns the 3x3 bits of
+// the neighbour tiles that may see a lower border height (initial: a finite one); with a
+// queue pass `stamp` (persistent solve), queues those that must relax again itself.
+template <int D>
+__device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters) {
     const u64 c0 = cycles();
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     u32 bits[PPT], h0[PPT];
     if (threadIdx.x == 0) {
-        s.mail = round == 0 ? take_mail(p, t) : 0u;
+        s.mail = initial ? take_mail(p, t) : 0u;
         s.flag = p.tile_active[t];
+        s.border = 0;
         if (s.mail) __threadfence();
     }
-    if (round == 0) {
-        for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
-            int lx, ly;
-            halo_coord(k, lx, ly);
-            s.h[(ly + 1) * HW + lx + 1] = INF;
-        }
-        __syncthreads();
-        const u32 mail = s.mail;
+    for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
+        int lx, ly;
+        halo_coord(k, lx, ly);
+        // the host-driven scheme's initial pass runs every tile at once: no halo yet
+        s.h[(ly + 1) * HW + lx + 1] = (initial && !epoch) ? INF : bfs_halo_height(p, tx, ty, lx, ly, epoch);
+    }
+    __syncthreads();
+    const u32 mail = s.mail;
 #pragma unroll
-        for (u32 k = 0; k < PPT; ++k) {
-            const u32 i = threadIdx.x + k * BDIM;
-            const int lx = (int)(i % TW), ly = (int)(i / TW);
+    for (u32 k = 0; k < PPT; ++k) {
+        const u32 i = threadIdx.x + k * BDIM;
+        const int lx = (int)(i % TW), ly = (int)(i / TW);
+        if (initial) {
             u64 e = p.exc[base + i];
             u32 b = p.tres[base + i] ? BIT_SINK : 0u;
 #pragma unroll
@@ -509,37 +731,19 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
             if (e) b |= BIT_EXCESS;
             p.rmask[base + i] = (u16)b;
             bits[k] = b;
-            const u32 sink = b & BIT_SINK;
-            s.h[halo_index(i)] = sink ? 1u : INF;
             h0[k] = INF;
-            frontier_seed(s.f, i, sink, 1u);
-        }
-    } else {
-        for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
-            int lx, ly;
-            halo_coord(k, lx, ly);
-            s.h[(ly + 1) * HW + lx + 1] = halo_height(p, tx, ty, lx, ly);
-        }
-#pragma unroll
-        for (u32 k = 0; k < PPT; ++k) {
-            const u32 i = threadIdx.x + k * BDIM;
+        } else {
             h0[k] = p.h[base + i];
             bits[k] = p.rmask[base + i];
         }
-        __syncthreads();
-#pragma unroll
-        for (u32 k = 0; k < PPT; ++k) {
-            const u32 i = threadIdx.x + k * BDIM;
-            const int lx = (int)(i % TW), ly = (int)(i / TW);
-            const int hi = (ly + 1) * HW + lx + 1;
-            u32 m = h0[k];
-            if (on_border(i))
-                for (int d = 0; d < D; ++d)
-                    if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u))
-                        m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
-            s.h[hi] = m;
-            frontier_seed(s.f, i, m < h0[k], m);
-        }
+        const int hi = (ly + 1) * HW + lx + 1;
+        u32 m = initial ? ((bits[k] & BIT_SINK) ? 1u : INF) : h0[k];
+        if (on_border(i))
+            for (int d = 0; d < D; ++d)
+                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u))
+                    m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+        s.h[hi] = m;
+        frontier_seed(s.f, i, m < h0[k], m);
     }
     __syncthreads();
     *iters += frontier_fixpoint<D>(s.h, s.f, bits);
@@ -548,25 +752,35 @@ __device__ void gr_tile(const Params& p, BfsSmem& s, u32 t, u32 round, u64* iter
     for (u32 k = 0; k < PPT; ++k) {
         const u32 i = threadIdx.x + k * BDIM;
         const u32 v = s.h[halo_index(i)];
-        if (v != h0[k] || round == 0) {
+        if (v != h0[k] || initial) {
             st_relaxed(&p.h[base + i], v);
-            if (v != h0[k] && on_border(i)) border = 1;
+            if (v != h0[k] && on_border(i)) border |= outside_bits<D>((int)(i % TW), (int)(i / TW));
         }
         if ((bits[k] & BIT_EXCESS) && v < INF) active = 1;
     }
-    border = __syncthreads_or(border);
+    if (epoch) __threadfence();  // heights visible before the epoch says they are there
+    if (border) atomicOr(&s.border, border);
     active = __syncthreads_or(active);
     if (threadIdx.x == 0) {
         set_tile_active(p, t, s.flag, active);
         atomicAdd(&p.ctl->bfs_tiles, 1u);
         atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);
-        if (border) atomicAdd(&p.ctl->gr_changes, 1u);
+        if (s.border) atomicAdd(&p.ctl->gr_changes, 1u);
+        if (epoch) {
+            __threadfence();
+            st_release(&p.tile_q[p.ntiles + t], epoch);
+        }
     }
-    for (u32 k = threadIdx.x; border && k < 9; k += BDIM) {
-        const int nx = (int)tx + (int)(k % 3) - 1, ny = (int)ty + (int)(k / 3) - 1;
-        if (k != 4 && nx >= 0 && ny >= 0 && nx < (int)p.tiles_x && ny < (int)p.tiles_y)
-            atomicOr(&p.tile_dirty[((round + 1u) & 1u) * p.ntiles + (u32)(ny * (int)p.tiles_x + nx)], 1u);
+    if (stamp) {
+        __syncthreads();  // the epoch is out before a neighbour can be queued
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
+            const u32 v = s.h[halo_index(i)];
+            if (v != h0[k] && on_border(i)) queue_lowered_neighbours<D>(p, tx, ty, i, v, epoch, stamp);
+        }
     }
+    return s.border;
 }
 
 // ---------------------------------------------------------------------------------
@@ -591,6 +805,7 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, Px<D>* px, u32 t) {
         px[k].h = p.h[base + i];
 #pragma unroll
         for (int d = 0; d < D; ++d) px[k].res[d] = p.res[(size_t)d * p.npix + base + i];
+        px[k].mark = 0;
         s.h[0][halo_index(i)] = px[k].h;
         s.h[1][halo_index(i)] = px[k].h;
         s.inb[i] = 0;
@@ -654,7 +869,9 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
             v = INF;
             h[hi] = INF;
         }
+        s.h[cur ^ 1][hi] = v;
         px[k].h = v;
+        px[k].mark = 0;
     }
     __syncthreads();
     return iters;
@@ -694,7 +911,7 @@ __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
             const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
             if (inside_tile(nx, ny)) {
                 s.out[d][i] = a;
-                atomicOr(&s.inb[ny * TW + nx], 1u << (d ^ 1));
+                reinterpret_cast<unsigned char*>(&s.inb[ny * TW + nx])[d ^ 1] = 1;
             } else {
                 s.bout[d][(nx < 0 || nx >= TW) ? ly : TW + lx] += a;
                 left = 1;
@@ -706,11 +923,13 @@ __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
 
 // Pull/relabel phase: every pixel takes the flow pushed to it (excess and reverse
 // residual); an active pixel with no admissible arc goes to one above its lowest residual
-// neighbour. New heights go to the other buffer (Jacobi: labels stay valid). Returns
-// whether this thread holds an active pixel with a finite height.
+// neighbour. New heights go to the other buffer (Jacobi: labels stay valid), and to this
+// one in the next step; unchanged heights are in both already. Returns whether this
+// thread holds an active pixel with a finite height.
 template <int D>
 __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur, u32* relabels) {
     const u32* h = s.h[cur];
+    u32* next = s.h[cur ^ 1];
     u32 active = 0;
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
@@ -718,12 +937,12 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
         const u32 i = threadIdx.x + k * BDIM;
         const int lx = (int)(i % TW), ly = (int)(i / TW);
         const int hi = (ly + 1) * HW + lx + 1;
-        const u32 in = s.inb[i];
+        const typename Inb<D>::T in = s.inb[i];
         if (in) {
             s.inb[i] = 0;
 #pragma unroll
             for (int d = 0; d < D; ++d) {
-                if (!((in >> d) & 1u)) continue;
+                if (!((in >> (8 * d)) & 0xffu)) continue;
                 const u32 f = s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)];
                 q.res[d] += f;
                 q.e += f;
@@ -740,11 +959,15 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
             // variant) let a neighbour push uphill: the label is then repaired downwards
             if (m + 1u != q.h) {
                 q.h = (m >= p.hmax - 1u) ? INF : m + 1u;
+                q.mark = 2;
                 ++*relabels;
             }
             if (q.h < INF) active = 1;
         }
-        s.h[cur ^ 1][hi] = q.h;
+        if (q.mark) {
+            next[hi] = q.h;
+            --q.mark;
+        }
     }
     return active;
 }
@@ -902,7 +1125,13 @@ __device__ void gr_round_entry(const Params& p, u32 round) {
     __syncthreads();
     if (threadIdx.x == 0) dirty[t] = 0;
     u64 iters = 0;
-    gr_tile<D>(p, s, t, round, &iters);
+    const u32 border = gr_tile<D>(p, s, t, round == 0, 0u, 0u, &iters);
+    const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
+    for (u32 k = threadIdx.x; k < 9; k += BDIM) {
+        const int nx = (int)tx + (int)(k % 3) - 1, ny = (int)ty + (int)(k / 3) - 1;
+        if (((border >> k) & 1u) && nx >= 0 && ny >= 0 && nx < (int)p.tiles_x && ny < (int)p.tiles_y)
+            atomicOr(&p.tile_dirty[((round + 1u) & 1u) * p.ntiles + (u32)(ny * (int)p.tiles_x + nx)], 1u);
+    }
     if (threadIdx.x == 0) atomicAdd(&p.ctl->bfs_iters, iters);
 }
 
@@ -931,19 +1160,78 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // ---------------------------------------------------------------------------------
 // Persistent cooperative solve: the whole schedule in one launch (after pr_init*).
 
-// Claims the next work item of a pass: first blockIdx.x, then from the shared queue.
-__device__ __forceinline__ u32 claim(const Params& p, u32 base, u32* s_claim) {
-    __syncthreads();
-    if (threadIdx.x == 0) *s_claim = p.nblocks + (atomicAdd(&p.ctl->queue, 1u) - base);
-    __syncthreads();
-    return *s_claim;
+#ifndef LIVECUT_EMU  // the persistent solve needs concurrent blocks
+// Global relabel as one pass of the work queue: every tile relaxes once from scratch
+// (each block takes its share directly), and a tile whose border got lower queues the
+// neighbours that can use it (queue_lowered_neighbours), until the queue drains. Chaotic relaxation reaches the same
+// fixpoint as level-synchronous BFS: exact distances to t. No grid barrier inside.
+template <int D>
+__device__ void bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters) {
+    // each block first relaxes its own share of the tiles (not through the queue, unless a
+    // neighbour queued one of them meanwhile), then whatever neighbours queued
+    u32 own = blockIdx.x;
+    for (;;) {
+        u32 t;
+        if (own < p.ntiles) {
+            t = own;
+            own += p.nblocks;
+            if (threadIdx.x == 0) s.item = q_take(p, t, stamp);
+            __syncthreads();
+            const u32 taken = s.item;
+            __syncthreads();  // everyone has read it before thread 0 writes the next
+            if (!taken) continue;
+        } else {
+            if (own != Q_NONE) {
+                q_token(p);
+                own = Q_NONE;
+            }
+            const u64 w0 = cycles();
+            t = q_pop(p, stamp, &s.item);
+            if (threadIdx.x == 0) {
+                atomicAdd(&p.ctl->probe[0], cycles() - w0);
+                atomicAdd(&p.ctl->probe[2], 1ull);
+            }
+            if (t == Q_NONE) return;
+        }
+        gr_tile<D>(p, s, t, ld_relaxed(&p.tile_q[p.ntiles + t]) != epoch, epoch, stamp, iters);
+        __syncthreads();
+        if (threadIdx.x == 0) q_done(p, t, stamp);
+    }
 }
 
+// Claims the next tile index of a discharge phase: first blockIdx.x, then from a counter
+// (the queue's head, reset by the barrier before the phase). All threads call it.
+__device__ __forceinline__ u32 claim(const Params& p, u32* s_item) {
+    __syncthreads();
+    if (threadIdx.x == 0) *s_item = p.nblocks + atomicAdd(&p.ctl->q_head, 1u);
+    __syncthreads();
+    return *s_item;
+}
+
+// One discharge phase: the tiles [first, first + count) of the colour-ordered list that
+// want a visit (active, mailed, or all on a revisit round), each visited once. Tiles of
+// one colour never touch, so the halo heights stay frozen during the phase (in the
+// concurrent variant one phase holds every tile and they may be stale, which costs work,
+// never exactness). Blocks claim tiles one by one, idle ones included: measured cheaper
+// than queueing the wanted ones, whose pops and end-of-phase detection cost more than
+// the claims they save.
+template <int D>
+__device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 count, bool revisit, bool region_first) {
+    for (u32 k = blockIdx.x; k < count; k = claim(p, &s.item)) {
+        const u32 t = p.colour_tiles[first + k];
+        if (!wants_visit(p, t, revisit)) continue;
+        discharge_tile<D>(p, s, t, region_first);
+    }
+}
+
+// The whole solve: an exact global relabel, then discharge rounds (one phase per tile
+// colour, a grid barrier after each) until the next global relabel is due, until a global
+// relabel finds no active tile.
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
     __shared__ Snap snap;
-    __shared__ u32 s_ok, s_claim;
+    __shared__ u32 s_ok;
     Ctl* c = p.ctl;
     const u32 nb = p.nblocks;
     BfsSmem& bs = *reinterpret_cast<BfsSmem*>(smem);
@@ -953,26 +1241,39 @@ __device__ void solve_persistent(const Params& p) {
 
     u32 rounds = 0;
     u64 bfs_iters = 0;
+    u64 mark = cycles();
+    // block 0 charges the time since the last barrier to the pass that just ended
+    auto charge = [&](u64* to) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            const u64 now = cycles();
+            *to += now - mark;
+            mark = now;
+        }
+    };
     for (;;) {
         // 1. exact global relabel
-        u32 prev_changes = snap.gr_changes;
-        for (u32 r = 0;; ++r) {
-            u32* dirty = p.tile_dirty + (r & 1u) * p.ntiles;
-            const u32 base = snap.queue;
-            for (u32 t = blockIdx.x; t < p.ntiles; t = claim(p, base, &s_claim)) {
-                if (r > 0) {
-                    if (!dirty[t]) continue;
-                    __syncthreads();
-                    if (threadIdx.x == 0) dirty[t] = 0;
-                }
-                gr_tile<D>(p, bs, t, r, &bfs_iters);
+        if (!grid_sync(c, nb, &snap, &s_ok, NEXT_GR)) return;
+        charge(&c->path_discharge);
+        bfs_pass<D>(p, bs, snap.stamp, snap.gr_epoch, &bfs_iters);
+        if (!grid_sync(c, nb, &snap, &s_ok, NEXT_PASS)) return;
+        charge(&c->path_bfs);
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            volatile Ctl* vc = c;
+            const u32 row = vc->global_relabels;
+            if (row < LOG_ROWS) {
+                u64* l = p.log + row * LOG_COLS;
+                l[0] = vc->path_bfs;
+                l[1] = vc->path_discharge;
+                l[2] = snap.active_tiles;
+                l[3] = vc->tile_visits;
+                l[4] = vc->steps;
+                l[5] = vc->bfs_tiles;
+                l[6] = vc->sink_flow;
+                l[7] = vc->relabels;
             }
-            if (blockIdx.x == 0 && threadIdx.x == 0) c->bfs_rounds += 1;
-            if (!grid_sync(c, nb, &snap, &s_ok)) return;
-            if (snap.gr_changes == prev_changes) break;
-            prev_changes = snap.gr_changes;
+            c->global_relabels = row + 1u;
+            c->bfs_rounds += 1;
         }
-        if (blockIdx.x == 0 && threadIdx.x == 0) c->global_relabels += 1;
         if (snap.active_tiles == 0) break;  // optimal: no active pixel can reach t
 
         // 2. discharge rounds until the next global relabel is due
@@ -984,13 +1285,9 @@ __device__ void solve_persistent(const Params& p) {
             for (u32 phase = 0; phase < phases; ++phase) {
                 const u32 first = p.concurrent ? 0u : p.colour_start[phase];
                 const u32 count = p.concurrent ? p.ntiles : p.colour_start[phase + 1] - first;
-                const u32 base = snap.queue;
-                for (u32 k = blockIdx.x; k < count; k = claim(p, base, &s_claim)) {
-                    const u32 t = p.colour_tiles[first + k];
-                    if (!wants_visit(p, t, revisit)) continue;
-                    discharge_tile<D>(p, ts, t, since > 0);
-                }
-                if (!grid_sync(c, nb, &snap, &s_ok)) return;
+                discharge_phase<D>(p, ts, first, count, revisit, since > 0);
+                if (!grid_sync(c, nb, &snap, &s_ok, NEXT_PASS)) return;
+                charge(&c->path_discharge);
             }
             ++rounds;
             ++since;
@@ -1004,7 +1301,7 @@ __device__ void solve_persistent(const Params& p) {
             if (snap.relabels - work0 > work_cap) break;
         }
     }
-    // 3. output
+    // output
     for (u32 t = blockIdx.x; t < p.ntiles; t += nb) mask_tile(p, t);
     if (threadIdx.x == 0 && bfs_iters) atomicAdd(&c->bfs_iters, bfs_iters);
     if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&c->status, ST_DONE);
@@ -1012,6 +1309,8 @@ __device__ void solve_persistent(const Params& p) {
 
 extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve4(const Params p) { solve_persistent<4>(p); }
 extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve8(const Params p) { solve_persistent<8>(p); }
+
+#endif
 
 // Sizes the host must agree with (checked once when the engine starts).
 extern "C" __global__ void pr_layout(u32* out) {

@@ -667,7 +667,9 @@ fn stats_describe_the_solve() {
     };
     let mut rng = Rng(5);
     let p = random_grid(&mut rng, 100, 70, true, 100, 50);
-    let s = engine.solve(&p).expect("solve").stats;
+    let solution = engine.solve(&p).expect("solve");
+    let flow = solution.flow;
+    let s = solution.stats;
     let a = s.activity.expect("activity");
     assert_eq!((a.columns, a.rows), (4, 3));
     assert_eq!(a.counts.len(), 12);
@@ -677,6 +679,19 @@ fn stats_describe_the_solve() {
     assert!(!s.dynamic);
     // 12 tiles: far fewer than the device runs at once, so short visits.
     assert_eq!(engine.details().step_budget, 32);
+    // the persistent solve logs its counters after every global relabel
+    let d = engine.details();
+    assert_eq!(d.log.len() as u64, s.global_relabels);
+    assert!(
+        d.log
+            .windows(2)
+            .all(|w| w[1][3] >= w[0][3] && w[1][5] >= w[0][5])
+    );
+    assert_eq!(
+        d.log.last().map(|r| r[6]),
+        Some(flow),
+        "flow into t at the last relabel"
+    );
 }
 
 /// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
@@ -798,7 +813,10 @@ fn profile_host_loop() {
 }
 
 /// Not a check: prints what each schedule setting does on the shared instances and on
-/// generated 1080p grids (run with `--ignored --nocapture` on the GPU machine).
+/// generated 1080p grids (run with `--ignored --nocapture` on the GPU machine), with the
+/// critical path split between global relabels and discharge. `LIVECUT_VARIANTS=a,b`
+/// picks settings, `LIVECUT_ONLY=name` instances, and `LIVECUT_LOG=1` prints the
+/// counters after every global relabel of the default setting.
 #[test]
 #[ignore]
 fn report_schedules() {
@@ -850,17 +868,24 @@ fn report_schedules() {
         with("default", &|_| {}),
         with("host-loop", &|c| c.schedule = Schedule::HostLoop),
         with("b16", &|c| c.step_budget = 16),
-        with("b32", &|c| c.step_budget = 32),
         with("b64", &|c| c.step_budget = 64),
-        with("b128", &|c| c.step_budget = 128),
         with("gr1", &|c| c.global_relabel_rounds = 1),
+        with("gr4", &|c| c.global_relabel_rounds = 4),
+        with("gr8", &|c| c.global_relabel_rounds = 8),
         with("stall8", &|c| c.region_every = 8),
+        with("b8", &|c| c.step_budget = 8),
         with("conc", &|c| c.concurrent = true),
-        with("conc-b32", &|c| {
-            c.concurrent = true;
-            c.step_budget = 32;
-        }),
     ];
+    // LIVECUT_VARIANTS=default,gr4 picks some
+    let picked = std::env::var("LIVECUT_VARIANTS").ok();
+    let variants: Vec<_> = variants
+        .into_iter()
+        .filter(|(label, _)| {
+            picked
+                .as_ref()
+                .is_none_or(|p| p.split(',').any(|v| v == *label))
+        })
+        .collect();
     println!(
         "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
         "instance",
@@ -879,7 +904,14 @@ fn report_schedules() {
         "cyc/bfst",
         "ok"
     );
+    println!(
+        "(then: critical path Mcycles in BFS / discharge passes, SM busy share of discharge passes)"
+    );
+    let only = std::env::var("LIVECUT_ONLY").ok();
     for (name, p, expected) in &problems {
+        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
         for (label, config) in &variants {
             engine.set_config(*config);
             let mut times = Vec::new();
@@ -913,6 +945,39 @@ fn report_schedules() {
                 d.bfs_cycles as f64 / d.bfs_tiles.max(1) as f64,
                 if certified { "yes" } else { "NO" }
             );
+            let (pb, pd) = d.path_cycles;
+            println!(
+                "    path {:.3} / {:.3} Mcyc, discharge busy {:.1} %, steps/visit {:.1}",
+                pb as f64 / 1e6,
+                pd as f64 / 1e6,
+                100.0 * d.discharge_cycles as f64 / (pd.max(1) as f64 * d.blocks.max(1) as f64),
+                d.steps as f64 / d.tile_visits.max(1) as f64
+            );
+            let nb = d.blocks.max(1) as f64;
+            println!(
+                "    per block: BFS wait {:.1} kcyc, barriers {:.1} kcyc, BFS pops {:.1}, GR path {:.1} kcyc/GR, bfs tile {:.1} kcyc",
+                d.probes[0] as f64 / nb / 1e3,
+                d.probes[1] as f64 / nb / 1e3,
+                d.probes[2] as f64 / nb,
+                pb as f64 / d.global_relabels.max(1) as f64 / 1e3,
+                d.bfs_cycles as f64 / nb / 1e3
+            );
+            if *label == "default" && std::env::var_os("LIVECUT_LOG").is_some() {
+                let mut prev = [0u64; 8];
+                for (k, row) in d.log.iter().enumerate() {
+                    println!(
+                        "      GR {k:>3}: bfs {:>6.1} kcyc, discharge before {:>7.1} kcyc, active {:>5}, visits {:>5}, steps {:>6}, bfs tiles {:>5}, flow +{}",
+                        (row[0] - prev[0]) as f64 / 1e3,
+                        (row[1] - prev[1]) as f64 / 1e3,
+                        row[2],
+                        row[3] - prev[3],
+                        row[4] - prev[4],
+                        row[5] - prev[5],
+                        row[6] - prev[6]
+                    );
+                    prev = *row;
+                }
+            }
         }
     }
 }

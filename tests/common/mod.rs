@@ -166,24 +166,36 @@ pub fn random_problem(rng: &mut Rng, w: u32, h: u32, c: Connectivity) -> GridPro
     let n = (w * h) as usize;
     let source = (0..n).map(|_| rng.capacity()).collect();
     let sink = (0..n).map(|_| rng.capacity()).collect();
-    let edges = c
-        .directions()
+    let edges = grid_edges(rng, w, h, c, Rng::capacity);
+    GridProblem::from_arrays(w, h, c, source, sink, edges).expect("valid random problem")
+}
+
+/// Neighbour capacities of a `w`×`h` grid, one array per direction of `c`, each drawn by
+/// `capacity` (arcs leaving the grid zero).
+pub fn grid_edges(
+    rng: &mut Rng,
+    w: u32,
+    h: u32,
+    c: Connectivity,
+    mut capacity: impl FnMut(&mut Rng) -> i32,
+) -> Vec<Vec<i32>> {
+    let n = (w * h) as usize;
+    c.directions()
         .iter()
         .map(|&dir| {
             (0..n)
                 .map(|i| {
                     let (x, y) = (i as u32 % w, i as u32 / w);
-                    let c = rng.capacity();
+                    let cap = capacity(rng);
                     if probe_neighbour(w, h, x, y, dir) {
-                        c
+                        cap
                     } else {
                         0
                     }
                 })
                 .collect()
         })
-        .collect();
-    GridProblem::from_arrays(w, h, c, source, sink, edges).expect("valid random problem")
+        .collect()
 }
 
 fn probe_neighbour(w: u32, h: u32, x: u32, y: u32, dir: livecut::grid::Direction) -> bool {

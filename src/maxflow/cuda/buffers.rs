@@ -1,7 +1,9 @@
 //! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
 //! flags, the counters and the row-major input and output arrays.
 
-use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_PIXELS, Params, TILE_PX, Tiling};
+use super::layout::{
+    CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_PIXELS, Params, TILE_PX, Tiling,
+};
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, ValidAsZeroBits};
@@ -10,6 +12,13 @@ use std::sync::Arc;
 /// Turns a driver error into the engine's error with what was being done.
 pub fn cuda_err(what: &'static str) -> impl FnOnce(DriverError) -> EngineError {
     move |e| EngineError::Cuda(format!("{what}: {e}"))
+}
+
+/// Slots of the persistent solve's work queue for `tiles` tiles: a power of two above
+/// the most items it can hold (each tile once, plus one slot per block waiting for a
+/// push under way; there are never more blocks than tiles).
+fn queue_slots(tiles: u64) -> u64 {
+    (2 * tiles + 1).next_power_of_two()
 }
 
 /// All device arrays of one grid shape; reused while the shape stays the same.
@@ -25,8 +34,12 @@ pub struct DeviceState {
     tile_active: CudaSlice<u32>,
     tile_mail: CudaSlice<u32>,
     tile_dirty: CudaSlice<u32>,
+    queue: CudaSlice<u32>,
+    tile_q: CudaSlice<u32>,
     /// Discharge visits per tile (the heatmap).
     pub activity: CudaSlice<u32>,
+    /// Counters after each global relabel of the persistent solve (`LOG_ROWS` × `LOG_COLS`).
+    pub log: CudaSlice<u64>,
     colour_tiles: CudaSlice<u32>,
     colour_start: [u32; 5],
     /// Counters (`Ctl`), as 64-bit words.
@@ -77,7 +90,8 @@ impl DeviceState {
         let nt = tiling.ntiles() as u64;
         let need = npix * (4 * dirs + 4 + 8 + 4 + 2)
             + real * (4 * (2 + dirs) + 1)
-            + nt * (24 + 4 * dirs * MAIL_SLOTS as u64);
+            + nt * (32 + 4 * dirs * MAIL_SLOTS as u64)
+            + 4 * queue_slots(nt);
         let (free, _) = stream
             .context()
             .mem_get_info()
@@ -109,7 +123,10 @@ impl DeviceState {
             tile_active: alloc(stream, nt, &mut bytes)?,
             tile_mail: alloc(stream, nt, &mut bytes)?,
             tile_dirty: alloc(stream, 2 * nt, &mut bytes)?,
+            queue: alloc(stream, queue_slots(nt), &mut bytes)?,
+            tile_q: alloc(stream, 2 * nt, &mut bytes)?,
             activity: alloc(stream, nt, &mut bytes)?,
+            log: alloc(stream, (LOG_ROWS * LOG_COLS) as u64, &mut bytes)?,
             colour_tiles,
             colour_start,
             ctl: alloc(stream, CTL_WORDS as u64, &mut bytes)?,
@@ -168,7 +185,11 @@ impl DeviceState {
             tile_active: self.tile_active.device_ptr(stream).0,
             tile_mail: self.tile_mail.device_ptr(stream).0,
             tile_dirty: self.tile_dirty.device_ptr(stream).0,
+            qcap: queue_slots(t.ntiles() as u64) as u32,
+            queue: self.queue.device_ptr(stream).0,
+            tile_q: self.tile_q.device_ptr(stream).0,
             activity: self.activity.device_ptr(stream).0,
+            log: self.log.device_ptr(stream).0,
             colour_tiles: self.colour_tiles.device_ptr(stream).0,
             ctl: self.ctl.device_ptr(stream).0,
             in_src: self.in_src.device_ptr(stream).0,

@@ -15,6 +15,11 @@ pub const TILE_PX: u32 = TILE_W * TILE_H;
 pub const MAIL_SLOTS: u32 = 64;
 /// Most tile colours a schedule uses (`MAX_COLOURS`).
 pub const MAX_COLOURS: usize = 4;
+/// Rows and columns of the persistent solve's per-global-relabel log (`LOG_ROWS`,
+/// `LOG_COLS`).
+pub const LOG_ROWS: usize = 128;
+/// Counters per log row.
+pub const LOG_COLS: usize = 8;
 /// Height meaning "cannot reach the sink" (`INF`).
 pub const INF_HEIGHT: u32 = 0x7fff_ffff;
 
@@ -129,7 +134,7 @@ pub struct Params {
     pub max_rounds: u32,
     pub nblocks: u32,
     pub concurrent: u32,
-    pub pad0: u32,
+    pub qcap: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
@@ -139,7 +144,10 @@ pub struct Params {
     pub tile_active: u64,
     pub tile_mail: u64,
     pub tile_dirty: u64,
+    pub queue: u64,
+    pub tile_q: u64,
     pub activity: u64,
+    pub log: u64,
     pub colour_tiles: u64,
     pub ctl: u64,
     pub in_src: u64,
@@ -160,7 +168,9 @@ pub struct Snap {
     pub active_tiles: u32,
     pub mail_tiles: u32,
     pub gr_changes: u32,
-    pub queue: u32,
+    pub stamp: u32,
+    pub gr_epoch: u32,
+    pub pad: u32,
 }
 
 /// Mirror of the kernels' `Ctl`: counters and status of one solve.
@@ -173,10 +183,12 @@ pub struct Ctl {
     pub bfs_iters: u64,
     pub cyc_discharge: u64,
     pub cyc_bfs: u64,
+    pub path_bfs: u64,
+    pub path_discharge: u64,
+    pub probe: [u64; 4],
     pub active_tiles: u32,
     pub mail_tiles: u32,
     pub gr_changes: u32,
-    pub queue: u32,
     pub tile_visits: u32,
     pub tile_loads: u32,
     pub rounds: u32,
@@ -186,6 +198,11 @@ pub struct Ctl {
     pub status: u32,
     pub bar_count: u32,
     pub bar_gen: u32,
+    pub q_head: u32,
+    pub q_tail: u32,
+    pub q_pending: u32,
+    pub stamp: u32,
+    pub gr_epoch: u32,
     pub pad: u32,
     pub snap: Snap,
 }
@@ -214,9 +231,9 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
-        assert_eq!(std::mem::size_of::<Params>(), 88 + 16 * 8);
-        assert_eq!(std::mem::size_of::<Snap>(), 24);
-        assert_eq!(std::mem::size_of::<Ctl>(), 48 + 4 * 14 + 24);
+        assert_eq!(std::mem::size_of::<Params>(), 88 + 19 * 8);
+        assert_eq!(std::mem::size_of::<Snap>(), 32);
+        assert_eq!(std::mem::size_of::<Ctl>(), 96 + 4 * 18 + 32);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 
@@ -267,7 +284,7 @@ mod tests {
     fn ctl_round_trips_through_words() {
         let mut words = vec![0u64; CTL_WORDS];
         words[0] = 1 << 40;
-        words[6] = 7 | (9 << 32);
+        words[12] = 7 | (9 << 32);
         let ctl = Ctl::from_words(&words);
         assert_eq!(ctl.sink_flow, 1 << 40);
         assert_eq!(ctl.active_tiles, 7);

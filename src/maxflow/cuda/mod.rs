@@ -24,7 +24,7 @@ use crate::grid::{GridProblem, Mask};
 use buffers::{DeviceState, cuda_err};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
-use layout::{Ctl, Tiling, status};
+use layout::{Ctl, LOG_COLS, LOG_ROWS, Tiling, status};
 use runtime::Runtime;
 use serde::Serialize;
 use std::sync::Arc;
@@ -118,6 +118,16 @@ pub struct CudaDetails {
     pub discharge_cycles: u64,
     /// SM cycles spent relaxing BFS tiles, summed over tiles.
     pub bfs_cycles: u64,
+    /// Critical path of the persistent solve, in block 0's SM cycles from barrier to
+    /// barrier: spent in global-relabel passes, and in discharge passes.
+    pub path_cycles: (u64, u64),
+    /// Development probes: cycles blocks waited for work in BFS passes, cycles in grid
+    /// barriers (both summed over blocks), work taken in BFS passes, spare.
+    pub probes: [u64; 4],
+    /// Persistent solve: counters after each global relabel (at most `LOG_ROWS`):
+    /// critical-path cycles in BFS and discharge passes, active tiles, tile visits,
+    /// steps, BFS tile relaxations, flow into t, relabels (all cumulative).
+    pub log: Vec<[u64; LOG_COLS]>,
     /// Passes over the whole grid's memory: tile loads and BFS tiles over the tile
     /// count, plus the full-grid passes of each global relabel (2) and the output (1).
     pub sweeps: f64,
@@ -259,6 +269,18 @@ impl CudaEngine {
         let counts = stream
             .clone_dtoh(&state.activity)
             .map_err(cuda_err("reading activity"))?;
+        let rows = (ctl.global_relabels as usize).min(LOG_ROWS);
+        let log = if persistent && rows > 0 {
+            let words = stream
+                .clone_dtoh(&state.log.slice(0..rows * LOG_COLS))
+                .map_err(cuda_err("reading the log"))?;
+            words
+                .chunks_exact(LOG_COLS)
+                .map(|r| std::array::from_fn(|k| r[k]))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let readback_ms = t2.elapsed().as_secs_f64() * 1e3;
 
         let ntiles = tiling.ntiles();
@@ -283,6 +305,9 @@ impl CudaEngine {
             relabels: ctl.relabels,
             discharge_cycles: ctl.cyc_discharge,
             bfs_cycles: ctl.cyc_bfs,
+            path_cycles: (ctl.path_bfs, ctl.path_discharge),
+            probes: ctl.probe,
+            log,
             sweeps: (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
                 + 2.0 * ctl.global_relabels as f64
                 + 1.0,
