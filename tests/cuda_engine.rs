@@ -946,6 +946,9 @@ fn report_schedules() {
                 if certified { "yes" } else { "NO" }
             );
             let (pb, pd) = d.path_cycles;
+            if pb + pd == 0 {
+                continue; // the host loop has no critical path of its own to report
+            }
             println!(
                 "    path {:.3} / {:.3} Mcyc, discharge busy {:.1} %, steps/visit {:.1}",
                 pb as f64 / 1e6,
