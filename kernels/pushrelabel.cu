@@ -82,10 +82,8 @@ struct Snap {
     u64 relabels;
     u32 active_tiles;
     u32 mail_tiles;
-    u32 gr_changes;
     u32 stamp;         // pass number after the barrier
     u32 gr_epoch;
-    u32 pad;
 };
 
 struct Ctl {
@@ -97,7 +95,9 @@ struct Ctl {
     u64 cyc_bfs;       // SM cycles inside BFS tile relaxations, summed over tiles
     u64 path_bfs;      // block 0's cycles from barrier to barrier in BFS passes (critical path)
     u64 path_discharge;// ... in discharge passes
-    u64 probe[4];      // cycles summed over blocks: waiting in q_pop (BFS passes), in grid barriers; pops in BFS passes; spare
+    u64 bfs_wait;      // cycles blocks waited for work in global-relabel passes, summed over blocks
+    u64 barrier_cycles;// cycles blocks spent in grid barriers, summed over blocks
+    u64 bfs_pops;      // tiles taken from the queue in global-relabel passes (ends of pass included)
     u32 active_tiles;  // tiles whose active flag is set
     u32 mail_tiles;    // tiles whose mail flag is set
     u32 gr_changes;    // BFS tile visits that left a finite or changed border, total
@@ -329,7 +329,6 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
             c->snap.relabels = vc->relabels;
             c->snap.active_tiles = vc->active_tiles;
             c->snap.mail_tiles = vc->mail_tiles;
-            c->snap.gr_changes = vc->gr_changes;
             c->snap.stamp = vc->stamp;
             c->snap.gr_epoch = vc->gr_epoch;
             __threadfence();
@@ -350,12 +349,11 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
         s_snap->relabels = vs->relabels;
         s_snap->active_tiles = vs->active_tiles;
         s_snap->mail_tiles = vs->mail_tiles;
-        s_snap->gr_changes = vs->gr_changes;
         s_snap->stamp = vs->stamp;
         s_snap->gr_epoch = vs->gr_epoch;
         if (ld_acquire(&c->status) == ST_HANG) ok = 0;
         *s_ok = ok;
-        atomicAdd(&c->probe[1], (u64)(clock64() - b0));
+        atomicAdd(&c->barrier_cycles, (u64)(clock64() - b0));
     }
     __syncthreads();
     return *s_ok != 0;
@@ -1188,8 +1186,8 @@ __device__ void bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64*
             const u64 w0 = cycles();
             t = q_pop(p, stamp, &s.item);
             if (threadIdx.x == 0) {
-                atomicAdd(&p.ctl->probe[0], cycles() - w0);
-                atomicAdd(&p.ctl->probe[2], 1ull);
+                atomicAdd(&p.ctl->bfs_wait, cycles() - w0);
+                atomicAdd(&p.ctl->bfs_pops, 1ull);
             }
             if (t == Q_NONE) return;
         }
@@ -1272,7 +1270,6 @@ __device__ void solve_persistent(const Params& p) {
                 l[7] = vc->relabels;
             }
             c->global_relabels = row + 1u;
-            c->bfs_rounds += 1;
         }
         if (snap.active_tiles == 0) break;  // optimal: no active pixel can reach t
 

@@ -680,15 +680,14 @@ fn stats_describe_the_solve() {
     // 12 tiles: far fewer than the device runs at once, so short visits.
     assert_eq!(engine.details().step_budget, 32);
     // the persistent solve logs its counters after every global relabel
-    let d = engine.details();
-    assert_eq!(d.log.len() as u64, s.global_relabels);
+    let log = engine.relabel_log().expect("relabel log");
+    assert_eq!(log.len() as u64, s.global_relabels);
     assert!(
-        d.log
-            .windows(2)
+        log.windows(2)
             .all(|w| w[1][3] >= w[0][3] && w[1][5] >= w[0][5])
     );
     assert_eq!(
-        d.log.last().map(|r| r[6]),
+        log.last().map(|r| r[6]),
         Some(flow),
         "flow into t at the last relabel"
     );
@@ -958,16 +957,16 @@ fn report_schedules() {
             );
             let nb = d.blocks.max(1) as f64;
             println!(
-                "    per block: BFS wait {:.1} kcyc, barriers {:.1} kcyc, BFS pops {:.1}, GR path {:.1} kcyc/GR, bfs tile {:.1} kcyc",
-                d.probes[0] as f64 / nb / 1e3,
-                d.probes[1] as f64 / nb / 1e3,
-                d.probes[2] as f64 / nb,
-                pb as f64 / d.global_relabels.max(1) as f64 / 1e3,
-                d.bfs_cycles as f64 / nb / 1e3
+                "    per block: waiting for relabel work {:.1} kcyc, in barriers {:.1} kcyc, queue takes {:.1}, relaxing {:.1} kcyc; {:.1} kcyc per global relabel",
+                d.wait_cycles.0 as f64 / nb / 1e3,
+                d.wait_cycles.1 as f64 / nb / 1e3,
+                d.queue_takes as f64 / nb,
+                d.bfs_cycles as f64 / nb / 1e3,
+                pb as f64 / d.global_relabels.max(1) as f64 / 1e3
             );
             if *label == "default" && std::env::var_os("LIVECUT_LOG").is_some() {
                 let mut prev = [0u64; 8];
-                for (k, row) in d.log.iter().enumerate() {
+                for (k, row) in engine.relabel_log().expect("log").iter().enumerate() {
                     println!(
                         "      GR {k:>3}: bfs {:>6.1} kcyc, discharge before {:>7.1} kcyc, active {:>5}, visits {:>5}, steps {:>6}, bfs tiles {:>5}, flow +{}",
                         (row[0] - prev[0]) as f64 / 1e3,

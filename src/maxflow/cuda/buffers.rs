@@ -38,7 +38,8 @@ pub struct DeviceState {
     tile_q: CudaSlice<u32>,
     /// Discharge visits per tile (the heatmap).
     pub activity: CudaSlice<u32>,
-    /// Counters after each global relabel of the persistent solve (`LOG_ROWS` × `LOG_COLS`).
+    /// Counters after each global relabel of the persistent solve (`LOG_ROWS` × `LOG_COLS`),
+    /// read only when asked for (`CudaEngine::relabel_log`).
     pub log: CudaSlice<u64>,
     colour_tiles: CudaSlice<u32>,
     colour_start: [u32; 5],

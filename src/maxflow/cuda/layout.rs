@@ -167,10 +167,8 @@ pub struct Snap {
     pub relabels: u64,
     pub active_tiles: u32,
     pub mail_tiles: u32,
-    pub gr_changes: u32,
     pub stamp: u32,
     pub gr_epoch: u32,
-    pub pad: u32,
 }
 
 /// Mirror of the kernels' `Ctl`: counters and status of one solve.
@@ -185,7 +183,9 @@ pub struct Ctl {
     pub cyc_bfs: u64,
     pub path_bfs: u64,
     pub path_discharge: u64,
-    pub probe: [u64; 4],
+    pub bfs_wait: u64,
+    pub barrier_cycles: u64,
+    pub bfs_pops: u64,
     pub active_tiles: u32,
     pub mail_tiles: u32,
     pub gr_changes: u32,
@@ -232,8 +232,8 @@ mod tests {
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
         assert_eq!(std::mem::size_of::<Params>(), 88 + 19 * 8);
-        assert_eq!(std::mem::size_of::<Snap>(), 32);
-        assert_eq!(std::mem::size_of::<Ctl>(), 96 + 4 * 18 + 32);
+        assert_eq!(std::mem::size_of::<Snap>(), 24);
+        assert_eq!(std::mem::size_of::<Ctl>(), 88 + 4 * 18 + 24);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 
@@ -284,7 +284,7 @@ mod tests {
     fn ctl_round_trips_through_words() {
         let mut words = vec![0u64; CTL_WORDS];
         words[0] = 1 << 40;
-        words[12] = 7 | (9 << 32);
+        words[11] = 7 | (9 << 32);
         let ctl = Ctl::from_words(&words);
         assert_eq!(ctl.sink_flow, 1 << 40);
         assert_eq!(ctl.active_tiles, 7);

@@ -24,7 +24,8 @@ use crate::grid::{GridProblem, Mask};
 use buffers::{DeviceState, cuda_err};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
-use layout::{Ctl, LOG_COLS, LOG_ROWS, Tiling, status};
+use layout::{Ctl, Tiling, status};
+pub use layout::{LOG_COLS, LOG_ROWS};
 use runtime::Runtime;
 use serde::Serialize;
 use std::sync::Arc;
@@ -99,7 +100,7 @@ pub struct CudaDetails {
     pub rounds: u32,
     /// Exact global relabels.
     pub global_relabels: u32,
-    /// BFS rounds over all global relabels.
+    /// BFS rounds over all global relabels (the persistent solve: one queue pass each).
     pub bfs_rounds: u32,
     /// Tile visits of the discharge passes that did work (at least one step).
     pub tile_visits: u32,
@@ -121,13 +122,12 @@ pub struct CudaDetails {
     /// Critical path of the persistent solve, in block 0's SM cycles from barrier to
     /// barrier: spent in global-relabel passes, and in discharge passes.
     pub path_cycles: (u64, u64),
-    /// Development probes: cycles blocks waited for work in BFS passes, cycles in grid
-    /// barriers (both summed over blocks), work taken in BFS passes, spare.
-    pub probes: [u64; 4],
-    /// Persistent solve: counters after each global relabel (at most `LOG_ROWS`):
-    /// critical-path cycles in BFS and discharge passes, active tiles, tile visits,
-    /// steps, BFS tile relaxations, flow into t, relabels (all cumulative).
-    pub log: Vec<[u64; LOG_COLS]>,
+    /// Persistent solve: cycles blocks waited for work in global-relabel passes, and
+    /// spent in grid barriers (both summed over blocks).
+    pub wait_cycles: (u64, u64),
+    /// Persistent solve: tiles taken from the global relabel's queue (with each block's
+    /// last, empty take).
+    pub queue_takes: u64,
     /// Passes over the whole grid's memory: tile loads and BFS tiles over the tile
     /// count, plus the full-grid passes of each global relabel (2) and the output (1).
     pub sweeps: f64,
@@ -184,6 +184,28 @@ impl CudaEngine {
     /// Device-side counters of the last call.
     pub fn details(&self) -> &CudaDetails {
         &self.details
+    }
+
+    /// Counters after each global relabel of the last call when it ran the persistent
+    /// schedule (at most `LOG_ROWS`; empty otherwise), read from the device on request:
+    /// critical-path cycles in global-relabel and discharge passes, active tiles, tile
+    /// visits, steps, BFS tile relaxations, flow into t, relabels (all cumulative).
+    pub fn relabel_log(&self) -> Result<Vec<[u64; LOG_COLS]>, EngineError> {
+        let rows = (self.details.global_relabels as usize).min(LOG_ROWS);
+        let Some(state) = self.state.as_ref() else {
+            return Ok(Vec::new());
+        };
+        if self.details.schedule != Schedule::Persistent || rows == 0 {
+            return Ok(Vec::new());
+        }
+        let words = self
+            .stream
+            .clone_dtoh(&state.log.slice(0..rows * LOG_COLS))
+            .map_err(cuda_err("reading the relabel log"))?;
+        Ok(words
+            .chunks_exact(LOG_COLS)
+            .map(|r| std::array::from_fn(|k| r[k]))
+            .collect())
     }
 
     fn run(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
@@ -269,18 +291,6 @@ impl CudaEngine {
         let counts = stream
             .clone_dtoh(&state.activity)
             .map_err(cuda_err("reading activity"))?;
-        let rows = (ctl.global_relabels as usize).min(LOG_ROWS);
-        let log = if persistent && rows > 0 {
-            let words = stream
-                .clone_dtoh(&state.log.slice(0..rows * LOG_COLS))
-                .map_err(cuda_err("reading the log"))?;
-            words
-                .chunks_exact(LOG_COLS)
-                .map(|r| std::array::from_fn(|k| r[k]))
-                .collect()
-        } else {
-            Vec::new()
-        };
         let readback_ms = t2.elapsed().as_secs_f64() * 1e3;
 
         let ntiles = tiling.ntiles();
@@ -296,7 +306,11 @@ impl CudaEngine {
             step_budget: params.step_budget,
             rounds: ctl.rounds,
             global_relabels: ctl.global_relabels,
-            bfs_rounds: ctl.bfs_rounds,
+            bfs_rounds: if persistent {
+                ctl.global_relabels
+            } else {
+                ctl.bfs_rounds
+            },
             tile_visits: ctl.tile_visits,
             tile_loads: ctl.tile_loads,
             bfs_tiles: ctl.bfs_tiles,
@@ -306,8 +320,8 @@ impl CudaEngine {
             discharge_cycles: ctl.cyc_discharge,
             bfs_cycles: ctl.cyc_bfs,
             path_cycles: (ctl.path_bfs, ctl.path_discharge),
-            probes: ctl.probe,
-            log,
+            wait_cycles: (ctl.bfs_wait, ctl.barrier_cycles),
+            queue_takes: ctl.bfs_pops,
             sweeps: (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
                 + 2.0 * ctl.global_relabels as f64
                 + 1.0,
