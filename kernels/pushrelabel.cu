@@ -2,7 +2,9 @@
 //
 // Layout: the grid is padded to whole TW x TH tiles and every per-pixel array is stored
 // tile by tile (tile t holds pixels [t*TP, (t+1)*TP), row-major inside the tile), so one
-// tile is one contiguous, coalesced chunk. Per pixel: residual capacity towards each
+// tile is one contiguous, coalesced chunk. TW is 32; TH is 32 or 16 (the engine compiles
+// one module per tile height and takes half-height tiles, two blocks per SM, for grids
+// of few tiles). Per pixel: residual capacity towards each
 // neighbour (u32; a neighbour pair's residuals sum to c_uv + c_vu < 2^32), residual
 // capacity to the sink after folding the terminal arcs (u32), excess (u64) and height
 // (u32, INF = cannot reach the sink).
@@ -49,13 +51,15 @@ typedef unsigned int u32;
 typedef unsigned long long u64;
 typedef unsigned short u16;
 #ifndef BDIM
-#define BDIM 1024  // threads per tile block (one per pixel); any multiple of 32 dividing TP
+#define BDIM TP  // threads per tile block (one per pixel); any multiple of 32 dividing TP
 #endif
 #define DYN_SMEM(name) extern __shared__ __align__(16) unsigned char name[]
 #endif
 
 #define TW 32
-#define TH 32
+#ifndef TH
+#define TH 32  // tile height: 32, or 16 (set by the engine for grids of few tiles)
+#endif
 #define TP (TW * TH)
 #define HW (TW + 2)
 #define HH (TH + 2)
@@ -1318,5 +1322,6 @@ extern "C" __global__ void pr_layout(u32* out) {
         out[3] = (u32)sizeof(TileSmem<8>);
         out[4] = (u32)sizeof(BfsSmem);
         out[5] = (u32)BDIM;
+        out[6] = (u32)TH;
     }
 }

@@ -5,7 +5,7 @@
 //! else `grids/` in the working directory (how the GPU machine gets them).
 
 use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
-use livecut::maxflow::cuda::{CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule};
+use livecut::maxflow::cuda::{CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule, TILE_HEIGHTS};
 use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine, dimacs};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -25,19 +25,31 @@ fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
     }
 }
 
-/// Every way of driving the kernels: persistent or host loop, coloured or concurrent.
+/// Every way of driving the kernels: persistent or host loop, coloured or concurrent,
+/// on each tile height.
 fn schedules() -> Vec<CudaConfig> {
     let mut all = Vec::new();
-    for schedule in [Schedule::Persistent, Schedule::HostLoop] {
-        for concurrent in [false, true] {
-            all.push(CudaConfig {
-                schedule,
-                concurrent,
-                ..CudaConfig::default()
-            });
+    for tile_height in TILE_HEIGHTS {
+        for schedule in [Schedule::Persistent, Schedule::HostLoop] {
+            for concurrent in [false, true] {
+                all.push(CudaConfig {
+                    schedule,
+                    concurrent,
+                    tile_height,
+                    ..CudaConfig::default()
+                });
+            }
         }
     }
     all
+}
+
+/// How a test names the schedule settings it ran.
+fn describe(config: &CudaConfig) -> String {
+    format!(
+        "{:?}, concurrent {}, 32x{} tiles",
+        config.schedule, config.concurrent, config.tile_height
+    )
 }
 
 fn grids_dir() -> Option<PathBuf> {
@@ -427,10 +439,7 @@ fn shared_instances_give_the_manifest_flow_and_a_certified_cut() {
         assert_eq!(engine.cut_side(), CutSide::CannotReachSink);
         for (file, expected) in manifest(&dir) {
             let problem = dimacs::read_path(&dir.join(&file)).expect("instance");
-            let what = format!(
-                "{file} ({:?}, concurrent {})",
-                config.schedule, config.concurrent
-            );
+            let what = format!("{file} ({})", describe(&config));
             let flow = solve_certified(&mut engine, &problem, &what);
             assert_eq!(flow, expected, "{what}");
             let d = engine.details();
@@ -671,13 +680,16 @@ fn stats_describe_the_solve() {
     let flow = solution.flow;
     let s = solution.stats;
     let a = s.activity.expect("activity");
-    assert_eq!((a.columns, a.rows), (4, 3));
-    assert_eq!(a.counts.len(), 12);
+    // 4×3 square tiles fill no device: half-height tiles, 4×5 of them.
+    assert_eq!(engine.details().tile_height, 16);
+    assert_eq!((a.block_width, a.block_height), (32, 16));
+    assert_eq!((a.columns, a.rows), (4, 5));
+    assert_eq!(a.counts.len(), 20);
     assert!(a.counts.iter().map(|&c| c as u64).sum::<u64>() > 0);
     assert!(s.global_relabels >= 1 && s.launches >= 2 && s.engine_bytes > 0);
     assert!(s.solve_ms > 0.0 && s.upload_ms > 0.0);
     assert!(!s.dynamic);
-    // 12 tiles: far fewer than the device runs at once, so short visits.
+    // 20 tiles: far fewer than the device runs at once, so short visits.
     assert_eq!(engine.details().step_budget, 32);
     // the persistent solve logs its counters after every global relabel
     let log = engine.relabel_log().expect("relabel log");
@@ -703,12 +715,7 @@ fn sanitizer_solves(schedule: Schedule) {
         let mut rng = Rng(1234);
         for eight in [false, true] {
             let p = random_grid(&mut rng, 50, 40, eight, 50, 30);
-            let what = format!(
-                "small {:?} concurrent {} {}C",
-                config.schedule,
-                config.concurrent,
-                if eight { 8 } else { 4 }
-            );
+            let what = format!("small {} {}C", describe(&config), if eight { 8 } else { 4 });
             assert_eq!(
                 solve_certified(&mut engine, &p, &what),
                 reference_flow(&p),
@@ -857,6 +864,22 @@ fn report_schedules() {
         image_like(&mut rng, 1920, 1080, true),
         None,
     ));
+    // after the 1080p grids, which stay as earlier reports generated them
+    problems.push((
+        "image_640x480_4c (generated)".into(),
+        image_like(&mut rng, 640, 480, false),
+        None,
+    ));
+    problems.push((
+        "image_1280x720_4c (generated)".into(),
+        image_like(&mut rng, 1280, 720, false),
+        None,
+    ));
+    problems.push((
+        "seeds_disk_1280x720_4c (generated)".into(),
+        seeds_disk(&mut rng, 1280, 720, false),
+        None,
+    ));
     let base = CudaConfig::default();
     let with = |label: &'static str, edit: &dyn Fn(&mut CudaConfig)| {
         let mut config = base;
@@ -874,6 +897,8 @@ fn report_schedules() {
         with("stall8", &|c| c.region_every = 8),
         with("b8", &|c| c.step_budget = 8),
         with("conc", &|c| c.concurrent = true),
+        with("t32", &|c| c.tile_height = 32),
+        with("t16", &|c| c.tile_height = 16),
     ];
     // LIVECUT_VARIANTS=default,gr4 picks some
     let picked = std::env::var("LIVECUT_VARIANTS").ok();

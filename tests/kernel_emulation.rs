@@ -17,15 +17,23 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The emulation driver, built once per test process (None: no C++ compiler here).
-fn driver() -> Option<&'static Path> {
-    static DRIVER: OnceLock<Option<PathBuf>> = OnceLock::new();
-    DRIVER.get_or_init(build).as_deref()
+/// Tile heights the engine compiles the kernels for (`TH`).
+const TILE_HEIGHTS: [u32; 2] = livecut::maxflow::cuda::TILE_HEIGHTS;
+
+/// The emulation driver for tiles `tile_h` pixels high, built once per test process
+/// (None: no C++ compiler here).
+fn driver(tile_h: u32) -> Option<&'static Path> {
+    static DRIVERS: [OnceLock<Option<PathBuf>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let slot = TILE_HEIGHTS
+        .iter()
+        .position(|&h| h == tile_h)
+        .expect("a tile height the engine uses");
+    DRIVERS[slot].get_or_init(|| build(tile_h)).as_deref()
 }
 
-fn build() -> Option<PathBuf> {
+fn build(tile_h: u32) -> Option<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kernel_emulation");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kernel_emulation_th{tile_h}"));
     let kernel = root.join("kernels/pushrelabel.cu");
     let candidates = std::env::var("CXX")
         .ok()
@@ -37,6 +45,7 @@ fn build() -> Option<PathBuf> {
             .arg("-Wno-unknown-pragmas")
             .arg(format!("-I{}", root.join("tests/emulation").display()))
             .arg(format!("-DKERNEL_SOURCE=\"{}\"", kernel.display()))
+            .arg(format!("-DTH={tile_h}"))
             .arg(root.join("tests/emulation/driver.cpp"))
             .arg("-o")
             .arg(&out)
@@ -152,8 +161,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 120, ..ProptestConfig::default() })]
 
     #[test]
-    fn emulated_kernels_match_the_reference(w in side(), h in side(), eight in any::<bool>(), seed in any::<u64>()) {
-        let Some(driver) = driver() else { return Ok(()) };
+    fn emulated_kernels_match_the_reference(w in side(), h in side(), eight in any::<bool>(), seed in any::<u64>(), tall in any::<bool>()) {
+        let Some(driver) = driver(TILE_HEIGHTS[usize::from(!tall)]) else { return Ok(()) };
         let p = random_problem(&mut Rng(seed), w, h, connectivity(eight));
         check(driver, &p, &[])?;
     }
@@ -162,8 +171,8 @@ proptest! {
     /// relabels on stalls, global relabels every round, stochastic cuts off, concurrent
     /// tiles (here one after another, which is one of their schedules).
     #[test]
-    fn every_schedule_setting_is_exact(w in side(), h in side(), eight in any::<bool>(), seed in any::<u64>(), pick in 0usize..6) {
-        let Some(driver) = driver() else { return Ok(()) };
+    fn every_schedule_setting_is_exact(w in side(), h in side(), eight in any::<bool>(), seed in any::<u64>(), pick in 0usize..6, tall in any::<bool>()) {
+        let Some(driver) = driver(TILE_HEIGHTS[usize::from(!tall)]) else { return Ok(()) };
         let p = random_problem(&mut Rng(seed), w, h, connectivity(eight));
         let settings: [&[&str]; 6] = [
             &["budget", "1"],
@@ -201,25 +210,27 @@ fn seeds_only(w: u32, h: u32, eight: bool) -> GridProblem {
 
 #[test]
 fn flow_that_crosses_many_tiles_is_exact() {
-    let Some(driver) = driver() else { return };
-    for (w, h, eight) in [(150, 97, false), (97, 150, true)] {
-        let p = seeds_only(w, h, eight);
-        let run = emulate(driver, &p, &[]);
-        assert_eq!(run.flow, max_flow(&p).flow, "{w}x{h}");
-        assert_eq!(cut_capacity(&p, &run.mask), run.flow, "{w}x{h}");
-        assert!(
-            run.rounds > 2 && run.global_relabels > 1,
-            "{w}x{h}: {} rounds, {} global relabels",
-            run.rounds,
-            run.global_relabels
-        );
+    for tile_h in TILE_HEIGHTS {
+        let Some(driver) = driver(tile_h) else { return };
+        for (w, h, eight) in [(150, 97, false), (97, 150, true)] {
+            let p = seeds_only(w, h, eight);
+            let run = emulate(driver, &p, &[]);
+            let what = format!("{w}x{h}, 32x{tile_h} tiles");
+            assert_eq!(run.flow, max_flow(&p).flow, "{what}");
+            assert_eq!(cut_capacity(&p, &run.mask), run.flow, "{what}");
+            assert!(
+                run.rounds > 2 && run.global_relabels > 1,
+                "{what}: {} rounds, {} global relabels",
+                run.rounds,
+                run.global_relabels
+            );
+        }
     }
 }
 
 /// The shared instances (where `../shared/data/grids` exists) give the manifest flow.
 #[test]
 fn shared_instances_give_the_manifest_flow() {
-    let Some(driver) = driver() else { return };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids");
     let Ok(manifest) = std::fs::read_to_string(dir.join("manifest.csv")) else {
         eprintln!("note: skipping, shared grids not found");
@@ -229,8 +240,12 @@ fn shared_instances_give_the_manifest_flow() {
         let f: Vec<&str> = line.split(',').collect();
         let (file, expected): (&str, u64) = (f[0], f[4].trim().parse().expect("flow"));
         let p = dimacs::read_path(&dir.join(file)).expect("instance");
-        let run = emulate(driver, &p, &[]);
-        assert_eq!(run.flow, expected, "{file}");
-        assert_eq!(cut_capacity(&p, &run.mask), expected, "{file}");
+        for tile_h in TILE_HEIGHTS {
+            let Some(driver) = driver(tile_h) else { return };
+            let run = emulate(driver, &p, &[]);
+            let what = format!("{file}, 32x{tile_h} tiles");
+            assert_eq!(run.flow, expected, "{what}");
+            assert_eq!(cut_capacity(&p, &run.mask), expected, "{what}");
+        }
     }
 }

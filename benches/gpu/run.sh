@@ -36,8 +36,8 @@ PY
 done
 cmp -s <(cat /tmp/seg-on/*.png) <(cat /tmp/seg-off/*.png) && echo "stochastic on/off masks identical" || echo "stochastic on/off masks DIFFER"
 sec "app, headless (kittest), CPU then auto (CUDA)"; timeout 60 ./app ui_and_segmentation_rates_on_the_640x480_demo --ignored --nocapture --exact 2>&1 | grep -E "engine:|test result|panicked"
-sec racecheck; for t in sanitizer_small_persistent sanitizer_small_host_loop; do timeout 150 compute-sanitizer --tool racecheck ./cuda_engine $t --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5; done
+sec racecheck; for t in sanitizer_small_persistent sanitizer_small_host_loop; do timeout 300 compute-sanitizer --tool racecheck ./cuda_engine $t --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5; done
 timeout 90 compute-sanitizer --tool racecheck ./ccl gpu_matches_cpu_on_small_grids --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result" | head -3
-sec memcheck; timeout 120 compute-sanitizer --tool memcheck ./cuda_engine sanitizer_small_persistent --exact 2>&1 | grep -E "ERROR SUMMARY|test result" | head -3
+sec memcheck; timeout 240 compute-sanitizer --tool memcheck ./cuda_engine sanitizer_small_persistent --exact 2>&1 | grep -E "ERROR SUMMARY|test result" | head -3
 sec "schedules and generated 1080p grids"; timeout 200 ./cuda_engine report_schedules --ignored --nocapture --exact 2>&1 | tee $T/schedules.txt | grep -vE "^running|^$" | tail -100
 sec "bench table"; cat $T/bench.txt

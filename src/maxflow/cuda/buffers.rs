@@ -1,9 +1,7 @@
 //! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
 //! flags, the counters and the row-major input and output arrays.
 
-use super::layout::{
-    CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_PIXELS, Params, TILE_PX, Tiling,
-};
+use super::layout::{CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_PIXELS, Params, Tiling};
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, ValidAsZeroBits};
@@ -173,7 +171,7 @@ impl DeviceState {
             tiles_x: t.tiles_x,
             tiles_y: t.tiles_y,
             ntiles: t.ntiles(),
-            npix: t.ntiles() * TILE_PX,
+            npix: t.ntiles() * t.tile_px(),
             hmax: (t.pixels() + 1) as u32,
             ncolours: t.colours(),
             colour_start: self.colour_start,

@@ -16,7 +16,7 @@ mod runtime;
 mod schedule;
 
 pub use kernels::{KERNEL_SOURCES, KernelSource};
-pub use layout::{TILE_H, TILE_W};
+pub use layout::{TILE_HEIGHTS, TILE_W, auto_tile_height};
 pub use schedule::Schedule;
 
 use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
@@ -56,6 +56,9 @@ pub struct CudaConfig {
     pub global_relabel_work: u32,
     /// Safety cap on discharge rounds; reaching it is an error, never an answer.
     pub max_rounds: u32,
+    /// Tile height in pixels, one of [`TILE_HEIGHTS`]; 0 picks by grid size
+    /// ([`auto_tile_height`]).
+    pub tile_height: u32,
 }
 
 impl Default for CudaConfig {
@@ -69,6 +72,7 @@ impl Default for CudaConfig {
             global_relabel_rounds: 2,
             global_relabel_work: 16,
             max_rounds: 1 << 20,
+            tile_height: 0,
         }
     }
 }
@@ -90,10 +94,13 @@ pub struct CudaDetails {
     pub schedule: Schedule,
     /// Blocks of the persistent launch (0 for the host loop).
     pub blocks: u32,
-    /// NVRTC compile time of this process (paid once, by the first engine).
+    /// NVRTC compile time of the kernels for this tile height (paid once per process,
+    /// by the first solve that needs them).
     pub compile_ms: f64,
     /// Tiles of the grid.
     pub tiles: u32,
+    /// Tile height in pixels (tiles are [`TILE_W`] wide).
+    pub tile_height: u32,
     /// Push/relabel steps a tile visit could run (the configured or automatic budget).
     pub step_budget: u32,
     /// Discharge rounds (one pass per tile colour each).
@@ -209,12 +216,22 @@ impl CudaEngine {
     }
 
     fn run(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        let tiling = Tiling::new(problem.width(), problem.height(), problem.connectivity());
-        let dirs = tiling.dirs;
         let config = self.config;
-        let coop = self.rt.coop_blocks[usize::from(dirs == 8)];
-        let stream = self.stream.clone();
         let rt = self.rt.clone();
+        let tile_h = match config.tile_height {
+            0 => auto_tile_height(problem.width(), problem.height(), rt.sm_count),
+            h => h,
+        };
+        let kernels = rt.kernels(tile_h)?;
+        let tiling = Tiling::new(
+            problem.width(),
+            problem.height(),
+            problem.connectivity(),
+            tile_h,
+        );
+        let dirs = tiling.dirs;
+        let coop = kernels.coop_blocks[usize::from(dirs == 8)];
+        let stream = self.stream.clone();
 
         let t0 = Instant::now();
         let state = state_for(&mut self.state, &stream, tiling)?;
@@ -236,7 +253,7 @@ impl CudaEngine {
         } else {
             0
         };
-        schedule::launch_init(&rt, &stream, &params, dirs)?;
+        schedule::launch_init(&kernels, &stream, &params, dirs)?;
         stream.synchronize().map_err(cuda_err("upload"))?;
         let upload_ms = t0.elapsed().as_secs_f64() * 1e3;
 
@@ -244,9 +261,9 @@ impl CudaEngine {
             .record(&stream)
             .map_err(cuda_err("timing event"))?;
         let outcome = if persistent {
-            schedule::run_persistent(&rt, &stream, &params, dirs)?
+            schedule::run_persistent(&kernels, &stream, &params, dirs)?
         } else {
-            schedule::run_host_loop(&rt, &stream, state, &params, dirs)?
+            schedule::run_host_loop(&kernels, &stream, state, &params, dirs)?
         };
         self.end.record(&stream).map_err(cuda_err("timing event"))?;
         let solve_ms = self
@@ -301,8 +318,9 @@ impl CudaEngine {
                 Schedule::HostLoop
             },
             blocks: params.nblocks,
-            compile_ms: rt.compile_ms,
+            compile_ms: kernels.compile_ms,
             tiles: ntiles,
+            tile_height: tile_h,
             step_budget: params.step_budget,
             rounds: ctl.rounds,
             global_relabels: ctl.global_relabels,
@@ -338,7 +356,7 @@ impl CudaEngine {
             changed_arcs: 0,
             activity: Some(BlockActivity {
                 block_width: TILE_W,
-                block_height: TILE_H,
+                block_height: tile_h,
                 columns: tiling.tiles_x,
                 rows: tiling.tiles_y,
                 counts,
@@ -377,9 +395,16 @@ impl Engine for CudaEngine {
 
     fn description(&self) -> String {
         let (major, minor) = self.rt.compute_capability;
+        let compiled = match self.rt.kernels(TILE_HEIGHTS[0]) {
+            Ok(k) => format!(
+                "; kernels compiled in {:.0} ms, loaded in {:.0} ms",
+                k.compile_ms, k.load_ms
+            ),
+            Err(_) => String::new(),
+        };
         format!(
-            "CUDA push-relabel on {} (sm_{major}{minor}, {} SMs; kernels compiled in {:.0} ms, loaded in {:.0} ms)",
-            self.rt.device_name, self.rt.sm_count, self.rt.compile_ms, self.rt.load_ms
+            "CUDA push-relabel on {} (sm_{major}{minor}, {} SMs{compiled})",
+            self.rt.device_name, self.rt.sm_count
         )
     }
 

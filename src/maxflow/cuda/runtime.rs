@@ -1,8 +1,9 @@
 //! The process-wide CUDA runtime of the engine: driver and NVRTC presence checks, one
-//! NVRTC compilation of the kernels per process, the loaded module and its functions.
+//! NVRTC compilation of the kernels per process and tile height, the loaded modules and
+//! their functions.
 
 use super::kernels::{KERNEL_SOURCES, program_text};
-use super::layout::{Ctl, Params};
+use super::layout::{Ctl, Params, TILE_HEIGHTS, TILE_W};
 use crate::maxflow::EngineError;
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
@@ -40,19 +41,28 @@ pub struct KernelLayout {
     pub block_threads: u32,
 }
 
-/// The device, its compiled module and what the engine needs to know about both.
+/// The device and the kernels compiled for it.
 pub struct Runtime {
     /// The CUDA context of device 0 (primary context).
     pub ctx: Arc<CudaContext>,
-    functions: HashMap<&'static str, CudaFunction>,
-    _module: Arc<CudaModule>,
     /// Device name, e.g. "NVIDIA H200".
     pub device_name: String,
     /// Compute capability.
     pub compute_capability: (i32, i32),
     /// Streaming multiprocessors.
     pub sm_count: u32,
-    /// Milliseconds NVRTC took to compile the kernels (once per process).
+    cooperative: bool,
+    /// The kernels for each tile height of [`TILE_HEIGHTS`], compiled on first use
+    /// (32-pixel tiles when the runtime starts).
+    kernels: [OnceLock<Result<Arc<Kernels>, StartError>>; TILE_HEIGHTS.len()],
+}
+
+/// The kernels compiled for one tile height: the loaded module, its functions and what
+/// the engine needs to know about them.
+pub struct Kernels {
+    functions: HashMap<&'static str, CudaFunction>,
+    _module: Arc<CudaModule>,
+    /// Milliseconds NVRTC took to compile them.
     pub compile_ms: f64,
     /// Milliseconds to load the module (driver JIT of the PTX).
     pub load_ms: f64,
@@ -63,12 +73,83 @@ pub struct Runtime {
     pub coop_blocks: [u32; 2],
 }
 
-impl Runtime {
+impl Kernels {
     /// The kernel `name` (one of the entries of [`KERNEL_SOURCES`]).
     pub fn function(&self, name: &str) -> Result<&CudaFunction, EngineError> {
         self.functions
             .get(name)
             .ok_or_else(|| EngineError::Cuda(format!("kernel {name} is not loaded")))
+    }
+}
+
+impl Runtime {
+    /// The kernels for tiles `tile_h` pixels high (one of [`TILE_HEIGHTS`]), compiled
+    /// the first time they are asked for.
+    pub fn kernels(&self, tile_h: u32) -> Result<Arc<Kernels>, EngineError> {
+        let slot = TILE_HEIGHTS
+            .iter()
+            .position(|&h| h == tile_h)
+            .ok_or_else(|| {
+                EngineError::Cuda(format!(
+                    "no kernels for tiles {tile_h} pixels high (have {TILE_HEIGHTS:?})"
+                ))
+            })?;
+        self.kernels[slot]
+            .get_or_init(|| self.build(tile_h).map(Arc::new))
+            .clone()
+            .map_err(EngineError::from)
+    }
+
+    /// Compiles and loads the kernels for tiles `tile_h` pixels high.
+    fn build(&self, tile_h: u32) -> Result<Kernels, StartError> {
+        let t0 = Instant::now();
+        let ptx = compile(self.compute_capability, tile_h)?;
+        let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
+        let t1 = Instant::now();
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(cuda("loading the compiled kernels"))?;
+        let mut functions = HashMap::new();
+        for source in KERNEL_SOURCES {
+            for &entry in source.entries {
+                let f = module
+                    .load_function(entry)
+                    .map_err(|e| StartError::Cuda(format!("kernel {entry}: {e}")))?;
+                functions.insert(entry, f);
+            }
+        }
+        let load_ms = t1.elapsed().as_secs_f64() * 1e3;
+        let layout = check_layout(&self.ctx, &functions, tile_h)?;
+        let mut coop_blocks = [0u32; 2];
+        for (k, (solve, smem)) in [
+            ("pr_solve4", layout.tile_smem[0]),
+            ("pr_solve8", layout.tile_smem[1]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let per_sm = functions[solve]
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    layout.block_threads,
+                    smem as usize,
+                    None,
+                )
+                .map_err(cuda("occupancy"))?;
+            coop_blocks[k] = if self.cooperative {
+                per_sm * self.sm_count
+            } else {
+                0
+            };
+        }
+        Ok(Kernels {
+            functions,
+            _module: module,
+            compile_ms,
+            load_ms,
+            layout,
+            coop_blocks,
+        })
     }
 }
 
@@ -132,60 +213,29 @@ fn start() -> Result<Runtime, StartError> {
         .map_err(cuda("cooperative launch attribute"))?
         != 0;
 
-    let t0 = Instant::now();
-    let ptx = compile(compute_capability)?;
-    let compile_ms = t0.elapsed().as_secs_f64() * 1e3;
-    let t1 = Instant::now();
-    let module = ctx
-        .load_module(ptx)
-        .map_err(cuda("loading the compiled kernels"))?;
-    let mut functions = HashMap::new();
-    for source in KERNEL_SOURCES {
-        for &entry in source.entries {
-            let f = module
-                .load_function(entry)
-                .map_err(|e| StartError::Cuda(format!("kernel {entry}: {e}")))?;
-            functions.insert(entry, f);
-        }
-    }
-    let load_ms = t1.elapsed().as_secs_f64() * 1e3;
-    let layout = check_layout(&ctx, &functions)?;
-    let mut coop_blocks = [0u32; 2];
-    for (k, (solve, smem)) in [
-        ("pr_solve4", layout.tile_smem[0]),
-        ("pr_solve8", layout.tile_smem[1]),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let f = &functions[solve];
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(
-                layout.block_threads,
-                smem as usize,
-                None,
-            )
-            .map_err(cuda("occupancy"))?;
-        coop_blocks[k] = if cooperative { per_sm * sm_count } else { 0 };
-    }
-    Ok(Runtime {
+    let rt = Runtime {
         ctx,
-        functions,
-        _module: module,
         device_name,
         compute_capability,
         sm_count,
-        compile_ms,
-        load_ms,
-        layout,
-        coop_blocks,
-    })
+        cooperative,
+        kernels: Default::default(),
+    };
+    // The square tiles' kernels now: a device that cannot run them is found at start.
+    rt.kernels[0]
+        .get_or_init(|| rt.build(TILE_HEIGHTS[0]).map(Arc::new))
+        .clone()?;
+    Ok(rt)
 }
 
-fn compile(cc: (i32, i32)) -> Result<Ptx, StartError> {
+fn compile(cc: (i32, i32), tile_h: u32) -> Result<Ptx, StartError> {
     let arch = format!("--gpu-architecture=compute_{}{}", cc.0, cc.1);
     let attempt = |arch: Option<&str>| {
-        let mut options = vec!["--std=c++17".to_string(), "-lineinfo".to_string()];
+        let mut options = vec![
+            "--std=c++17".to_string(),
+            "-lineinfo".to_string(),
+            format!("-DTH={tile_h}"),
+        ];
         options.extend(arch.map(str::to_string));
         cudarc::nvrtc::compile_ptx_with_opts(
             program_text(),
@@ -220,15 +270,16 @@ fn compile_message(e: &cudarc::nvrtc::CompileError) -> String {
 fn check_layout(
     ctx: &Arc<CudaContext>,
     functions: &HashMap<&'static str, CudaFunction>,
+    tile_h: u32,
 ) -> Result<KernelLayout, StartError> {
     let stream = ctx.default_stream();
-    let mut out = stream.alloc_zeros::<u32>(6).map_err(cuda("alloc"))?;
+    let mut out = stream.alloc_zeros::<u32>(7).map_err(cuda("alloc"))?;
     let cfg = LaunchConfig {
         grid_dim: (1, 1, 1),
         block_dim: (32, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: pr_layout writes 6 u32 to its argument, which holds 6.
+    // SAFETY: pr_layout writes 7 u32 to its argument, which holds 7.
     unsafe {
         stream
             .launch_builder(&functions["pr_layout"])
@@ -252,13 +303,10 @@ fn check_layout(
         bfs_smem: sizes[4],
         block_threads: sizes[5],
     };
-    if layout.block_threads == 0
-        || !layout.block_threads.is_multiple_of(32)
-        || layout.block_threads > 1024
-    {
+    if sizes[6] != tile_h || layout.block_threads != TILE_W * tile_h {
         return Err(StartError::Cuda(format!(
-            "kernels report {} threads per block",
-            layout.block_threads
+            "kernels for {TILE_W}x{tile_h} tiles report {}-pixel-high tiles and {} threads per block",
+            sizes[6], layout.block_threads
         )));
     }
     let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;

@@ -4,7 +4,7 @@
 
 use super::buffers::{DeviceState, cuda_err};
 use super::layout::{Ctl, Params};
-use super::runtime::Runtime;
+use super::runtime::Kernels;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use serde::Serialize;
@@ -23,10 +23,10 @@ pub enum Schedule {
     HostLoop,
 }
 
-fn per_tile(rt: &Runtime, blocks: u32, smem: u32) -> LaunchConfig {
+fn per_tile(k: &Kernels, blocks: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (rt.layout.block_threads, 1, 1),
+        block_dim: (k.layout.block_threads, 1, 1),
         shared_mem_bytes: smem,
     }
 }
@@ -37,18 +37,18 @@ fn kernel_name(base: &str, dirs: u32) -> String {
 
 /// Builds the tiled residual graph from the uploaded capacities (`pr_init*`).
 pub fn launch_init(
-    rt: &Runtime,
+    k: &Kernels,
     stream: &Arc<CudaStream>,
     params: &Params,
     dirs: u32,
 ) -> Result<(), EngineError> {
-    let f = rt.function(&kernel_name("pr_init", dirs))?;
+    let f = k.function(&kernel_name("pr_init", dirs))?;
     // SAFETY: `params` points at arrays of the shape it describes (DeviceState::params).
     unsafe {
         stream
             .launch_builder(f)
             .arg(params)
-            .launch(per_tile(rt, params.ntiles, 0))
+            .launch(per_tile(k, params.ntiles, 0))
     }
     .map(|_| ())
     .map_err(cuda_err("init kernel"))
@@ -66,20 +66,20 @@ pub struct Outcome {
 
 /// Runs the persistent solve with `params.nblocks` co-resident blocks.
 pub fn run_persistent(
-    rt: &Runtime,
+    k: &Kernels,
     stream: &Arc<CudaStream>,
     params: &Params,
     dirs: u32,
 ) -> Result<Outcome, EngineError> {
-    let f = rt.function(&kernel_name("pr_solve", dirs))?;
-    let smem = rt.layout.tile_smem[usize::from(dirs == 8)];
+    let f = k.function(&kernel_name("pr_solve", dirs))?;
+    let smem = k.layout.tile_smem[usize::from(dirs == 8)];
     // SAFETY: as above; all `nblocks` blocks fit on the device at once (checked by the
     // caller against the occupancy), which the grid barriers need.
     unsafe {
         stream
             .launch_builder(f)
             .arg(params)
-            .launch_cooperative(per_tile(rt, params.nblocks, smem))
+            .launch_cooperative(per_tile(k, params.nblocks, smem))
     }
     .map_err(cuda_err("persistent solve kernel"))?;
     Ok(Outcome {
@@ -97,17 +97,17 @@ fn read_ctl(stream: &Arc<CudaStream>, state: &DeviceState) -> Result<Ctl, Engine
 
 /// Runs the plain host-driven schedule.
 pub fn run_host_loop(
-    rt: &Runtime,
+    k: &Kernels,
     stream: &Arc<CudaStream>,
     state: &DeviceState,
     params: &Params,
     dirs: u32,
 ) -> Result<Outcome, EngineError> {
-    let gr_round = rt.function(&kernel_name("pr_gr_round", dirs))?;
-    let discharge = rt.function(&kernel_name("pr_discharge", dirs))?;
-    let mask = rt.function("pr_mask")?;
-    let tile_smem = rt.layout.tile_smem[usize::from(dirs == 8)];
-    let bfs_smem = rt.layout.bfs_smem;
+    let gr_round = k.function(&kernel_name("pr_gr_round", dirs))?;
+    let discharge = k.function(&kernel_name("pr_discharge", dirs))?;
+    let mask = k.function("pr_mask")?;
+    let tile_smem = k.layout.tile_smem[usize::from(dirs == 8)];
+    let bfs_smem = k.layout.bfs_smem;
     let nt = params.ntiles;
     let mut launches = 0u64;
     let (mut rounds, mut global_relabels, mut bfs_rounds) = (0u32, 0u32, 0u32);
@@ -121,7 +121,7 @@ pub fn run_host_loop(
                     .launch_builder(gr_round)
                     .arg(params)
                     .arg(&round)
-                    .launch(per_tile(rt, nt, bfs_smem))
+                    .launch(per_tile(k, nt, bfs_smem))
             }
             .map_err(cuda_err("global relabel round"))?;
             launches += 1;
@@ -170,7 +170,7 @@ pub fn run_host_loop(
                         .arg(&first)
                         .arg(&revisit)
                         .arg(&region_first)
-                        .launch(per_tile(rt, count, tile_smem))
+                        .launch(per_tile(k, count, tile_smem))
                 }
                 .map_err(cuda_err("discharge kernel"))?;
                 launches += 1;
@@ -194,7 +194,7 @@ pub fn run_host_loop(
         stream
             .launch_builder(mask)
             .arg(params)
-            .launch(per_tile(rt, nt, 0))
+            .launch(per_tile(k, nt, 0))
     }
     .map_err(cuda_err("mask kernel"))?;
     launches += 1;
