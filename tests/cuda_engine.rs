@@ -848,38 +848,26 @@ fn report_schedules() {
             )
         })
         .collect();
+    // Generated in this order from one seed: the 1080p grids first, as earlier reports
+    // generated them.
+    type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
+    let generated: [(&str, Make, u32, u32, bool); 6] = [
+        ("seeds_disk", seeds_disk, 1920, 1080, false),
+        ("image", image_like, 1920, 1080, false),
+        ("image", image_like, 1920, 1080, true),
+        ("image", image_like, 640, 480, false),
+        ("image", image_like, 1280, 720, false),
+        ("seeds_disk", seeds_disk, 1280, 720, false),
+    ];
     let mut rng = Rng(1080);
-    problems.push((
-        "seeds_disk_1920x1080_4c (generated)".into(),
-        seeds_disk(&mut rng, 1920, 1080, false),
-        None,
-    ));
-    problems.push((
-        "image_1920x1080_4c (generated)".into(),
-        image_like(&mut rng, 1920, 1080, false),
-        None,
-    ));
-    problems.push((
-        "image_1920x1080_8c (generated)".into(),
-        image_like(&mut rng, 1920, 1080, true),
-        None,
-    ));
-    // after the 1080p grids, which stay as earlier reports generated them
-    problems.push((
-        "image_640x480_4c (generated)".into(),
-        image_like(&mut rng, 640, 480, false),
-        None,
-    ));
-    problems.push((
-        "image_1280x720_4c (generated)".into(),
-        image_like(&mut rng, 1280, 720, false),
-        None,
-    ));
-    problems.push((
-        "seeds_disk_1280x720_4c (generated)".into(),
-        seeds_disk(&mut rng, 1280, 720, false),
-        None,
-    ));
+    for (kind, make, w, h, eight) in generated {
+        let c = if eight { 8 } else { 4 };
+        problems.push((
+            format!("{kind}_{w}x{h}_{c}c (generated)"),
+            make(&mut rng, w, h, eight),
+            None,
+        ));
+    }
     let base = CudaConfig::default();
     let with = |label: &'static str, edit: &dyn Fn(&mut CudaConfig)| {
         let mut config = base;
