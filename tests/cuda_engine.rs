@@ -878,6 +878,7 @@ fn report_schedules() {
         with("default", &|_| {}),
         with("host-loop", &|c| c.schedule = Schedule::HostLoop),
         with("b16", &|c| c.step_budget = 16),
+        with("b32", &|c| c.step_budget = 32),
         with("b64", &|c| c.step_budget = 64),
         with("gr1", &|c| c.global_relabel_rounds = 1),
         with("gr4", &|c| c.global_relabel_rounds = 4),
