@@ -51,6 +51,7 @@ pub struct Runtime {
     pub compute_capability: (i32, i32),
     /// Streaming multiprocessors.
     pub sm_count: u32,
+    /// Whether the device runs cooperative launches (the persistent solve).
     cooperative: bool,
     /// The kernels for each tile height of [`TILE_HEIGHTS`], compiled on first use
     /// (32-pixel tiles when the runtime starts).
@@ -121,27 +122,7 @@ impl Runtime {
         }
         let load_ms = t1.elapsed().as_secs_f64() * 1e3;
         let layout = check_layout(&self.ctx, &functions, tile_h)?;
-        let mut coop_blocks = [0u32; 2];
-        for (k, (solve, smem)) in [
-            ("pr_solve4", layout.tile_smem[0]),
-            ("pr_solve8", layout.tile_smem[1]),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let per_sm = functions[solve]
-                .occupancy_max_active_blocks_per_multiprocessor(
-                    layout.block_threads,
-                    smem as usize,
-                    None,
-                )
-                .map_err(cuda("occupancy"))?;
-            coop_blocks[k] = if self.cooperative {
-                per_sm * self.sm_count
-            } else {
-                0
-            };
-        }
+        let coop_blocks = self.persistent_blocks(&functions, &layout)?;
         Ok(Kernels {
             functions,
             _module: module,
@@ -150,6 +131,30 @@ impl Runtime {
             layout,
             coop_blocks,
         })
+    }
+
+    /// Blocks of a persistent solve that fit on the device at once, per connectivity
+    /// (4C, 8C); 0 without cooperative launches.
+    fn persistent_blocks(
+        &self,
+        functions: &HashMap<&'static str, CudaFunction>,
+        layout: &KernelLayout,
+    ) -> Result<[u32; 2], StartError> {
+        let mut blocks = [0u32; 2];
+        if !self.cooperative {
+            return Ok(blocks);
+        }
+        for (k, solve) in ["pr_solve4", "pr_solve8"].into_iter().enumerate() {
+            let per_sm = functions[solve]
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    layout.block_threads,
+                    layout.tile_smem[k] as usize,
+                    None,
+                )
+                .map_err(cuda("occupancy"))?;
+            blocks[k] = per_sm * self.sm_count;
+        }
+        Ok(blocks)
     }
 }
 
