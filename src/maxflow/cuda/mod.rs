@@ -16,7 +16,7 @@ mod runtime;
 mod schedule;
 
 pub use kernels::{KERNEL_SOURCES, KernelSource};
-pub use layout::{TILE_HEIGHTS, TILE_W, auto_tile_height, few_square_tiles};
+pub use layout::{LOG_COLS, LOG_ROWS, TILE_HEIGHTS, TILE_W, auto_tile_height, few_square_tiles};
 pub use schedule::Schedule;
 
 use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
@@ -25,7 +25,6 @@ use buffers::{DeviceState, cuda_err};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 use layout::{Ctl, Tiling, status};
-pub use layout::{LOG_COLS, LOG_ROWS};
 use runtime::Runtime;
 use serde::Serialize;
 use std::sync::Arc;

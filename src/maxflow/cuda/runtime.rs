@@ -95,10 +95,14 @@ impl Runtime {
                     "no kernels for tiles {tile_h} pixels high (have {TILE_HEIGHTS:?})"
                 ))
             })?;
+        self.compiled(slot).map_err(EngineError::from)
+    }
+
+    /// The kernels of slot `slot` of [`TILE_HEIGHTS`], compiled and loaded on first use.
+    fn compiled(&self, slot: usize) -> Result<Arc<Kernels>, StartError> {
         self.kernels[slot]
-            .get_or_init(|| self.build(tile_h).map(Arc::new))
+            .get_or_init(|| self.build(TILE_HEIGHTS[slot]).map(Arc::new))
             .clone()
-            .map_err(EngineError::from)
     }
 
     /// Compiles and loads the kernels for tiles `tile_h` pixels high.
@@ -227,9 +231,7 @@ fn start() -> Result<Runtime, StartError> {
         kernels: Default::default(),
     };
     // The square tiles' kernels now: a device that cannot run them is found at start.
-    rt.kernels[0]
-        .get_or_init(|| rt.build(TILE_HEIGHTS[0]).map(Arc::new))
-        .clone()?;
+    rt.compiled(0)?;
     Ok(rt)
 }
 
