@@ -97,6 +97,7 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
     p.exc = zeroed<u64>(p.npix);
     p.h = zeroed<u32>(p.npix);
     p.rmask = zeroed<u16>(p.npix);
+    p.gh = zeroed<u64>(p.npix);
     p.pend = zeroed<u32>((size_t)p.ntiles * D * PSLOTS);
     p.tile_active = zeroed<u32>(p.ntiles);
     p.tile_mail = zeroed<u32>(p.ntiles);

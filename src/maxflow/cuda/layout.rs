@@ -173,6 +173,7 @@ pub struct Params {
     pub exc: u64,
     pub h: u64,
     pub rmask: u64,
+    pub gh: u64,
     pub pend: u64,
     pub tile_active: u64,
     pub tile_mail: u64,
@@ -264,7 +265,7 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
-        assert_eq!(std::mem::size_of::<Params>(), 88 + 19 * 8);
+        assert_eq!(std::mem::size_of::<Params>(), 88 + 20 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 24);
         assert_eq!(std::mem::size_of::<Ctl>(), 88 + 4 * 18 + 24);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
