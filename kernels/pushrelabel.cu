@@ -537,7 +537,6 @@ struct BfsSmem {
     u32 h[HP];
     Frontier f;
     u32 mail;
-    u32 flag;
     u32 border;
     u32 item;          // work queue item taken by the block
 };
@@ -730,13 +729,17 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     u32 bits[PPT], h0[PPT];
+    // Thread 0 keeps the tile's flag in a register (only it reads the flag) and takes the
+    // mail, while the last threads load the halo: its loads and atomics are not a round
+    // trip or more in front of a halo load (a relaxation is a chain of round trips).
+    u32 flag = 0;
     if (threadIdx.x == 0) {
+        flag = p.tile_active[t];
         s.mail = initial ? take_mail(p, t) : 0u;
-        s.flag = p.tile_active[t];
         s.border = 0;
         if (s.mail) __threadfence();
     }
-    for (u32 k = threadIdx.x; k < NHALO; k += BDIM) {
+    for (u32 k = BDIM - 1u - threadIdx.x; k < NHALO; k += BDIM) {
         int lx, ly;
         halo_coord(k, lx, ly);
         // the host-driven scheme's initial pass runs every tile at once: no halo yet
@@ -800,7 +803,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
     if (border) atomicOr(&s.border, border);
     active = __syncthreads_or(active);
     if (threadIdx.x == 0) {
-        set_tile_active(p, t, s.flag, active);
+        set_tile_active(p, t, flag, active);
         atomicAdd(&p.ctl->bfs_tiles, 1u);
         atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);
         if (s.border) atomicAdd(&p.ctl->gr_changes, 1u);
