@@ -205,30 +205,24 @@ __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 #ifndef LIVECUT_EMU
 __device__ __forceinline__ u64 cycles() { return (u64)clock64(); }
 
-__device__ __forceinline__ u32 ld_relaxed(const u32* p) {
-    u32 v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_relaxed(u32* p, u32 v) {
-    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ u64 ld_relaxed64(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_relaxed64(u64* p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ u32 ld_acquire(const u32* p) {
-    u32 v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_release(u32* p, u32 v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
+// Loads and stores of words that other blocks read or write meanwhile, with their memory
+// order at GPU scope (ORDER: relaxed, acquire, release), for 32- and 64-bit words.
+#define GPU_LOAD(NAME, ORDER, T, BITS, REG)                                                  \
+    __device__ __forceinline__ T NAME(const T* p) {                                          \
+        T v;                                                                                 \
+        asm volatile("ld." ORDER ".gpu.global.u" BITS " %0, [%1];" : "=" REG(v) : "l"(p) : "memory"); \
+        return v;                                                                            \
+    }
+#define GPU_STORE(NAME, ORDER, T, BITS, REG)                                                 \
+    __device__ __forceinline__ void NAME(T* p, T v) {                                        \
+        asm volatile("st." ORDER ".gpu.global.u" BITS " [%0], %1;" ::"l"(p), REG(v) : "memory"); \
+    }
+GPU_LOAD(ld_relaxed, "relaxed", u32, "32", "r")
+GPU_LOAD(ld_relaxed, "relaxed", u64, "64", "l")
+GPU_LOAD(ld_acquire, "acquire", u32, "32", "r")
+GPU_STORE(st_relaxed, "relaxed", u32, "32", "r")
+GPU_STORE(st_relaxed, "relaxed", u64, "64", "l")
+GPU_STORE(st_release, "release", u32, "32", "r")
 #endif
 
 // Blocked index of padded-grid pixel (gx, gy).
@@ -673,7 +667,7 @@ __device__ __forceinline__ u32 bfs_halo_height(const Params& p, u32 tx, u32 ty, 
     if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) return INF;
     const u32 j = blocked_index(p, (u32)gx, (u32)gy);
     if (epoch) {
-        const u64 g = ld_relaxed64(&p.gh[j]);
+        const u64 g = ld_relaxed(&p.gh[j]);
         return gh_current(g, epoch) ? (u32)g : INF;
     }
     return ld_relaxed(&p.h[j]);
@@ -702,7 +696,7 @@ __device__ void queue_lowered_neighbours(const Params& p, u32 tx, u32 ty, u32 i,
         if (queued & bit) continue;
         const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
         const u32 j = blocked_index(p, (u32)gx, (u32)gy);
-        const u64 g = ld_relaxed64(&p.gh[j]);
+        const u64 g = ld_relaxed(&p.gh[j]);
         const u32 arc = (u32)(g >> (32 + (d ^ 1))) & 1u;
         if (!gh_current(g, epoch) || (arc && (u32)g > v + 1u)) {
             q_push(p, nt, stamp);
@@ -794,7 +788,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         const u32 v = s.h[halo_index(i)];
         if (v != h0[k] || initial) {
             st_relaxed(&p.h[base + i], v);
-            if (epoch) st_relaxed64(&p.gh[base + i], gh_pack(epoch, bits[k], v));
+            if (epoch) st_relaxed(&p.gh[base + i], gh_pack(epoch, bits[k], v));
             if (v != h0[k] && on_border(i)) border |= outside_bits<D>((int)(i % TW), (int)(i / TW));
         }
         if ((bits[k] & BIT_EXCESS) && v < INF) active = 1;
