@@ -36,10 +36,8 @@ template <class T> inline T atomicOr(T* a, T v) { T o = *a; *a = o | v; return o
 template <class T> inline T atomicExch(T* a, T v) { T o = *a; *a = v; return o; }
 template <class T> inline T atomicCAS(T* a, T c, T v) { T o = *a; if (o == c) *a = v; return o; }
 inline u64 cycles() { return 0; }
-inline u32 ld_relaxed(const u32* p) { return *p; }
-inline void st_relaxed(u32* p, u32 v) { *p = v; }
-inline u64 ld_relaxed(const u64* p) { return *p; }
-inline void st_relaxed(u64* p, u64 v) { *p = v; }
+template <class T> inline T ld_relaxed(const T* p) { return *p; }
+template <class T> inline void st_relaxed(T* p, T v) { *p = v; }
 inline u32 ld_acquire(const u32* p) { return *p; }
 inline void st_release(u32* p, u32 v) { *p = v; }
 // A warp's ballot stored as one row word: here the one thread sets its pixel's bit.
