@@ -142,6 +142,8 @@ struct Params {
     u32 nblocks;                   // blocks of a persistent launch
     u32 concurrent;                // 1: all tiles in one phase per round
     u32 qcap;                      // queue slots (a power of two > ntiles + nblocks)
+    u32 gr_owners;                 // 1: global relabels by tile owners and wakes, 0: by the queue
+    u32 pad;
     u32* res;            // D * npix residuals, res[d * npix + i]
     u32* tres;           // npix
     u64* exc;            // npix
@@ -372,8 +374,9 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
 #endif
 
 // ---------------------------------------------------------------------------------
-// Work queue of the persistent solve's global relabel: the tiles that still have to
-// relax, in a ring of qcap slots. Every tile has a state word (tile_q[t]: stamp of its pass << 2 | state; a
+// Global relabel of the persistent solve, first way (grids of many tiles per block): a
+// work queue of the tiles that still have to relax, in a ring of qcap slots, that any
+// block takes from. Every tile has a state word (tile_q[t]: stamp of its pass << 2 | state; a
 // word of another pass reads as IDLE) so that it is queued at most once and worked on by
 // one block at a time: a tile that is pushed while a block works on it is queued again
 // when that block is done. q_pending counts the tiles queued or being worked on plus one
@@ -470,14 +473,75 @@ __device__ void q_done(const Params& p, u32 t, u32 stamp) {
     }
     atomicSub(&p.ctl->q_pending, 1u);
 }
+#endif
 
-// Returns the block's token once it has queued its share of the pass's first tiles.
+// Second way (Params::gr_owners, grids of few tiles per block): wake-ups. Block b owns
+// tiles b, b + nblocks, ...: it relaxes each once from scratch, then relaxes again
+// whichever of them a neighbour woke. A wake is a count: tile_q[t] counts the wakes tile t ever got,
+// tile_q[ntiles + t] those its owner has taken, so a wake is one fire-and-forget
+// increment after the waker's fence and an owner sees it with one acquire load (no
+// queue slot, compare-and-swap or claim on the chain from one relaxation to the next).
+// Ctl::q_pending counts one token per block still on its first relaxations plus the
+// wakes not yet relaxed: a waker adds its wakes before its fence, the owner subtracts
+// them after relaxing, so the pass is over when it reads 0.
+
+#ifndef LIVECUT_EMU
+// Returns the block's token once it has done the first relaxation of its tiles (both
+// ways; the queue's first relaxations may be taken by others).
 __device__ __forceinline__ void q_token(const Params& p) {
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
         atomicSub(&p.ctl->q_pending, 1u);
     }
+}
+
+// Waits until a tile the block owns was woken (all threads call it): its id, with the
+// number of wakes taken in *s_taken, or Q_NONE once the pass is over (or the solve
+// hangs). Warp 0 polls 32 tiles at once.
+__device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
+    __syncthreads();
+    if (threadIdx.x < 32u) {
+        Ctl* c = p.ctl;
+        const u32 nb = p.nblocks;
+        const long long start = clock64();
+        u32 item = Q_NONE, count = 0;
+        for (;;) {
+            for (u32 t0 = blockIdx.x; t0 < p.ntiles; t0 += 32u * nb) {
+                const u32 t = t0 + threadIdx.x * nb;
+                u32 cnt = 0, seen = 0;
+                if (t < p.ntiles) {
+                    cnt = ld_acquire(&p.tile_q[t]);
+                    seen = p.tile_q[p.ntiles + t];
+                }
+                const u32 w = __ballot_sync(0xffffffffu, cnt != seen);
+                if (w) {
+                    const u32 lane = (u32)__ffs(w) - 1u;
+                    item = t0 + lane * nb;
+                    count = __shfl_sync(0xffffffffu, cnt - seen, lane);
+                    break;
+                }
+            }
+            if (item != Q_NONE) break;
+            u32 over = 0;
+            if (threadIdx.x == 0) {
+                over = ld_acquire(&c->q_pending) == 0u;
+                if (!over && clock64() - start > 40000000000LL) {  // ~20 s: something is broken
+                    atomicExch(&c->status, ST_HANG);
+                    over = 1;
+                }
+            }
+            if (__shfl_sync(0xffffffffu, over, 0)) break;
+            __nanosleep(32);
+        }
+        if (threadIdx.x == 0) {
+            if (item != Q_NONE) p.tile_q[p.ntiles + item] += count;
+            *s_item = item;
+            *s_taken = count;
+        }
+    }
+    __syncthreads();
+    return *s_item;
 }
 #endif
 
@@ -532,7 +596,8 @@ struct BfsSmem {
     Frontier f;
     u32 mail;
     u32 border;
-    u32 item;          // work queue item taken by the block
+    u32 item;          // tile woken for the block
+    u32 taken;         // ... and the wakes taken with it
 };
 
 // ---------------------------------------------------------------------------------
@@ -678,31 +743,28 @@ __device__ void q_push(const Params& p, u32 t, u32 stamp);
 #endif
 
 // After border pixel i of tile (tx, ty) got the lower height v in the global relabel
-// `epoch`, queues (for the pass `stamp`) the neighbour tiles that must relax again: those
-// whose pixel across the arc has no height of this relabel yet (the tile may be reading
-// the old ones right now), and those whose pixel's residual arc into i would now give it
-// a lower height. A pixel with a height of this relabel only gets lower ones, however
-// stale the halo it was computed from: so the check per pixel suffices.
+// `epoch`, the 3x3 bits of the neighbour tiles that must relax again: those whose pixel
+// across the arc has no height of this relabel yet (the tile may be reading the old ones
+// right now), and those whose pixel's residual arc into i would now give it a lower
+// height. A pixel with a height of this relabel only gets lower ones, however stale the
+// halo it was computed from: so the check per pixel suffices, and it may read the
+// neighbour before or after this tile's heights are visible.
 template <int D>
-__device__ void queue_lowered_neighbours(const Params& p, u32 tx, u32 ty, u32 i, u32 v, u32 epoch, u32 stamp) {
+__device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, u32 i, u32 v, u32 epoch) {
     const int lx = (int)(i % TW), ly = (int)(i / TW);
-    u32 queued = 0;  // 3x3 neighbourhood bits already queued by this pixel
+    u32 wake = 0;
     for (int d = 0; d < D; ++d) {
         const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
         if (inside_tile(nx, ny)) continue;
         const int gx = (int)(tx * TW) + nx, gy = (int)(ty * TH) + ny;
         if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) continue;
         const u32 bit = 1u << ((ny < 0 ? 0 : ny >= TH ? 6 : 3) + (nx < 0 ? 0 : nx >= TW ? 2 : 1));
-        if (queued & bit) continue;
-        const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
-        const u32 j = blocked_index(p, (u32)gx, (u32)gy);
-        const u64 g = ld_relaxed(&p.gh[j]);
+        if (wake & bit) continue;
+        const u64 g = ld_relaxed(&p.gh[blocked_index(p, (u32)gx, (u32)gy)]);
         const u32 arc = (u32)(g >> (32 + (d ^ 1))) & 1u;
-        if (!gh_current(g, epoch) || (arc && (u32)g > v + 1u)) {
-            q_push(p, nt, stamp);
-            queued |= bit;
-        }
+        if (!gh_current(g, epoch) || (arc && (u32)g > v + 1u)) wake |= bit;
     }
+    return wake;
 }
 
 // One BFS relaxation of tile t. The initial one of a global relabel takes the tile's mail
@@ -710,8 +772,8 @@ __device__ void queue_lowered_neighbours(const Params& p, u32 tx, u32 ty, u32 i,
 // t-link residual (INF elsewhere); later ones continue from the stored heights. Both lower
 // border pixels from the halo (heights of this relabel only, see bfs_halo_height) and
 // relax the tile to its fixpoint. Sets the tile's active flag and returns the 3x3 bits of
-// the neighbour tiles that may see a lower border height (initial: a finite one); with a
-// queue pass `stamp` (persistent solve), queues those that must relax again itself.
+// the neighbour tiles that may see a lower border height (initial: a finite one); in a
+// global relabel `epoch` of the persistent solve, wakes those that must relax again.
 // Loading the tile's own arrays before the halo barrier, so that they and the mail's
 // atomics overlap the halo loads, measured no faster (H200): the 8C kernels spill twice
 // as much; nor for repeat relaxations alone (their heights and residual bits: rocket
@@ -793,7 +855,30 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         }
         if ((bits[k] & BIT_EXCESS) && v < INF) active = 1;
     }
-    if (epoch) __threadfence();  // heights visible before a neighbour is queued to read them
+#ifndef LIVECUT_EMU
+    // The neighbour tiles to wake, counted per warp (lane b: the neighbour at 3x3 bit b).
+    // Owners' wakes go into q_pending before the fence, the wakes themselves after it.
+    u32 wakes = 0;
+    if (epoch) {
+        u32 wake = 0;
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
+            const u32 v = s.h[halo_index(i)];
+            if (v != h0[k] && on_border(i)) wake |= lowered_wakes<D>(p, tx, ty, i, v, epoch);
+        }
+#pragma unroll
+        for (u32 b = 0; b < 9; ++b) {
+            const u32 n = (u32)__popc(__ballot_sync(0xffffffffu, (wake >> b) & 1u));
+            if (threadIdx.x % 32u == b) wakes = n;
+        }
+        if (p.gr_owners) {
+            const u32 total = __reduce_add_sync(0xffffffffu, wakes);
+            if (threadIdx.x % 32u == 0u && total) atomicAdd(&p.ctl->q_pending, total);
+        }
+        __threadfence();  // heights visible (and wakes counted) before a neighbour is woken
+    }
+#endif
     if (border) atomicOr(&s.border, border);
     active = __syncthreads_or(active);
     if (threadIdx.x == 0) {
@@ -801,18 +886,22 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         atomicAdd(&p.ctl->bfs_tiles, 1u);
         atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);
         if (s.border) atomicAdd(&p.ctl->gr_changes, 1u);
-        // read only by the block that takes the tile next (whether its relaxation is
-        // the initial one); neighbours read the epochs in gh
-        if (epoch) st_relaxed(&p.tile_q[p.ntiles + t], epoch);
+        // the queue's: read only by the block that takes the tile next (whether its
+        // relaxation is the initial one); neighbours read the epochs in gh
+        if (epoch && !p.gr_owners) st_relaxed(&p.tile_q[p.ntiles + t], epoch);
     }
-    if (stamp) {
-#pragma unroll
-        for (u32 k = 0; k < PPT; ++k) {
-            const u32 i = threadIdx.x + k * BDIM;
-            const u32 v = s.h[halo_index(i)];
-            if (v != h0[k] && on_border(i)) queue_lowered_neighbours<D>(p, tx, ty, i, v, epoch, stamp);
-        }
+#ifndef LIVECUT_EMU
+    if (wakes) {
+        const u32 b = threadIdx.x % 32u;
+        const u32 nt = (ty + b / 3u - 1u) * p.tiles_x + tx + b % 3u - 1u;
+        if (p.gr_owners)
+            atomicAdd(&p.tile_q[nt], wakes);
+        else
+            q_push(p, nt, stamp);
     }
+#else
+    (void)stamp;  // the emulation runs the host-driven scheme only
+#endif
     return s.border;
 }
 
@@ -1194,46 +1283,63 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // Persistent cooperative solve: the whole schedule in one launch (after pr_init*).
 
 #ifndef LIVECUT_EMU  // the persistent solve needs concurrent blocks
-// Global relabel as one pass of the work queue: every tile relaxes once from scratch
-// (each block takes its share directly), and a tile whose border got lower queues the
-// neighbours that can use it (queue_lowered_neighbours), until the queue drains. Chaotic
-// relaxation reaches the same fixpoint as level-synchronous BFS: exact distances to t. No
-// grid barrier inside. Its critical path is a chain of dependent tile relaxations, each
-// a few BFS iterations but ~7,500 cycles of loads, fences and atomics (rocket 640x480:
-// ~4 iterations per relaxation); a block going on with a woken idle neighbour itself
-// instead of queueing it measured no faster (H100, same run: rocket 2.28 -> 2.27 ms, the
-// 8C instances 1-2 % slower from the extra registers).
+// Global relabel as one pass with no grid barrier inside: every tile relaxes once from
+// scratch, and a tile whose border got lower has the neighbours that can use it
+// (lowered_wakes) relax again, until none is left. Chaotic relaxation reaches the same
+// fixpoint as level-synchronous BFS: exact distances to t. Its critical path is a chain
+// of dependent tile relaxations, each a few BFS iterations but thousands of cycles of
+// loads, fences and atomics (rocket 640x480: ~4 iterations per relaxation). Two ways to
+// hand a tile to a block (see the queue and the wakes above):
+//  * queue: each block first relaxes its own share (unless a neighbour queued one of
+//    them meanwhile), then whatever neighbours queued, taken by any block;
+//  * owners (Params::gr_owners): each block relaxes its own tiles, first from scratch,
+//    then those that neighbours woke. A hop of the chain is the waker's fence, its
+//    increment and the owner's poll, instead of a queue push (load, compare-and-swap,
+//    slot) and pop (ticket, slot, claim, fence): H200, same run, 4-6 % faster on every
+//    shared instance (rocket 2.14 -> 2.02 ms, chelsea 8C 16.9 -> 16.2, a 640x480 image
+//    energy 2.49 -> 2.32). On grids of many tiles per block a busy owner holds up its
+//    other woken tiles, which then relax later and more often (a 1920x1080 seed disk
+//    75.7 -> 82.2 ms with 39 % more relaxations): those keep the queue.
+// A block going on with a woken idle neighbour itself instead of queueing it measured no
+// faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
+// extra registers).
 template <int D>
 __device__ void bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters) {
-    // each block first relaxes its own share of the tiles (not through the queue, unless a
-    // neighbour queued one of them meanwhile), then whatever neighbours queued
-    u32 own = blockIdx.x;
+    const bool owners = p.gr_owners != 0u;
+    u32 own = blockIdx.x;  // the block's next tile of its own share
     for (;;) {
-        u32 t;
+        u32 t = own;
         if (own < p.ntiles) {
-            t = own;
             own += p.nblocks;
-            if (threadIdx.x == 0) s.item = q_take(p, t, stamp);
-            __syncthreads();
-            const u32 taken = s.item;
-            __syncthreads();  // everyone has read it before thread 0 writes the next
-            if (!taken) continue;
+            if (!owners) {
+                if (threadIdx.x == 0) s.item = q_take(p, t, stamp);
+                __syncthreads();
+                const u32 taken = s.item;
+                __syncthreads();  // everyone has read it before thread 0 writes the next
+                if (!taken) continue;
+            }
         } else {
             if (own != Q_NONE) {
                 q_token(p);
                 own = Q_NONE;
             }
             const u64 w0 = cycles();
-            t = q_pop(p, stamp, &s.item);
+            t = owners ? wait_woken_tile(p, &s.item, &s.taken) : q_pop(p, stamp, &s.item);
             if (threadIdx.x == 0) {
                 atomicAdd(&p.ctl->bfs_wait, cycles() - w0);
                 atomicAdd(&p.ctl->bfs_pops, 1ull);
             }
             if (t == Q_NONE) return;
         }
-        gr_tile<D>(p, s, t, ld_relaxed(&p.tile_q[p.ntiles + t]) != epoch, epoch, stamp, iters);
-        __syncthreads();
-        if (threadIdx.x == 0) q_done(p, t, stamp);
+        const bool initial = owners ? own != Q_NONE : ld_relaxed(&p.tile_q[p.ntiles + t]) != epoch;
+        gr_tile<D>(p, s, t, initial, epoch, stamp, iters);
+        if (owners) {
+            // after the tile's own wakes are counted
+            if (own == Q_NONE && threadIdx.x == 0) atomicSub(&p.ctl->q_pending, s.taken);
+        } else {
+            __syncthreads();
+            if (threadIdx.x == 0) q_done(p, t, stamp);
+        }
     }
 }
 

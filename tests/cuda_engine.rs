@@ -40,6 +40,15 @@ fn schedules() -> Vec<CudaConfig> {
                 });
             }
         }
+        // the persistent solve's global relabel both ways on every grid: by owners (the
+        // default on the small grids of most tests) and by the queue
+        for owner_relabel_tiles in [0, u32::MAX] {
+            all.push(CudaConfig {
+                tile_height,
+                owner_relabel_tiles,
+                ..CudaConfig::default()
+            });
+        }
     }
     all
 }
@@ -47,8 +56,8 @@ fn schedules() -> Vec<CudaConfig> {
 /// How a test names the schedule settings it ran.
 fn describe(config: &CudaConfig) -> String {
     format!(
-        "{:?}, concurrent {}, 32x{} tiles",
-        config.schedule, config.concurrent, config.tile_height
+        "{:?}, concurrent {}, 32x{} tiles, owner relabels up to {} tiles a block",
+        config.schedule, config.concurrent, config.tile_height, config.owner_relabel_tiles
     )
 }
 
@@ -888,6 +897,8 @@ fn report_schedules() {
         with("conc", &|c| c.concurrent = true),
         with("t32", &|c| c.tile_height = 32),
         with("t16", &|c| c.tile_height = 16),
+        with("queue", &|c| c.owner_relabel_tiles = 0),
+        with("owners", &|c| c.owner_relabel_tiles = u32::MAX),
     ];
     // LIVECUT_VARIANTS=default,gr4 picks some
     let picked = std::env::var("LIVECUT_VARIANTS").ok();

@@ -168,6 +168,8 @@ pub struct Params {
     pub nblocks: u32,
     pub concurrent: u32,
     pub qcap: u32,
+    pub gr_owners: u32,
+    pub pad: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
@@ -265,7 +267,7 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
-        assert_eq!(std::mem::size_of::<Params>(), 88 + 20 * 8);
+        assert_eq!(std::mem::size_of::<Params>(), 96 + 20 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 24);
         assert_eq!(std::mem::size_of::<Ctl>(), 88 + 4 * 18 + 24);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);

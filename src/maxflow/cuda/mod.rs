@@ -58,6 +58,12 @@ pub struct CudaConfig {
     /// Tile height in pixels, one of [`TILE_HEIGHTS`]; 0 picks by grid size
     /// ([`auto_tile_height`]).
     pub tile_height: u32,
+    /// Persistent solve: a global relabel hands a tile that must relax again to the block
+    /// that owns it (a wake it polls for) where the grid has at most this many tiles per
+    /// block, else to whichever block takes it from a shared queue (0: always the
+    /// queue). Owners cut the hand-over's round trips, which small grids wait on; on
+    /// large ones a busy owner holds up its other tiles.
+    pub owner_relabel_tiles: u32,
 }
 
 impl Default for CudaConfig {
@@ -72,6 +78,7 @@ impl Default for CudaConfig {
             global_relabel_work: 16,
             max_rounds: 1 << 20,
             tile_height: 0,
+            owner_relabel_tiles: 4,
         }
     }
 }
@@ -137,8 +144,11 @@ pub struct CudaDetails {
     /// Persistent solve: cycles blocks waited for work in global-relabel passes, and
     /// spent in grid barriers (both summed over blocks).
     pub wait_cycles: (u64, u64),
-    /// Persistent solve: tiles taken from the global relabel's queue (with each block's
-    /// last, empty take).
+    /// Persistent solve: whether global relabels handed tiles to their owner blocks
+    /// ([`CudaConfig::owner_relabel_tiles`]) rather than through the queue.
+    pub owner_relabel: bool,
+    /// Persistent solve: tiles taken from the global relabel's queue, or woken tiles an
+    /// owner took (with each block's last, empty take).
     pub queue_takes: u64,
     /// Passes over the whole grid's memory: tile loads and BFS tiles over the tile
     /// count, plus the full-grid passes of each global relabel (2) and the output (1).
@@ -258,6 +268,11 @@ impl CudaEngine {
         } else {
             0
         };
+        params.gr_owners = u32::from(
+            persistent
+                && u64::from(params.ntiles)
+                    <= u64::from(config.owner_relabel_tiles) * u64::from(params.nblocks),
+        );
         schedule::launch_init(&kernels, &stream, &params, dirs)?;
         stream.synchronize().map_err(cuda_err("upload"))?;
         let upload_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -344,6 +359,7 @@ impl CudaEngine {
             bfs_cycles: ctl.cyc_bfs,
             path_cycles: (ctl.path_bfs, ctl.path_discharge),
             wait_cycles: (ctl.bfs_wait, ctl.barrier_cycles),
+            owner_relabel: params.gr_owners != 0,
             queue_takes: ctl.bfs_pops,
             sweeps: (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
                 + 2.0 * ctl.global_relabels as f64
