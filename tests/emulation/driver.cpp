@@ -62,13 +62,13 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
     p.ntiles = p.tiles_x * p.tiles_y;
     p.npix = p.ntiles * TP;
     p.hmax = pr.w * pr.h + 1;
-    p.ncolours = D == 4 ? 2 : 4;
+    p.ncolours = 2;
     std::vector<u32> tiles;  // grouped by colour, as Tiling::colour_lists does
     for (u32 colour = 0; colour < MAX_COLOURS; ++colour) {
         p.colour_start[colour] = (u32)tiles.size();
         for (u32 t = 0; t < p.ntiles && colour < p.ncolours; ++t) {
             const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
-            const u32 c = D == 4 ? (tx + ty) & 1 : (tx & 1) | ((ty & 1) << 1);
+            const u32 c = (tx + ty) & 1;
             if (c == colour) tiles.push_back(t);
         }
     }

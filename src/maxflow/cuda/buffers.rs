@@ -1,7 +1,9 @@
 //! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
 //! flags, the counters and the row-major input and output arrays.
 
-use super::layout::{CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_PIXELS, Params, Tiling};
+use super::layout::{
+    CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, Tiling,
+};
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, ValidAsZeroBits};
@@ -41,7 +43,7 @@ pub struct DeviceState {
     /// read only when asked for (`CudaEngine::relabel_log`).
     pub log: CudaSlice<u64>,
     colour_tiles: CudaSlice<u32>,
-    colour_start: [u32; 5],
+    colour_start: [u32; MAX_COLOURS + 1],
     /// Counters (`Ctl`), as 64-bit words.
     pub ctl: CudaSlice<u64>,
     in_src: CudaSlice<i32>,

@@ -37,7 +37,7 @@ pub struct CudaConfig {
     /// Persistent kernel or one launch per pass.
     pub schedule: Schedule,
     /// Discharge all tiles at once each round (halo heights may be stale) instead of one
-    /// colour class at a time (frozen halos; 2 phases per round for 4C, 4 for 8C).
+    /// checkerboard colour at a time (2 phases per round, frozen halos but for 8C corners).
     pub concurrent: bool,
     /// Push/relabel steps a tile may run per visit before it is written back; 0 picks
     /// by grid size ([`auto_step_budget`]).
