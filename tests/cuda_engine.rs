@@ -40,12 +40,14 @@ fn schedules() -> Vec<CudaConfig> {
                 });
             }
         }
-        // the persistent solve's global relabel both ways on every grid: by owners (the
-        // default on the small grids of most tests) and by the queue
-        for owner_relabel_tiles in [0, u32::MAX] {
+        // the persistent solve's global relabel and 4C discharge both ways on every grid:
+        // by owners (the default on the small grids of most tests) and by the queue and
+        // the barriers
+        for owners in [0, u32::MAX] {
             all.push(CudaConfig {
                 tile_height,
-                owner_relabel_tiles,
+                owner_relabel_tiles: owners,
+                owner_discharge_tiles: owners,
                 ..CudaConfig::default()
             });
         }
@@ -56,8 +58,12 @@ fn schedules() -> Vec<CudaConfig> {
 /// How a test names the schedule settings it ran.
 fn describe(config: &CudaConfig) -> String {
     format!(
-        "{:?}, concurrent {}, 32x{} tiles, owner relabels up to {} tiles a block",
-        config.schedule, config.concurrent, config.tile_height, config.owner_relabel_tiles
+        "{:?}, concurrent {}, 32x{} tiles, owners up to {}/{} tiles a block",
+        config.schedule,
+        config.concurrent,
+        config.tile_height,
+        config.owner_relabel_tiles,
+        config.owner_discharge_tiles
     )
 }
 
@@ -899,6 +905,8 @@ fn report_schedules() {
         with("t16", &|c| c.tile_height = 16),
         with("queue", &|c| c.owner_relabel_tiles = 0),
         with("owners", &|c| c.owner_relabel_tiles = u32::MAX),
+        with("phases", &|c| c.owner_discharge_tiles = 0),
+        with("dataflow", &|c| c.owner_discharge_tiles = u32::MAX),
     ];
     // LIVECUT_VARIANTS=default,gr4 picks some
     let picked = std::env::var("LIVECUT_VARIANTS").ok();

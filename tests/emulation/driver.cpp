@@ -102,6 +102,7 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
     p.tile_active = zeroed<u32>(p.ntiles);
     p.tile_mail = zeroed<u32>(p.ntiles);
     p.tile_dirty = zeroed<u32>(2 * (size_t)p.ntiles);
+    p.tile_round = zeroed<u32>(p.ntiles);
     p.qcap = 1;
     p.gr_owners = 0;  // the persistent solve does not run here
     p.queue = zeroed<u32>(1);

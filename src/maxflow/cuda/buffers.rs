@@ -35,6 +35,7 @@ pub struct DeviceState {
     tile_active: CudaSlice<u32>,
     tile_mail: CudaSlice<u32>,
     tile_dirty: CudaSlice<u32>,
+    tile_round: CudaSlice<u32>,
     queue: CudaSlice<u32>,
     tile_q: CudaSlice<u32>,
     /// Discharge visits per tile (the heatmap).
@@ -126,6 +127,7 @@ impl DeviceState {
             tile_active: alloc(stream, nt, &mut bytes)?,
             tile_mail: alloc(stream, nt, &mut bytes)?,
             tile_dirty: alloc(stream, 2 * nt, &mut bytes)?,
+            tile_round: alloc(stream, nt, &mut bytes)?,
             queue: alloc(stream, queue_slots(nt), &mut bytes)?,
             tile_q: alloc(stream, 2 * nt, &mut bytes)?,
             activity: alloc(stream, nt, &mut bytes)?,
@@ -189,6 +191,7 @@ impl DeviceState {
             tile_active: self.tile_active.device_ptr(stream).0,
             tile_mail: self.tile_mail.device_ptr(stream).0,
             tile_dirty: self.tile_dirty.device_ptr(stream).0,
+            tile_round: self.tile_round.device_ptr(stream).0,
             qcap: queue_slots(t.ntiles() as u64) as u32,
             queue: self.queue.device_ptr(stream).0,
             tile_q: self.tile_q.device_ptr(stream).0,

@@ -166,7 +166,7 @@ pub struct Params {
     pub concurrent: u32,
     pub qcap: u32,
     pub gr_owners: u32,
-    pub pad: u32,
+    pub owned_discharge: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
@@ -177,6 +177,7 @@ pub struct Params {
     pub tile_active: u64,
     pub tile_mail: u64,
     pub tile_dirty: u64,
+    pub tile_round: u64,
     pub queue: u64,
     pub tile_q: u64,
     pub activity: u64,
@@ -264,7 +265,7 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
-        assert_eq!(std::mem::size_of::<Params>(), 88 + 20 * 8);
+        assert_eq!(std::mem::size_of::<Params>(), 88 + 21 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 24);
         assert_eq!(std::mem::size_of::<Ctl>(), 88 + 4 * 18 + 24);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);

@@ -64,6 +64,13 @@ pub struct CudaConfig {
     /// queue). Owners cut the hand-over's round trips, which small grids wait on; on
     /// large ones a busy owner holds up its other tiles.
     pub owner_relabel_tiles: u32,
+    /// Persistent solve, coloured, 4-connected: a tile's discharge visit waits only for
+    /// its edge neighbours' visits before it (each block visits the tiles it owns) where
+    /// the grid has at most this many tiles per block, instead of a grid barrier after
+    /// each phase (0: always the barriers). Measured on the H200: the shared 4C instances
+    /// 6–7 % faster; 8C ones up to 7 % slower (they keep the barriers), and so are grids
+    /// of many tiles per block, where a block's busy tile holds up its others.
+    pub owner_discharge_tiles: u32,
 }
 
 impl Default for CudaConfig {
@@ -79,6 +86,7 @@ impl Default for CudaConfig {
             max_rounds: 1 << 20,
             tile_height: 0,
             owner_relabel_tiles: 4,
+            owner_discharge_tiles: 4,
         }
     }
 }
@@ -272,6 +280,12 @@ impl CudaEngine {
             persistent
                 && u64::from(params.ntiles)
                     <= u64::from(config.owner_relabel_tiles) * u64::from(params.nblocks),
+        );
+        params.owned_discharge = u32::from(
+            persistent
+                && dirs == 4
+                && u64::from(params.ntiles)
+                    <= u64::from(config.owner_discharge_tiles) * u64::from(params.nblocks),
         );
         schedule::launch_init(&kernels, &stream, &params, dirs)?;
         stream.synchronize().map_err(cuda_err("upload"))?;
