@@ -1501,9 +1501,8 @@ __device__ void solve_persistent(const Params& p) {
 
         // 2. discharge rounds until the next global relabel is due
         if (p.owned_discharge && !p.concurrent) {
+            // the next global relabel's barrier ends the rounds
             discharge_owned<D>(p, ts, rounds, p.gr_rounds);
-            if (!grid_sync(c, nb, &snap, &s_ok, NEXT_PASS)) return;
-            charge(&c->path_discharge);
             rounds += p.gr_rounds;
             if (blockIdx.x == 0 && threadIdx.x == 0) c->rounds = rounds;
             if (rounds >= p.max_rounds) {
