@@ -1175,7 +1175,9 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
     u64 sink = 0;
     u32 relabels = 0, stalled = 0;
     while (active) {
-        const u32 left = __syncthreads_or(push_phase<D>(s, px, cur, &sink));
+        // whether flow left the tile is only needed to count stalled steps
+        const u32 pushed = push_phase<D>(s, px, cur, &sink);
+        const u32 left = p.region_every ? __syncthreads_or(pushed) : (__syncthreads(), 1u);
         active = relabel_phase<D>(p, s, px, cur, &relabels);
         active = __syncthreads_or(active);
         cur ^= 1;
