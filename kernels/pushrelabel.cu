@@ -259,6 +259,14 @@ __device__ __forceinline__ u32 halo_height(const Params& p, u32 tx, u32 ty, int 
     return ld_relaxed(&p.h[blocked_index(p, (u32)gx, (u32)gy)]);
 }
 
+// Halo slot of local coordinates (lx, ly) on the ring around the tile (halo_coord's inverse).
+__device__ __forceinline__ u32 halo_slot(int lx, int ly) {
+    if (ly < 0) return (u32)(lx + 1);
+    if (ly >= TH) return HW + (u32)(lx + 1);
+    if (lx < 0) return 2 * HW + (u32)ly;
+    return 2 * HW + TH + (u32)ly;
+}
+
 __device__ __forceinline__ bool inside_tile(int lx, int ly) {
     return lx >= 0 && lx < TW && ly >= 0 && ly < TH;
 }
@@ -594,6 +602,7 @@ struct TileSmem {
 };
 
 struct BfsSmem {
+    u64 gh[NHALO];     // the halo pixels' gh words (persistent solve), for lowered_wakes
     u32 h[HP];
     Frontier f;
     u32 mail;
@@ -726,16 +735,19 @@ __device__ __forceinline__ u64 gh_pack(u32 epoch, u32 bits, u32 h) {
 }
 __device__ __forceinline__ bool gh_current(u64 g, u32 epoch) { return (u32)(g >> 48) == (epoch & 0xffffu); }
 
-// Height of halo pixel (lx, ly) of tile (tx, ty) for a BFS of global relabel `epoch`:
-// INF where the pixel has no height of this relabel yet (epoch 0, the host-driven scheme:
-// no check).
-__device__ __forceinline__ u32 bfs_halo_height(const Params& p, u32 tx, u32 ty, int lx, int ly, u32 epoch) {
+// gh word of halo pixel (lx, ly) of tile (tx, ty) (0, of no relabel, off the padded grid),
+// and the height a BFS of global relabel `epoch` takes from it: INF where the pixel has
+// no height of this relabel yet. With epoch 0 (the host-driven scheme) the height is
+// the stored one, unchecked.
+__device__ __forceinline__ u32 bfs_halo(const Params& p, u32 tx, u32 ty, int lx, int ly, u32 epoch, u64* word) {
+    *word = 0;
     const int gx = (int)(tx * TW) + lx;
     const int gy = (int)(ty * TH) + ly;
     if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) return INF;
     const u32 j = blocked_index(p, (u32)gx, (u32)gy);
     if (epoch) {
         const u64 g = ld_relaxed(&p.gh[j]);
+        *word = g;
         return gh_current(g, epoch) ? (u32)g : INF;
     }
     return ld_relaxed(&p.h[j]);
@@ -745,15 +757,17 @@ __device__ __forceinline__ u32 bfs_halo_height(const Params& p, u32 tx, u32 ty, 
 __device__ void q_push(const Params& p, u32 t, u32 stamp);
 #endif
 
-// After border pixel i of tile (tx, ty) got the lower height v in the global relabel
-// `epoch`, the 3x3 bits of the neighbour tiles that must relax again: those whose pixel
-// across the arc has no height of this relabel yet (the tile may be reading the old ones
-// right now), and those whose pixel's residual arc into i would now give it a lower
-// height. A pixel with a height of this relabel only gets lower ones, however stale the
-// halo it was computed from: so the check per pixel suffices, and it may read the
-// neighbour before or after this tile's heights are visible.
+// After border pixel i of a tile got the lower height v in the global relabel `epoch`,
+// the 3x3 bits of the neighbour tiles that must relax again: those whose pixel across
+// the arc had no height of this relabel yet (the tile may be reading the old ones right
+// now), and those whose pixel's residual arc into i would now give it a lower height.
+// The neighbours' gh words are the ones the relaxation loaded for its halo (`halo`): a
+// pixel with a height of this relabel only gets lower ones, however stale the halo it
+// was computed from, so a stale word only asks for more wakes, never fewer; loading the
+// words again here put a round trip on the relabel's critical path (H200, same run:
+// seeds_disk 2.92 -> 2.88 ms, camera 8C 3.11 -> 3.04, chelsea 8C 10.65 -> 10.46).
 template <int D>
-__device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, u32 i, u32 v, u32 epoch) {
+__device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u32 i, u32 v, u32 epoch) {
     const int lx = (int)(i % TW), ly = (int)(i / TW);
     u32 wake = 0;
     for (int d = 0; d < D; ++d) {
@@ -763,7 +777,7 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, u32 i, u32 v, u32 
         if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) continue;
         const u32 bit = 1u << ((ny < 0 ? 0 : ny >= TH ? 6 : 3) + (nx < 0 ? 0 : nx >= TW ? 2 : 1));
         if (wake & bit) continue;
-        const u64 g = ld_relaxed(&p.gh[blocked_index(p, (u32)gx, (u32)gy)]);
+        const u64 g = halo[halo_slot(nx, ny)];
         const u32 arc = (u32)(g >> (32 + (d ^ 1))) & 1u;
         if (!gh_current(g, epoch) || (arc && (u32)g > v + 1u)) wake |= bit;
     }
@@ -773,14 +787,15 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, u32 i, u32 v, u32 
 // One BFS relaxation of tile t. The initial one of a global relabel takes the tile's mail
 // into its residual graph, builds the residual bits and starts from h = 1 at pixels with a
 // t-link residual (INF elsewhere); later ones continue from the stored heights. Both lower
-// border pixels from the halo (heights of this relabel only, see bfs_halo_height) and
+// border pixels from the halo (heights of this relabel only, see bfs_halo) and
 // relax the tile to its fixpoint. Sets the tile's active flag and returns the 3x3 bits of
 // the neighbour tiles that may see a lower border height (initial: a finite one); in a
 // global relabel `epoch` of the persistent solve, wakes those that must relax again.
 // Loading the tile's own arrays before the halo barrier, so that they and the mail's
 // atomics overlap the halo loads, measured no faster (H200): the 8C kernels spill twice
 // as much; nor for repeat relaxations alone (their heights and residual bits: rocket
-// 2.15 -> 2.19 ms, a 1080p seed disk 75.4 -> 76.4); nor a first compare-and-swap in
+// 2.15 -> 2.19 ms, a 1080p seed disk 75.4 -> 76.4), nor kept in shared memory by the
+// owner from one relaxation to the next (no change); nor a first compare-and-swap in
 // q_push that guesses the tile's state instead of loading it (no change).
 template <int D>
 __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters) {
@@ -802,7 +817,9 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         int lx, ly;
         halo_coord(k, lx, ly);
         // the host-driven scheme's initial pass runs every tile at once: no halo yet
-        s.h[(ly + 1) * HW + lx + 1] = (initial && !epoch) ? INF : bfs_halo_height(p, tx, ty, lx, ly, epoch);
+        u64 word = 0;
+        s.h[(ly + 1) * HW + lx + 1] = (initial && !epoch) ? INF : bfs_halo(p, tx, ty, lx, ly, epoch, &word);
+        s.gh[k] = word;
     }
     __syncthreads();
     const u32 mail = s.mail;
@@ -868,7 +885,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         for (u32 k = 0; k < PPT; ++k) {
             const u32 i = threadIdx.x + k * BDIM;
             const u32 v = s.h[halo_index(i)];
-            if (v != h0[k] && on_border(i)) wake |= lowered_wakes<D>(p, tx, ty, i, v, epoch);
+            if (v != h0[k] && on_border(i)) wake |= lowered_wakes<D>(p, tx, ty, s.gh, i, v, epoch);
         }
 #pragma unroll
         for (u32 b = 0; b < 9; ++b) {
