@@ -68,7 +68,9 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// the border traffic. Measured on the H100 (132 SMs), 16 against 32 rows: 640×480 4C
 /// image energies 2–23 % faster, the shared instances of 80–300 square tiles 2–19 %
 /// faster except chelsea 451×300 8C (7 % slower); 1920×1080 (2,040 square tiles) image
-/// and seed energies 15–25 % slower.
+/// and seed energies 15–25 % slower. Eight-row tiles (256 threads, four blocks per SM)
+/// measured slower still on the H200 (rocket 1.88 -> 2.11 ms, seeds_disk 2.89 -> 3.67,
+/// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52).
 pub fn auto_tile_height(width: u32, height: u32, sms: u32) -> u32 {
     if few_square_tiles(width, height, sms) {
         TILE_HEIGHTS[1]
