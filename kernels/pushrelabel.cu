@@ -29,18 +29,19 @@
 //    a t-link residual; later ones lower border pixels from the halo and relax again.
 //    Host-driven scheme: level-synchronous rounds (round 0 relaxes every tile alone,
 //    later rounds the tiles whose halo changed, until a round changes no border).
-//    Persistent solve: one pass of a work queue with no barrier inside: every tile is
-//    queued once, and a tile whose border got lower queues just the neighbours whose
-//    pixels can use it; heights carry the epoch of their relabel (gh) so that a tile
-//    never reads a neighbour's stale ones (chaotic relaxation, same fixpoint). Active flags
-//    come out of the same relaxations.
+//    Persistent solve: one pass with no barrier inside: every tile relaxes once, and a
+//    tile whose border got lower has just the neighbours whose pixels can use it relax
+//    again (through a work queue, or on small grids by waking their owner blocks);
+//    heights carry the epoch of their relabel (gh) so that a tile never reads a
+//    neighbour's stale ones (chaotic relaxation, same fixpoint). Active flags come out of
+//    the same relaxations.
 //  * termination: after an exact global relabel, no pixel with excess has a finite
 //    height, i.e. no active pixel can reach the sink: the preflow's value is maximum and
 //    the pixels at INF (cannot reach t) are the source side of a minimum cut.
 //
 // Every entry point exists in a persistent cooperative form (pr_solve*, the whole solve
-// in one launch with a grid barrier between passes; the global relabel runs off a work
-// queue) and as single passes for the host-driven scheme.
+// in one launch with a grid barrier between passes, or on small 4C grids between global
+// relabels only) and as single passes for the host-driven scheme.
 //
 // Kernels are written so that every pixel loop runs over the PPT = TP / BDIM pixels a
 // thread owns (one on the GPU) and per-pixel state that crosses a barrier is kept per
