@@ -682,7 +682,9 @@ __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
 #pragma unroll
                 for (int d = 0; d < D; ++d) {
                     const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
-                    if (!inside_tile(nx, ny) || !((arcs[k] >> d) & 1u) || !((f.w[cur][ny] >> nx) & 1u)) continue;
+                    // the frontier row words are in registers already (0 off the tile)
+                    const u32 row = dir_dy(d) < 0 ? wa : dir_dy(d) > 0 ? wb : ws;
+                    if (nx < 0 || nx >= TW || !((arcs[k] >> d) & 1u) || !((row >> nx) & 1u)) continue;
                     m = umin32(m, f.v[cur][ny * TW + nx] + 1u);
                 }
                 if (m < v) {
