@@ -133,8 +133,7 @@ struct Params {
     u32 tiles_x, tiles_y, ntiles;  // padded grid in tiles
     u32 npix;                      // ntiles * TP
     u32 hmax;                      // heights >= hmax cannot reach t (pixels + 1)
-    u32 ncolours;                  // 2 (a checkerboard)
-    u32 colour_start[MAX_COLOURS + 1];
+    u32 colour_start[MAX_COLOURS + 1];  // tiles of each checkerboard colour in colour_tiles
     u32 step_budget;               // push/relabel steps per tile visit
     u32 region_every;              // region relabel after this many steps without outflow
     u32 revisit_every;             // visit idle tiles every K rounds (0: never)
@@ -158,8 +157,9 @@ struct Params {
     u32* tile_dirty;     // 2 * ntiles (BFS rounds, by round parity)
     u32* tile_round;     // ntiles: discharge rounds the tile is done with (discharge by owners)
     u32* queue;          // qcap: tile id + 1 per filled slot, 0 = empty
-    u32* tile_q;         // 2 * ntiles: stamp of the pass the tile is queued in; GR epoch of its
-                         // last initial relaxation
+    u32* tile_q;         // 2 * ntiles: the queue's: stamp of the pass the tile is queued in, GR
+                         // epoch of its last initial relaxation; the owners': wakes the tile
+                         // got, wakes its owner took
     u32* activity;       // ntiles: discharge visits with work
     u64* log;            // LOG_ROWS x LOG_COLS: counters after each global relabel (persistent solve)
     const u32* colour_tiles;  // ntiles tile ids grouped by colour
@@ -327,6 +327,14 @@ __device__ __forceinline__ int halo_index(u32 i) { return (int)((i / TW + 1) * H
 // Returns false when it waited too long (the solve is then abandoned with ST_HANG).
 
 #ifndef LIVECUT_EMU
+// Whether a wait that began at `start` has gone on too long (~20 s: something is broken);
+// if so the solve is marked hung.
+__device__ __forceinline__ bool waited_too_long(Ctl* c, long long start) {
+    if (clock64() - start <= 40000000000LL) return false;
+    atomicExch(&c->status, ST_HANG);
+    return true;
+}
+
 // `next` (the same in every block): 0 keeps the work queue as it is; NEXT_PASS empties
 // it for a new pass (new stamp, one token per block); NEXT_GR also starts a new global
 // relabel epoch. The last block to arrive does this while every other block waits.
@@ -361,8 +369,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
             const long long start = clock64();
             while (ld_acquire(&c->bar_gen) == gen) {
                 __nanosleep(20);
-                if (clock64() - start > 40000000000LL) {  // ~20 s: something is broken
-                    atomicExch(&c->status, ST_HANG);
+                if (waited_too_long(c, start)) {
                     ok = 0;
                     break;
                 }
@@ -462,10 +469,7 @@ __device__ u32 q_pop(const Params& p, u32 stamp, u32* s_item) {
             // nothing can be pushed once q_pending is 0: the ticket stays unfilled
             if (ld_acquire(&c->q_pending) == 0u) break;
             __nanosleep(32);
-            if (clock64() - start > 40000000000LL) {  // ~20 s: something is broken
-                atomicExch(&c->status, ST_HANG);
-                break;
-            }
+            if (waited_too_long(c, start)) break;
         }
         *s_item = item;
     }
@@ -536,11 +540,7 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
             if (item != Q_NONE) break;
             u32 over = 0;
             if (threadIdx.x == 0) {
-                over = ld_acquire(&c->q_pending) == 0u;
-                if (!over && clock64() - start > 40000000000LL) {  // ~20 s: something is broken
-                    atomicExch(&c->status, ST_HANG);
-                    over = 1;
-                }
+                over = ld_acquire(&c->q_pending) == 0u || waited_too_long(c, start);
             }
             if (__shfl_sync(0xffffffffu, over, 0)) break;
             __nanosleep(32);
@@ -1394,10 +1394,7 @@ __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds
         for (;;) {
             const bool waiting = mine && ld_acquire(word) < rounds;
             if (!__any_sync(0xffffffffu, waiting)) break;
-            if (l == 0 && clock64() - start > 40000000000LL) {  // ~20 s: something is broken
-                atomicExch(&p.ctl->status, ST_HANG);
-                ok = 0;
-            }
+            if (l == 0 && waited_too_long(p.ctl, start)) ok = 0;
             if (!__shfl_sync(0xffffffffu, ok, 0)) break;
             __nanosleep(32);
         }
@@ -1541,7 +1538,7 @@ __device__ void solve_persistent(const Params& p) {
         const u64 work_cap = (u64)p.npix * p.gr_work_num / 16u;
         for (u32 since = 0;;) {
             const bool revisit = p.revisit_every && rounds % p.revisit_every == p.revisit_every - 1;
-            const u32 phases = p.concurrent ? 1u : p.ncolours;
+            const u32 phases = p.concurrent ? 1u : MAX_COLOURS;
             for (u32 phase = 0; phase < phases; ++phase) {
                 const u32 first = p.concurrent ? 0u : p.colour_start[phase];
                 const u32 count = p.concurrent ? p.ntiles : p.colour_start[phase + 1] - first;

@@ -62,11 +62,10 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
     p.ntiles = p.tiles_x * p.tiles_y;
     p.npix = p.ntiles * TP;
     p.hmax = pr.w * pr.h + 1;
-    p.ncolours = 2;
     std::vector<u32> tiles;  // grouped by colour, as Tiling::colour_lists does
     for (u32 colour = 0; colour < MAX_COLOURS; ++colour) {
         p.colour_start[colour] = (u32)tiles.size();
-        for (u32 t = 0; t < p.ntiles && colour < p.ncolours; ++t) {
+        for (u32 t = 0; t < p.ntiles; ++t) {
             const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
             const u32 c = (tx + ty) & 1;
             if (c == colour) tiles.push_back(t);
@@ -104,7 +103,6 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
     p.tile_dirty = zeroed<u32>(2 * (size_t)p.ntiles);
     p.tile_round = zeroed<u32>(p.ntiles);
     p.qcap = 1;
-    p.gr_owners = 0;  // the persistent solve does not run here
     p.queue = zeroed<u32>(1);
     p.tile_q = zeroed<u32>(2 * (size_t)p.ntiles);
     p.activity = zeroed<u32>(p.ntiles);
@@ -138,7 +136,7 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
         const u64 work0 = c->relabels, work_cap = (u64)p.npix * p.gr_work_num / 16;
         for (u32 since = 0;;) {
             const u32 revisit = p.revisit_every && rounds % p.revisit_every == p.revisit_every - 1;
-            const u32 nphases = p.concurrent ? 1 : p.ncolours;
+            const u32 nphases = p.concurrent ? 1 : MAX_COLOURS;
             for (u32 ph = 0; ph < nphases; ++ph) {
                 const u32 first = p.concurrent ? 0 : p.colour_start[ph];
                 const u32 count = p.concurrent ? p.ntiles : p.colour_start[ph + 1] - first;

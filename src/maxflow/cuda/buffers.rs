@@ -179,7 +179,6 @@ impl DeviceState {
             ntiles: t.ntiles(),
             npix: t.ntiles() * t.tile_px(),
             hmax: (t.pixels() + 1) as u32,
-            ncolours: t.colours(),
             colour_start: self.colour_start,
             res: self.res.device_ptr(stream).0,
             tres: self.tres.device_ptr(stream).0,

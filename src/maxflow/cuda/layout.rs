@@ -113,29 +113,23 @@ impl Tiling {
         self.width as u64 * self.height as u64
     }
 
-    /// Tiles of one colour share no edge: a checkerboard. 8C tiles of one colour touch
-    /// at corners, whose heights may then be stale during a phase (costs work, never
-    /// exactness; four colours measured slower, see `kernels/pushrelabel.cu`).
-    pub fn colours(&self) -> u32 {
-        MAX_COLOURS as u32
-    }
-
-    /// Colour of the tile at (tx, ty).
+    /// Colour of the tile at (tx, ty), one of [`MAX_COLOURS`]: tiles of one colour share
+    /// no edge (a checkerboard). 8C tiles of one colour touch at corners, whose heights
+    /// may then be stale during a phase (costs work, never exactness; four colours
+    /// measured slower, see `kernels/pushrelabel.cu`).
     pub fn colour_of(&self, tx: u32, ty: u32) -> u32 {
         (tx + ty) & 1
     }
 
     /// Tile ids grouped by colour, and where each colour's group starts (the last entry
-    /// is the total; unused colours are empty).
+    /// is the total).
     pub fn colour_lists(&self) -> (Vec<u32>, [u32; MAX_COLOURS + 1]) {
         let mut tiles = Vec::with_capacity(self.ntiles() as usize);
         let mut start = [0u32; MAX_COLOURS + 1];
         for colour in 0..MAX_COLOURS as u32 {
             start[colour as usize] = tiles.len() as u32;
             for t in 0..self.ntiles() {
-                if colour < self.colours()
-                    && self.colour_of(t % self.tiles_x, t / self.tiles_x) == colour
-                {
+                if self.colour_of(t % self.tiles_x, t / self.tiles_x) == colour {
                     tiles.push(t);
                 }
             }
@@ -156,7 +150,6 @@ pub struct Params {
     pub ntiles: u32,
     pub npix: u32,
     pub hmax: u32,
-    pub ncolours: u32,
     pub colour_start: [u32; MAX_COLOURS + 1],
     pub step_budget: u32,
     pub region_every: u32,

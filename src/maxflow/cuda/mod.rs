@@ -276,17 +276,12 @@ impl CudaEngine {
         } else {
             0
         };
-        params.gr_owners = u32::from(
-            persistent
-                && u64::from(params.ntiles)
-                    <= u64::from(config.owner_relabel_tiles) * u64::from(params.nblocks),
-        );
-        params.owned_discharge = u32::from(
-            persistent
-                && dirs == 4
-                && u64::from(params.ntiles)
-                    <= u64::from(config.owner_discharge_tiles) * u64::from(params.nblocks),
-        );
+        // the owners' ways where each persistent block has at most `limit` tiles
+        let owned = |limit: u32| {
+            persistent && u64::from(params.ntiles) <= u64::from(limit) * u64::from(params.nblocks)
+        };
+        params.gr_owners = u32::from(owned(config.owner_relabel_tiles));
+        params.owned_discharge = u32::from(dirs == 4 && owned(config.owner_discharge_tiles));
         schedule::launch_init(&kernels, &stream, &params, dirs)?;
         stream.synchronize().map_err(cuda_err("upload"))?;
         let upload_ms = t0.elapsed().as_secs_f64() * 1e3;

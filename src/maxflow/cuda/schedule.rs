@@ -3,7 +3,7 @@
 //! reading the counters to decide what comes next.
 
 use super::buffers::{DeviceState, cuda_err};
-use super::layout::{Ctl, Params};
+use super::layout::{Ctl, MAX_COLOURS, Params};
 use super::runtime::Kernels;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
@@ -149,9 +149,9 @@ pub fn run_host_loop(
             let phases = if params.concurrent != 0 {
                 1
             } else {
-                params.ncolours
+                MAX_COLOURS
             };
-            for phase in 0..phases as usize {
+            for phase in 0..phases {
                 let (first, count) = if params.concurrent != 0 {
                     (0, nt)
                 } else {
