@@ -1107,13 +1107,24 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
         for (int d = 0; d < D; ++d) hv[d] = early && q.h < INF ? h[hi + dir_dy(d) * HW + dir_dx(d)] : INF;
         if (in) {
             s.inb[i] = 0;
+            // 4C: every arrival is loaded before any is added, so the loads overlap
+            // (the 8C kernels have no registers for eight)
+            u32 f[D];
+            u64 add = 0;
 #pragma unroll
             for (int d = 0; d < D; ++d) {
-                if (!((in >> (8 * d)) & 0xffu)) continue;
-                const u32 f = s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)];
-                q.res[d] += f;
-                q.e += f;
+                f[d] = ((in >> (8 * d)) & 0xffu) ? s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)] : 0u;
+                if (D == 8) {
+                    q.res[d] += f[d];
+                    add += f[d];
+                }
             }
+#pragma unroll
+            for (int d = 0; D == 4 && d < D; ++d) {
+                q.res[d] += f[d];
+                add += f[d];
+            }
+            q.e += add;
         }
         if (q.e && q.h < INF) {
             u32 m = q.tres ? 0u : INF;
@@ -1218,8 +1229,7 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
     u32 relabels = 0, stalled = 0;
     while (active) {
         // whether flow left the tile is only needed to count stalled steps
-        const u32 pushed = push_phase<D>(s, px, cur, &sink);
-        const u32 left = p.region_every ? __syncthreads_or(pushed) : (__syncthreads(), 1u);
+        const u32 left = __syncthreads_or(push_phase<D>(s, px, cur, &sink));
         active = relabel_phase<D>(p, s, px, cur, &relabels);
         active = __syncthreads_or(active);
         cur ^= 1;
