@@ -282,13 +282,13 @@ __device__ __forceinline__ void set_tile_active(const Params& p, u32 t, u32 old,
 
 // Mail: the sender adds to its mailbox slots, fences, then raises the receiver's flag; the
 // receiver takes the flag, fences, then empties the slots. Flow left in a slot therefore
-// always has its flag raised, and a receiver that saw no flag may skip the slots.
+// always has its flag raised, and a receiver that saw no flag may skip the slots. Flags
+// and slots are exchanged without a load first: a visit waits on each of these round
+// trips, and a load before the exchange was one more wherever there was mail.
 __device__ __forceinline__ void send_mail(const Params& p, u32 t) {
-    if (ld_relaxed(&p.tile_mail[t]) == 0u && atomicExch(&p.tile_mail[t], 1u) == 0u)
-        atomicAdd(&p.ctl->mail_tiles, 1u);
+    if (atomicExch(&p.tile_mail[t], 1u) == 0u) atomicAdd(&p.ctl->mail_tiles, 1u);
 }
 __device__ __forceinline__ u32 take_mail(const Params& p, u32 t) {
-    if (ld_relaxed(&p.tile_mail[t]) == 0u) return 0u;
     const u32 had = atomicExch(&p.tile_mail[t], 0u);
     if (had) atomicAdd(&p.ctl->mail_tiles, 0xffffffffu);
     return had;
@@ -311,7 +311,7 @@ __device__ __forceinline__ u32 take_pending(const Params& p, u32 tx, u32 ty, int
     if (gx < 0 || gy < 0 || gx >= (int)(p.tiles_x * TW) || gy >= (int)(p.tiles_y * TH)) return 0;
     const u32 nt = (u32)(gy / TH) * p.tiles_x + (u32)(gx / TW);
     const u32 slot = pend_index<D>(nt, d ^ 1, gx % TW, gy % TH);
-    return ld_relaxed(&p.pend[slot]) ? atomicExch(&p.pend[slot], 0u) : 0u;
+    return atomicExch(&p.pend[slot], 0u);
 }
 
 __device__ __forceinline__ bool on_border(u32 i) {
@@ -1274,7 +1274,11 @@ __device__ void mask_tile(const Params& p, u32 t) {
 // block's feet (mail from concurrently running tiles), so the block decides together.
 __device__ __forceinline__ bool wants_visit(const Params& p, u32 t, bool revisit) {
     u32 want = 0;
-    if (threadIdx.x == 0) want = revisit || p.tile_active[t] || ld_relaxed(&p.tile_mail[t]);
+    if (threadIdx.x == 0) {
+        // both flags loaded at once, not the mail flag after the active one
+        const u32 active = p.tile_active[t], mail = ld_relaxed(&p.tile_mail[t]);
+        want = revisit || active || mail;
+    }
     return __syncthreads_or(want) != 0;
 }
 
