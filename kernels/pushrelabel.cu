@@ -939,12 +939,10 @@ template <int D>
 __device__ void load_tile(const Params& p, TileSmem<D>& s, Px<D>* px, u32 t) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
+    // s.flag and s.mail: taken by wants_visit
     if (threadIdx.x == 0) {
         s.sink = 0;
         s.relabels = 0;
-        s.flag = p.tile_active[t];
-        s.mail = take_mail(p, t);
-        if (s.mail) __threadfence();
     }
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
@@ -1250,7 +1248,7 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
         set_tile_active(p, t, s.flag, 0u);
     if (threadIdx.x == 0) {
         if (steps) {
-            p.activity[t] += 1;
+            atomicAdd(&p.activity[t], 1u);  // no load on the visit's chain
             atomicAdd(&p.ctl->tile_visits, 1u);
             atomicAdd(&p.ctl->steps, steps);
         }
@@ -1270,13 +1268,19 @@ __device__ void mask_tile(const Params& p, u32 t) {
     }
 }
 
-// Whether tile t needs a discharge visit this round. The flags can change under the
+// Whether tile t needs a discharge visit this round: flagged active, mailed, or every
+// tile on a revisit round. Takes the tile's mail as it asks (where there is mail a visit
+// follows; a round trip less than asking first and taking it in load_tile) and keeps
+// the tile's flags for the visit in s.flag and s.mail. The flags can change under the
 // block's feet (mail from concurrently running tiles), so the block decides together.
-__device__ __forceinline__ bool wants_visit(const Params& p, u32 t, bool revisit) {
+template <int D>
+__device__ __forceinline__ bool wants_visit(const Params& p, TileSmem<D>& s, u32 t, bool revisit) {
     u32 want = 0;
     if (threadIdx.x == 0) {
-        // both flags loaded at once, not the mail flag after the active one
-        const u32 active = p.tile_active[t], mail = ld_relaxed(&p.tile_mail[t]);
+        const u32 active = p.tile_active[t], mail = take_mail(p, t);
+        if (mail) __threadfence();
+        s.flag = active;
+        s.mail = mail;
         want = revisit || active || mail;
     }
     return __syncthreads_or(want) != 0;
@@ -1327,7 +1331,7 @@ __device__ void discharge_entry(const Params& p, u32 first, u32 revisit, u32 reg
     DYN_SMEM(smem);
     TileSmem<D>& s = *reinterpret_cast<TileSmem<D>*>(smem);
     const u32 t = p.colour_tiles[first + blockIdx.x];
-    if (!wants_visit(p, t, revisit != 0)) return;
+    if (!wants_visit<D>(p, s, t, revisit != 0)) return;
     discharge_tile<D>(p, s, t, region_first != 0);
 }
 
@@ -1453,7 +1457,7 @@ template <int D>
 __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 count, bool revisit, bool region_first) {
     for (u32 k = blockIdx.x; k < count; k = claim(p, &s.item)) {
         const u32 t = p.colour_tiles[first + k];
-        if (!wants_visit(p, t, revisit)) continue;
+        if (!wants_visit<D>(p, s, t, revisit)) continue;
         discharge_tile<D>(p, s, t, region_first);
     }
 }
@@ -1480,7 +1484,7 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
                 const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
                 if (((tx + ty) & 1u) != colour) continue;
                 if (!wait_edge_neighbours(p, tx, ty, g + colour, &s.item)) return;
-                if (wants_visit(p, t, revisit)) discharge_tile<D>(p, s, t, k > 0);
+                if (wants_visit<D>(p, s, t, revisit)) discharge_tile<D>(p, s, t, k > 0);
                 __syncthreads();
                 if (threadIdx.x == 0) {
                     __threadfence();  // the tile's state before its neighbours may load it
