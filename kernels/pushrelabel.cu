@@ -520,7 +520,7 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
         Ctl* c = p.ctl;
         const u32 nb = p.nblocks;
         const long long start = clock64();
-        u32 item = Q_NONE, count = 0;
+        u32 item = Q_NONE, count = 0, got = 0;
         for (;;) {
             for (u32 t0 = blockIdx.x; t0 < p.ntiles; t0 += 32u * nb) {
                 const u32 t = t0 + threadIdx.x * nb;
@@ -534,6 +534,7 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
                     const u32 lane = (u32)__ffs(w) - 1u;
                     item = t0 + lane * nb;
                     count = __shfl_sync(0xffffffffu, cnt - seen, lane);
+                    got = __shfl_sync(0xffffffffu, cnt, lane);
                     break;
                 }
             }
@@ -546,7 +547,9 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
             __nanosleep(32);
         }
         if (threadIdx.x == 0) {
-            if (item != Q_NONE) p.tile_q[p.ntiles + item] += count;
+            // the wakes taken are all the tile had got: a store, not a load and a
+            // store, on the chain from one relaxation to the next
+            if (item != Q_NONE) p.tile_q[p.ntiles + item] = got;
             *s_item = item;
             *s_taken = count;
         }
