@@ -688,11 +688,12 @@ __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
                 u32 m = v;
 #pragma unroll
                 for (int d = 0; d < D; ++d) {
-                    const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
+                    const int nx = lx + dir_dx(d);
                     // the frontier row words are in registers already (0 off the tile)
                     const u32 row = dir_dy(d) < 0 ? wa : dir_dy(d) > 0 ? wb : ws;
                     if (nx < 0 || nx >= TW || !((arcs[k] >> d) & 1u) || !((row >> nx) & 1u)) continue;
-                    m = umin32(m, f.v[cur][ny * TW + nx] + 1u);
+                    // the neighbour's index as i plus a constant: one base, immediate offsets
+                    m = umin32(m, f.v[cur][(int)i + dir_dy(d) * TW + dir_dx(d)] + 1u);
                 }
                 if (m < v) {
                     h[hi] = m;
@@ -1072,7 +1073,7 @@ __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
             const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
             if (inside_tile(nx, ny)) {
                 s.out[d][i] = a[d];
-                reinterpret_cast<unsigned char*>(&s.inb[ny * TW + nx])[d ^ 1] = 1;
+                reinterpret_cast<unsigned char*>(&s.inb[(int)i + dir_dy(d) * TW + dir_dx(d)])[d ^ 1] = 1;
             } else {
                 s.bout[d][(nx < 0 || nx >= TW) ? ly : TW + lx] += a[d];
                 left = 1;
@@ -1114,7 +1115,7 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
             u64 add = 0;
 #pragma unroll
             for (int d = 0; d < D; ++d) {
-                f[d] = ((in >> (8 * d)) & 0xffu) ? s.out[d ^ 1][(ly + dir_dy(d)) * TW + lx + dir_dx(d)] : 0u;
+                f[d] = ((in >> (8 * d)) & 0xffu) ? s.out[d ^ 1][(int)i + dir_dy(d) * TW + dir_dx(d)] : 0u;
                 if (D == 8) {
                     q.res[d] += f[d];
                     add += f[d];
