@@ -212,6 +212,10 @@ __device__ __forceinline__ u64 cycles() { return (u64)clock64(); }
 
 // Loads and stores of words that other blocks read or write meanwhile, with their memory
 // order at GPU scope (ORDER: relaxed, acquire, release), for 32- and 64-bit words.
+// Measured and not kept (H200, same run): acq_rel fences instead of __threadfence()'s
+// sequentially consistent ones (no change); polls on relaxed loads with one fence after
+// the wait, and release atomics for wakes and mail instead of fences (which invalidate
+// the SM's L1): 4C within 1 %, 8C 1-4 % slower.
 #define GPU_LOAD(NAME, ORDER, T, BITS, REG)                                                  \
     __device__ __forceinline__ T NAME(const T* p) {                                          \
         T v;                                                                                 \
@@ -666,7 +670,11 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // each row the frontier touches along its horizontal arcs as well, by two warp scans per
 // iteration, measured slower on the H200 (chelsea 8C 8.12 -> 9.61 ms, camera 2.53 ->
 // 2.81, rocket 1.78 -> 1.84; only 1280x720 and 1920x1080 4C image energies 2-3 % faster):
-// the scans cost every touched row more than the iterations they save.
+// the scans cost every touched row more than the iterations they save. Also measured
+// and not kept (H200, same run): each pixel's own height kept in a register across
+// iterations (8C 3-4 % slower from the registers, 4C the same); the frontier bits of all
+// directions read for every pixel from the row words shifted to its column, no range
+// tests (chelsea 8C 7.46 -> 7.57, the pixels away from the frontier do the extra work).
 template <int D>
 __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
     u32 iters = 0;
@@ -1032,6 +1040,13 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
 // t at height 1, to neighbours one lower): the amount into out[d] (taken by the receiver
 // in the next phase, which learns of it from its inb bit) or, across the border, into
 // the mailbox accumulator. Returns whether flow left the tile (to t or the border).
+// A step costs what its slowest warp's chain of dependent instructions costs (PC
+// sampling: the other warps wait at the barriers), so steps are written for short
+// chains. A one-barrier step (take arrivals, relabel, push; flows, flags and heights by
+// step parity; a label left more than one above by a neighbour's same-step push is
+// repaired downwards) measured no cheaper per step and needed more rounds: H200, same
+// run, rocket 1.77 -> 1.88 ms, seeds_disk 2.67 -> 3.14, seeds_astronaut 4.06 -> 5.03
+// (camera 2.54 -> 2.29 and a 1920x1080 seed disk 71.7 -> 68.9 faster).
 template <int D>
 __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
     const u32* h = s.h[cur];
@@ -1478,6 +1493,10 @@ __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 
 // run as the phases: rocket 2.04 -> 1.90 ms, coins 1.77 -> 1.64, seeds_disk 3.17 -> 2.99
 // (the same visits and steps, sooner); 8C chelsea 10.6 -> 11.3 (more visits), and a
 // 1920x1080 image energy 7.59 -> 7.96 with 16 tiles a block: those keep the phases.
+// A second round's visit starts with a region relabel. Without it (H200, same run):
+// coins 1.385 -> 1.265 ms and chelsea 640x480 4.75 -> 4.44, but seeds_disk 2.555 ->
+// 2.695 and a 640x480 image 2.05 -> 2.20; only for tiles flagged active: coins 1.295,
+// rocket 1.665 -> 1.86. Kept for all.
 template <int D>
 __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32 nrounds) {
     for (u32 k = 0; k < nrounds; ++k) {
