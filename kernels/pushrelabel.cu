@@ -1124,23 +1124,21 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
         for (int d = 0; d < D; ++d) hv[d] = early && q.h < INF ? h[hi + dir_dy(d) * HW + dir_dx(d)] : INF;
         if (in) {
             s.inb[i] = 0;
-            // 4C: every arrival is loaded before any is added, so the loads overlap
-            // (the 8C kernels have no registers for eight)
             u32 f[D];
             u64 add = 0;
+            auto take = [&](int d) {
+                q.res[d] += f[d];
+                add += f[d];
+            };
+            // 4C: every arrival is loaded before any is taken, so the loads overlap (the
+            // 8C kernels have no registers for eight: each is taken as it comes)
 #pragma unroll
             for (int d = 0; d < D; ++d) {
                 f[d] = ((in >> (8 * d)) & 0xffu) ? s.out[d ^ 1][(int)i + dir_dy(d) * TW + dir_dx(d)] : 0u;
-                if (D == 8) {
-                    q.res[d] += f[d];
-                    add += f[d];
-                }
+                if (D == 8) take(d);
             }
 #pragma unroll
-            for (int d = 0; D == 4 && d < D; ++d) {
-                q.res[d] += f[d];
-                add += f[d];
-            }
+            for (int d = 0; D == 4 && d < D; ++d) take(d);
             q.e += add;
         }
         if (q.e && q.h < INF) {
