@@ -325,6 +325,13 @@ __device__ __forceinline__ bool on_border(u32 i) {
 
 __device__ __forceinline__ int halo_index(u32 i) { return (int)((i / TW + 1) * HW + i % TW + 1); }
 
+// Index of pixel i's neighbour in direction d, inside the tile (the caller knows it is)
+// and in the halo-indexed height arrays (from i's halo index hi): the index plus a
+// constant, so a thread's loads of its neighbours take one base register and immediate
+// offsets instead of a row-and-column computation each.
+__device__ __forceinline__ int tile_neighbour(u32 i, int d) { return (int)i + dir_dy(d) * TW + dir_dx(d); }
+__device__ __forceinline__ int halo_neighbour(int hi, int d) { return hi + dir_dy(d) * HW + dir_dx(d); }
+
 // ---------------------------------------------------------------------------------
 // Grid barrier for the persistent kernel (all blocks co-resident: cooperative launch).
 // The last block to arrive copies the counters into Ctl::snap before releasing.
@@ -700,8 +707,7 @@ __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
                     // the frontier row words are in registers already (0 off the tile)
                     const u32 row = dir_dy(d) < 0 ? wa : dir_dy(d) > 0 ? wb : ws;
                     if (nx < 0 || nx >= TW || !((arcs[k] >> d) & 1u) || !((row >> nx) & 1u)) continue;
-                    // the neighbour's index as i plus a constant: one base, immediate offsets
-                    m = umin32(m, f.v[cur][(int)i + dir_dy(d) * TW + dir_dx(d)] + 1u);
+                    m = umin32(m, f.v[cur][tile_neighbour(i, d)] + 1u);
                 }
                 if (m < v) {
                     h[hi] = m;
@@ -876,7 +882,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         if (on_border(i))
             for (int d = 0; d < D; ++d)
                 if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u))
-                    m = umin32(m, s.h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+                    m = umin32(m, s.h[halo_neighbour(hi, d)] + 1u);
         s.h[hi] = m;
         frontier_seed(s.f, i, m < h0[k], m);
     }
@@ -1014,7 +1020,7 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
         if (on_border(i))
             for (int d = 0; d < D; ++d)
                 if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((a >> d) & 1u))
-                    m = umin32(m, h[hi + dir_dy(d) * HW + dir_dx(d)] + 1u);
+                    m = umin32(m, h[halo_neighbour(hi, d)] + 1u);
         h[hi] = m;
         frontier_seed(s.f, i, m < INF, m);
     }
@@ -1060,7 +1066,7 @@ __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
         const int hi = (ly + 1) * HW + lx + 1;
         u32 hv[D];
 #pragma unroll
-        for (int d = 0; d < D; ++d) hv[d] = h[hi + dir_dy(d) * HW + dir_dx(d)];
+        for (int d = 0; d < D; ++d) hv[d] = h[halo_neighbour(hi, d)];
         // The amounts, t-link first, as a chain of 32-bit min / subtract on the excess
         // (capped at 2^32 - 1: a larger excess pushes the rest next step) with no
         // branch in it: the step's latency is the longest such chain of dependent
@@ -1088,7 +1094,7 @@ __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
             const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
             if (inside_tile(nx, ny)) {
                 s.out[d][i] = a[d];
-                reinterpret_cast<unsigned char*>(&s.inb[(int)i + dir_dy(d) * TW + dir_dx(d)])[d ^ 1] = 1;
+                reinterpret_cast<unsigned char*>(&s.inb[tile_neighbour(i, d)])[d ^ 1] = 1;
             } else {
                 s.bout[d][(nx < 0 || nx >= TW) ? ly : TW + lx] += a[d];
                 left = 1;
@@ -1121,7 +1127,7 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
         const bool early = D == 4 || TH < 32;
         u32 hv[D];
 #pragma unroll
-        for (int d = 0; d < D; ++d) hv[d] = early && q.h < INF ? h[hi + dir_dy(d) * HW + dir_dx(d)] : INF;
+        for (int d = 0; d < D; ++d) hv[d] = early && q.h < INF ? h[halo_neighbour(hi, d)] : INF;
         if (in) {
             s.inb[i] = 0;
             u32 f[D];
@@ -1134,7 +1140,7 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
             // 8C kernels have no registers for eight: each is taken as it comes)
 #pragma unroll
             for (int d = 0; d < D; ++d) {
-                f[d] = ((in >> (8 * d)) & 0xffu) ? s.out[d ^ 1][(int)i + dir_dy(d) * TW + dir_dx(d)] : 0u;
+                f[d] = ((in >> (8 * d)) & 0xffu) ? s.out[d ^ 1][tile_neighbour(i, d)] : 0u;
                 if (D == 8) take(d);
             }
 #pragma unroll
@@ -1145,7 +1151,7 @@ __device__ u32 relabel_phase(const Params& p, TileSmem<D>& s, Px<D>* px, int cur
             u32 m = q.tres ? 0u : INF;
 #pragma unroll
             for (int d = 0; d < D; ++d) {
-                if (!early) hv[d] = h[hi + dir_dy(d) * HW + dir_dx(d)];
+                if (!early) hv[d] = h[halo_neighbour(hi, d)];
                 m = umin32(m, q.res[d] ? hv[d] : INF);
             }
             // with valid labels m + 1 >= h; below only when stale halo heights (concurrent
@@ -1467,9 +1473,9 @@ __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds
 // too, measured 13-32 % slower on every 8C instance (H200, same run, four against two
 // phases: chelsea 13.9 -> 10.7 ms, camera 4.39 -> 3.19, seeds_astronaut 7.61 -> 5.19, a
 // 1920x1080 image energy 15.7 -> 13.7): a phase costs a grid barrier and its slowest
-// visit, and a stale corner height costs little. Blocks claim tiles one by one, idle ones included: measured cheaper
-// than queueing the wanted ones, whose pops and end-of-phase detection cost more than
-// the claims they save.
+// visit, and a stale corner height costs little. Blocks claim tiles one by one, idle
+// ones included: measured cheaper than queueing the wanted ones, whose pops and
+// end-of-phase detection cost more than the claims they save.
 template <int D>
 __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 count, bool revisit, bool region_first) {
     for (u32 k = blockIdx.x; k < count; k = claim(p, &s.item)) {
@@ -1500,7 +1506,7 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
     for (u32 k = 0; k < nrounds; ++k) {
         const u32 g = round0 + k;
         const bool revisit = p.revisit_every && g % p.revisit_every == p.revisit_every - 1;
-        for (u32 colour = 0; colour < 2; ++colour) {
+        for (u32 colour = 0; colour < MAX_COLOURS; ++colour) {
             for (u32 t = blockIdx.x; t < p.ntiles; t += p.nblocks) {
                 const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
                 if (((tx + ty) & 1u) != colour) continue;
