@@ -20,6 +20,7 @@ mod kept;
 mod layout;
 mod plan;
 mod prepush;
+mod ring;
 mod solver;
 mod state;
 mod transport;

@@ -3,10 +3,10 @@
 //! building it from a [`GridProblem`] and reading the cut back.
 
 use super::layout::{BLOCK, Layout};
+use super::ring::Ring;
 use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
 use crate::grid::{Direction, GridProblem, Mask};
 use crate::maxflow::{BlockActivity, EngineError};
-use std::collections::VecDeque;
 use std::mem::size_of;
 
 /// `pa` value of a tree root (its parent is the terminal).
@@ -55,11 +55,11 @@ pub(super) struct Solver<T: Topology> {
     /// Current time for the timestamps.
     pub(super) time: u32,
     /// Nodes activated after the initial sweep, first in first out.
-    pub(super) queue: VecDeque<u32>,
+    pub(super) queue: Ring,
     /// Next node of the sweep that picks up nodes flagged active in bulk.
     pub(super) sweep: usize,
     /// Orphans waiting for adoption.
-    pub(super) orphans: VecDeque<u32>,
+    pub(super) orphans: Ring,
     /// The augmenting path being pushed, source side then sink side: (node, its
     /// tree arc) per tree arc.
     pub(super) path: (Vec<TreeArc>, Vec<TreeArc>),
@@ -104,9 +104,9 @@ impl<T: Topology> Solver<T> {
             tr: Vec::new(),
             dist: Vec::new(),
             time: 0,
-            queue: VecDeque::new(),
+            queue: Ring::default(),
             sweep: 0,
-            orphans: VecDeque::new(),
+            orphans: Ring::default(),
             path: (Vec::new(), Vec::new()),
             held: None,
             marked: Vec::new(),
