@@ -831,6 +831,10 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
     // Thread 0 keeps the tile's flag in a register (only it reads the flag) and takes the
     // mail, while the last threads load the halo: its loads and atomics are not a round
     // trip or more in front of a halo load (a relaxation is a chain of round trips).
+    // Loading the tile's own heights and residual bits before the halo, so that their
+    // round trip overlaps the halo's, measured no faster (H200, same run: rocket 1.66
+    // ms either way, the generated instances within 0.5 %); nor did loading a
+    // discharge visit's halo before its pixels.
     u32 flag = 0;
     if (threadIdx.x == 0) {
         flag = p.tile_active[t];

@@ -50,6 +50,8 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Next node to grow: first the sweep over nodes flagged in bulk, then the queue.
+    /// (Skipping four passive nodes at once saved rocket 1 % of its instructions and
+    /// cost the instances whose nodes start active 1–2 %.)
     fn next_active(&mut self) -> Option<u32> {
         let n = self.st.len();
         while self.sweep < n {
@@ -100,7 +102,10 @@ impl<T: Topology> Solver<T> {
 
     /// Grows the tree of `p` (source tree when `SRC`) over the arcs with residual
     /// capacity; returns the arc (a, d), a in S and its neighbour in T, where the
-    /// trees touch.
+    /// trees touch. Reading every direction's neighbour first, to decide without a
+    /// branch per arc, halved growth's mispredicted branches (seeds_disk, cachegrind)
+    /// but measured slower everywhere (pinned, same run: seeds_disk 2.98 → 3.34 ms,
+    /// camera 8.17 → 8.87).
     #[inline(always)]
     fn grow<const SRC: bool>(&mut self, p: u32, w: u32) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
