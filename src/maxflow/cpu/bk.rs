@@ -104,8 +104,8 @@ impl<T: Topology> Solver<T> {
     /// capacity; returns the arc (a, d), a in S and its neighbour in T, where the
     /// trees touch. Reading every direction's neighbour first, to decide without a
     /// branch per arc, halved growth's mispredicted branches (seeds_disk, cachegrind)
-    /// but measured slower everywhere (pinned, same run: seeds_disk 2.98 → 3.34 ms,
-    /// camera 8.17 → 8.87).
+    /// but measured slower everywhere (same run, best of 8 alternations: seeds_disk
+    /// 2.98 → 3.34 ms, camera 8.17 → 8.87).
     #[inline(always)]
     fn grow<const SRC: bool>(&mut self, p: u32, w: u32) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };

@@ -22,7 +22,7 @@ const LEVEL: u32 = TREE | PARENT;
 
 /// Farthest distance labelled (fits `LEVEL`; measured on the 8C instances: 16 and
 /// 64 do no better, beyond that the moves cost more than they save). On 4C, 8 makes
-/// coins 5 % faster and the 640×480 image energies of `make_instances.py` 3–20 %
+/// coins 5 % faster and the 640×480 image energies of `make_instances.py` 2–21 %
 /// slower. Prefetching the arcs of the node 8 places ahead in the pull: no change.
 const RADIUS: u32 = 32;
 
