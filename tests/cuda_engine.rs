@@ -42,12 +42,13 @@ fn schedules() -> Vec<CudaConfig> {
         }
         // the persistent solve's global relabel and 4C discharge both ways on every grid:
         // by owners (the default on the small grids of most tests) and by the queue and
-        // the barriers
-        for owners in [0, u32::MAX] {
+        // the barriers (with 4C rounds by the flow-rate rule, and by a fixed count)
+        for (owners, rate) in [(0, 8), (0, 0), (u32::MAX, 8)] {
             all.push(CudaConfig {
                 tile_height,
                 owner_relabel_tiles: owners,
                 owner_discharge_tiles: owners,
+                relabel_rate_rounds: rate,
                 ..CudaConfig::default()
             });
         }
@@ -58,12 +59,14 @@ fn schedules() -> Vec<CudaConfig> {
 /// How a test names the schedule settings it ran.
 fn describe(config: &CudaConfig) -> String {
     format!(
-        "{:?}, concurrent {}, 32x{} tiles, owners up to {}/{} tiles a block",
+        "{:?}, concurrent {}, 32x{} tiles, owners up to {}/{} tiles a block, relabel after {} rounds (flow-rate rule up to {})",
         config.schedule,
         config.concurrent,
         config.tile_height,
         config.owner_relabel_tiles,
-        config.owner_discharge_tiles
+        config.owner_discharge_tiles,
+        config.global_relabel_rounds,
+        config.relabel_rate_rounds
     )
 }
 
@@ -901,6 +904,11 @@ fn report_schedules() {
         with("gr3", &|c| c.global_relabel_rounds = 3),
         with("gr4", &|c| c.global_relabel_rounds = 4),
         with("gr8", &|c| c.global_relabel_rounds = 8),
+        with("fixed", &|c| c.relabel_rate_rounds = 0),
+        with("rate100", &|c| c.relabel_rate_percent = 100),
+        with("rate200", &|c| c.relabel_rate_percent = 200),
+        with("rate4", &|c| c.relabel_rate_rounds = 4),
+        with("rate16", &|c| c.relabel_rate_rounds = 16),
         with("stall8", &|c| c.region_every = 8),
         with("b8", &|c| c.step_budget = 8),
         with("conc", &|c| c.concurrent = true),

@@ -162,6 +162,8 @@ pub struct Params {
     pub qcap: u32,
     pub gr_owners: u32,
     pub owned_discharge: u32,
+    pub gr_rate_max: u32,
+    pub gr_rate_pct: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
@@ -198,6 +200,8 @@ pub struct Snap {
     pub mail_tiles: u32,
     pub stamp: u32,
     pub gr_epoch: u32,
+    pub more: u32,
+    pub pad: u32,
 }
 
 /// Mirror of the kernels' `Ctl`: counters and status of one solve.
@@ -215,6 +219,11 @@ pub struct Ctl {
     pub bfs_wait: u64,
     pub barrier_cycles: u64,
     pub bfs_pops: u64,
+    pub rate_t0: u64,
+    pub rate_f0: u64,
+    pub rate_t: u64,
+    pub rate_f: u64,
+    pub rate_w0: u64,
     pub active_tiles: u32,
     pub mail_tiles: u32,
     pub gr_changes: u32,
@@ -260,9 +269,9 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device).
-        assert_eq!(std::mem::size_of::<Params>(), 88 + 21 * 8);
-        assert_eq!(std::mem::size_of::<Snap>(), 24);
-        assert_eq!(std::mem::size_of::<Ctl>(), 88 + 4 * 18 + 24);
+        assert_eq!(std::mem::size_of::<Params>(), 96 + 21 * 8);
+        assert_eq!(std::mem::size_of::<Snap>(), 32);
+        assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 
@@ -325,7 +334,7 @@ mod tests {
     fn ctl_round_trips_through_words() {
         let mut words = vec![0u64; CTL_WORDS];
         words[0] = 1 << 40;
-        words[11] = 7 | (9 << 32);
+        words[16] = 7 | (9 << 32);
         let ctl = Ctl::from_words(&words);
         assert_eq!(ctl.sink_flow, 1 << 40);
         assert_eq!(ctl.active_tiles, 7);
