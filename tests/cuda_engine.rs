@@ -869,13 +869,15 @@ fn report_schedules() {
     // Generated in this order from one seed: the 1080p grids first, as earlier reports
     // generated them.
     type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
-    let generated: [(&str, Make, u32, u32, bool); 6] = [
+    let generated: [(&str, Make, u32, u32, bool); 8] = [
         ("seeds_disk", seeds_disk, 1920, 1080, false),
         ("image", image_like, 1920, 1080, false),
         ("image", image_like, 1920, 1080, true),
         ("image", image_like, 640, 480, false),
         ("image", image_like, 1280, 720, false),
         ("seeds_disk", seeds_disk, 1280, 720, false),
+        ("image", image_like, 1280, 720, true),
+        ("seeds_disk", seeds_disk, 1920, 1080, true),
     ];
     let mut rng = Rng(1080);
     for (kind, make, w, h, eight) in generated {

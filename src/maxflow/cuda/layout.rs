@@ -70,9 +70,19 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// faster except chelsea 451×300 8C (7 % slower); 1920×1080 (2,040 square tiles) image
 /// and seed energies 15–25 % slower. Eight-row tiles (256 threads, four blocks per SM)
 /// measured slower still on the H200 (rocket 1.88 -> 2.11 ms, seeds_disk 2.89 -> 3.67,
-/// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52).
-pub fn auto_tile_height(width: u32, height: u32, sms: u32) -> u32 {
-    if few_square_tiles(width, height, sms) {
+/// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52). Large 8C image energies
+/// gain from half-height tiles too (H200: 1920×1080 11.5 -> 9.9 ms, 1280×720 6.89 ->
+/// 6.71), large 8C seeded ones (`seeded`, see [`super::terminals_are_sparse`]) do not
+/// (a 1920×1080 seed disk 55.9 -> 75.4).
+pub fn auto_tile_height(
+    width: u32,
+    height: u32,
+    connectivity: Connectivity,
+    sms: u32,
+    seeded: impl FnOnce() -> bool,
+) -> u32 {
+    let eight = connectivity == Connectivity::Eight;
+    if few_square_tiles(width, height, sms) || (eight && !seeded()) {
         TILE_HEIGHTS[1]
     } else {
         TILE_HEIGHTS[0]
@@ -278,13 +288,20 @@ mod tests {
     #[test]
     fn grids_of_few_square_tiles_get_half_height_tiles() {
         // 300 and 150 square tiles on 132 SMs; 920 (1280×720) and 2,040 (1920×1080).
-        assert_eq!(auto_tile_height(640, 480, 132), 16);
-        assert_eq!(auto_tile_height(451, 300, 132), 16);
-        assert_eq!(auto_tile_height(1, 1, 132), 16);
-        assert_eq!(auto_tile_height(1280, 720, 132), 32);
-        assert_eq!(auto_tile_height(1920, 1080, 132), 32);
+        let (four, eight) = (Connectivity::Four, Connectivity::Eight);
+        for seeded in [false, true] {
+            let h = |w, h, c| auto_tile_height(w, h, c, 132, || seeded);
+            assert_eq!(h(640, 480, four), 16);
+            assert_eq!(h(451, 300, eight), 16);
+            assert_eq!(h(1, 1, four), 16);
+            assert_eq!(h(1280, 720, four), 32);
+            assert_eq!(h(1920, 1080, four), 32);
+        }
+        // large 8C image energies too, large 8C seeded ones not
+        assert_eq!(auto_tile_height(1920, 1080, eight, 132, || false), 16);
+        assert_eq!(auto_tile_height(1920, 1080, eight, 132, || true), 32);
         // a device with fewer SMs fills with fewer tiles
-        assert_eq!(auto_tile_height(640, 480, 40), 32);
+        assert_eq!(auto_tile_height(640, 480, four, 40, || false), 32);
     }
 
     #[test]

@@ -117,13 +117,30 @@ impl Default for CudaConfig {
 /// SMs), 32 against 64 steps: with square tiles the shared instances of 80–135 tiles
 /// 6–14 % faster, rocket (300) equal, a 1920×1080 4C image energy (2,040) 50 % slower;
 /// with the half-height tiles such grids get, rocket 2.4 % and a 640×480 image energy
-/// 7.5 % faster.
-pub fn auto_step_budget(width: u32, height: u32, sms: u32) -> u32 {
-    if few_square_tiles(width, height, sms) {
+/// 7.5 % faster. Large 4C grids of seeded energies (`seeded`: see
+/// [`terminals_are_sparse`]; the engine asks for 4C only) keep 32: their flow travels
+/// hundreds of pixels, tile to tile (H200, generated seed disks: 1920×1080 60.6 -> 55.1
+/// ms, 1280×720 36.0 -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 %
+/// slower at 32, and a 1920×1080 8C seed disk 56.0 -> 60.5).
+pub fn auto_step_budget(width: u32, height: u32, sms: u32, seeded: impl FnOnce() -> bool) -> u32 {
+    if few_square_tiles(width, height, sms) || seeded() {
         32
     } else {
         64
     }
+}
+
+/// Whether fewer than one pixel in eight has a terminal capacity: a seeded energy
+/// (strokes or seeds, contrast edges elsewhere) rather than an image energy, whose
+/// terminals are on most pixels.
+pub fn terminals_are_sparse(problem: &GridProblem) -> bool {
+    let terminals = problem
+        .source()
+        .iter()
+        .zip(problem.sink())
+        .filter(|&(&s, &t)| s != 0 || t != 0)
+        .count();
+    terminals * 8 < problem.source().len()
 }
 
 /// What the last call did on the device, beyond [`SolveStats`].
@@ -260,8 +277,17 @@ impl CudaEngine {
     fn run(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         let config = self.config;
         let rt = self.rt.clone();
+        // counted once, and only where a choice below depends on it
+        let sparse = std::cell::OnceCell::new();
+        let seeded = || *sparse.get_or_init(|| terminals_are_sparse(problem));
         let tile_h = match config.tile_height {
-            0 => auto_tile_height(problem.width(), problem.height(), rt.sm_count),
+            0 => auto_tile_height(
+                problem.width(),
+                problem.height(),
+                problem.connectivity(),
+                rt.sm_count,
+                seeded,
+            ),
             h => h,
         };
         let kernels = rt.kernels(tile_h)?;
@@ -280,7 +306,9 @@ impl CudaEngine {
         state.upload(&stream, problem)?;
         let mut params = state.params(&stream);
         params.step_budget = match config.step_budget {
-            0 => auto_step_budget(problem.width(), problem.height(), rt.sm_count),
+            0 => auto_step_budget(problem.width(), problem.height(), rt.sm_count, || {
+                dirs == 4 && seeded()
+            }),
             b => b,
         };
         params.region_every = config.region_every;
@@ -497,14 +525,38 @@ impl Engine for CudaEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::auto_step_budget;
+    use super::{auto_step_budget, terminals_are_sparse};
+    use crate::grid::{Connectivity, GridProblem};
 
     #[test]
     fn grids_of_few_tiles_get_short_visits() {
         // 80, 300 and 528 square tiles; 2,040
-        assert_eq!(auto_step_budget(320, 240, 132), 32);
-        assert_eq!(auto_step_budget(640, 480, 132), 32);
-        assert_eq!(auto_step_budget(32 * 44, 32 * 12, 132), 32);
-        assert_eq!(auto_step_budget(1920, 1080, 132), 64);
+        for seeded in [false, true] {
+            assert_eq!(auto_step_budget(320, 240, 132, || seeded), 32);
+            assert_eq!(auto_step_budget(640, 480, 132, || seeded), 32);
+            assert_eq!(auto_step_budget(32 * 44, 32 * 12, 132, || seeded), 32);
+        }
+        assert_eq!(auto_step_budget(1920, 1080, 132, || false), 64);
+        assert_eq!(auto_step_budget(1920, 1080, 132, || true), 32);
+    }
+
+    #[test]
+    fn seeded_energies_have_sparse_terminals() {
+        let with_terminals = |count: usize| {
+            let (mut source, mut sink) = (vec![0; 64], vec![0; 64]);
+            for i in 0..count {
+                if i % 2 == 0 {
+                    source[i * 8] = 5
+                } else {
+                    sink[i * 8 + 7] = 5
+                }
+            }
+            let edges = vec![vec![0; 64]; 4];
+            GridProblem::from_arrays(8, 8, Connectivity::Four, source, sink, edges).unwrap()
+        };
+        assert!(terminals_are_sparse(&with_terminals(0)));
+        assert!(terminals_are_sparse(&with_terminals(7)));
+        // one pixel in eight
+        assert!(!terminals_are_sparse(&with_terminals(8)));
     }
 }
