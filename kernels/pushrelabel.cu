@@ -365,11 +365,11 @@ __device__ __forceinline__ u64 now_ns() {
 
 // The flow-rate rule's bookkeeping at a grid barrier (`rule`, the same in every block):
 // RULE_START as a global relabel begins, RULE_MARK as it ends, RULE_DECIDE as a discharge
-// round ends (phases, not owners' rounds): another round is wanted (Snap::more) while tiles are active or mailed, the
-// local relabels since the global one stay under its work cap, and the last round sent
-// flow to t at a rate of at least gr_rate_pct % of the rate since the global relabel began
-// (its cost included): the marginal rate against the cycle's average, at which a
-// renewal process's long-run rate is best.
+// round by phases ends: another round is wanted (Snap::more) while tiles are active or
+// mailed, the local relabels since the global one stay under its work cap, and the last
+// round sent flow to t at a rate of at least gr_rate_pct % of the rate since the global
+// relabel began (its cost included): the marginal rate against the cycle's average, at
+// which a renewal process's long-run rate is best.
 #define RULE_START 1u
 #define RULE_MARK 2u
 #define RULE_DECIDE 3u
@@ -1583,9 +1583,9 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // relabel finds no active tile. A relabel is due after gr_rounds rounds, or on 4C grids
 // whose rounds go by phases once the flow-rate rule (rate_rule) says another round would
 // lower the long-run rate (H200: a 1920x1080 seed disk 65.3 -> 60.7 ms, 1280x720 39.8 ->
-// 36.0, image energies within 0.5 %). On small grids most of the time goes to the tail (rocket
-// 640x480: once a relabel finds <= 24 active tiles, 58 % of the critical path for 6.5 %
-// of the flow), where each phase waits on one tile's visit. Measured on the H100 and not
+// 36.0, image energies within 0.5 %). On small grids most of the time goes to the tail
+// (rocket 640x480: once a relabel finds <= 24 active tiles, 58 % of the critical path
+// for 6.5 % of the flow), where each phase waits on one tile's visit. Measured on the H100 and not
 // kept: a tail mode (one phase for all tiles, 16- or 64-step visits, relabels every
 // round or every 4: each helped some instances and cost others up to 10-50 %), and walks
 // that send every active pixel's excess down admissible arcs to t right after each
