@@ -324,7 +324,6 @@ fn seeds_disk(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
 /// Segmentation-like energy: smooth blobs plus noise, t-links from two Gaussian intensity
 /// models (reparametrised: one t-link per pixel), contrast-sensitive n-links.
 fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let c = conn(eight);
     let n = (w * h) as usize;
     let mut img = vec![0f64; n];
     for y in 0..h {
@@ -335,6 +334,29 @@ fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
             img[(y * w + x) as usize] = base + 20.0 * blob + rng.below(61) as f64 - 30.0;
         }
     }
+    image_energy(img, w, h, eight)
+}
+
+/// An image energy of a small object (a disk over ~5 % of the pixels) on a large
+/// background, as rocket's: the sink pulls far more pixels than s feeds.
+fn object_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
+    let (cx, cy, r) = (w as f64 * 0.4, h as f64 * 0.55, 0.15 * w.min(h) as f64);
+    let mut img = vec![0f64; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let inside = (x as f64 - cx).hypot(y as f64 - cy) < r;
+            let base = if inside { 150.0 } else { 100.0 };
+            img[(y * w + x) as usize] = base + rng.below(51) as f64 - 25.0;
+        }
+    }
+    image_energy(img, w, h, eight)
+}
+
+/// Segmentation energy of grey image `img`: terminals from two Gaussian likelihoods
+/// (background 100, foreground 150), contrast-sensitive edges.
+fn image_energy(img: Vec<f64>, w: u32, h: u32, eight: bool) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
     let nll = |v: f64, mean: f64| ((v - mean) / 40.0).powi(2) / 2.0 + 0.5;
     let mut src = vec![0i32; n];
     let mut sink = vec![0i32; n];
@@ -869,7 +891,7 @@ fn report_schedules() {
     // Generated in this order from one seed: the 1080p grids first, as earlier reports
     // generated them.
     type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
-    let generated: [(&str, Make, u32, u32, bool); 8] = [
+    let generated: [(&str, Make, u32, u32, bool); 11] = [
         ("seeds_disk", seeds_disk, 1920, 1080, false),
         ("image", image_like, 1920, 1080, false),
         ("image", image_like, 1920, 1080, true),
@@ -878,6 +900,9 @@ fn report_schedules() {
         ("seeds_disk", seeds_disk, 1280, 720, false),
         ("image", image_like, 1280, 720, true),
         ("seeds_disk", seeds_disk, 1920, 1080, true),
+        ("object", object_like, 640, 480, false),
+        ("object", object_like, 400, 300, true),
+        ("object", object_like, 384, 288, false),
     ];
     let mut rng = Rng(1080);
     for (kind, make, w, h, eight) in generated {

@@ -72,7 +72,7 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// measured slower still on the H200 (rocket 1.88 -> 2.11 ms, seeds_disk 2.89 -> 3.67,
 /// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52). Large 8C image energies
 /// gain from half-height tiles too (H200: 1920×1080 11.5 -> 9.9 ms, 1280×720 6.89 ->
-/// 6.71), large 8C seeded ones (`seeded`, see [`super::terminals_are_sparse`]) do not
+/// 6.71), large 8C seeded ones (`seeded`, see [`super::Terminals::sparse`]) do not
 /// (a 1920×1080 seed disk 55.9 -> 75.4).
 pub fn auto_tile_height(
     width: u32,

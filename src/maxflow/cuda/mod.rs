@@ -14,10 +14,12 @@ mod kernels;
 mod layout;
 mod runtime;
 mod schedule;
+mod terminals;
 
 pub use kernels::{KERNEL_SOURCES, KernelSource};
 pub use layout::{LOG_COLS, LOG_ROWS, TILE_HEIGHTS, TILE_W, auto_tile_height, few_square_tiles};
 pub use schedule::Schedule;
+pub use terminals::Terminals;
 
 use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
 use crate::grid::{GridProblem, Mask};
@@ -110,37 +112,40 @@ impl Default for CudaConfig {
     }
 }
 
-/// Steps per tile visit for a `width`×`height` grid on a device of `sms`
-/// multiprocessors. Where the grid fills the device only a few times over
-/// ([`few_square_tiles`]), shorter visits let tile borders exchange flow and heights
-/// more often; on large grids longer visits save passes. Measured on the H100 (132
-/// SMs), 32 against 64 steps: with square tiles the shared instances of 80–135 tiles
-/// 6–14 % faster, rocket (300) equal, a 1920×1080 4C image energy (2,040) 50 % slower;
-/// with the half-height tiles such grids get, rocket 2.4 % and a 640×480 image energy
-/// 7.5 % faster. Large 4C grids of seeded energies (`seeded`: see
-/// [`terminals_are_sparse`]; the engine asks for 4C only) keep 32: their flow travels
-/// hundreds of pixels, tile to tile (H200, generated seed disks: 1920×1080 60.6 -> 55.1
-/// ms, 1280×720 36.0 -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 %
-/// slower at 32, and a 1920×1080 8C seed disk 56.0 -> 60.5).
-pub fn auto_step_budget(width: u32, height: u32, sms: u32, seeded: impl FnOnce() -> bool) -> u32 {
-    if few_square_tiles(width, height, sms) || seeded() {
+/// Steps per tile visit for a `width`×`height` grid of `dirs` arcs per pixel on a
+/// device of `sms` multiprocessors, given its `terminals` (counted only where needed).
+/// Where the grid fills the device only a few times over ([`few_square_tiles`]),
+/// shorter visits let tile borders exchange flow and heights more often; on large grids
+/// longer visits save passes. Measured on the H100 (132 SMs), 32 against 64 steps: with
+/// square tiles the shared instances of 80–135 tiles 6–14 % faster, rocket (300) equal,
+/// a 1920×1080 4C image energy (2,040) 50 % slower; with the half-height tiles such
+/// grids get, rocket 2.4 % and a 640×480 image energy 7.5 % faster.
+///
+/// The kind of energy moves both (H200, same runs). Small grids of an object on a large
+/// background ([`Terminals::lopsided`], not seeded) take 24: rocket 1.67 -> 1.43 ms,
+/// generated objects 640×480 4C 0.86 -> 0.59, 400×300 8C 1.46 -> 1.37, 384×288 4C
+/// 0.85 -> 0.82, where balanced image energies are mixed at 24 (camera 2.36 -> 2.12,
+/// coins 1.37 -> 1.31, but chelsea 8C 7.49 -> 7.67, a 640×480 image 2.01 -> 2.12) and
+/// seeded ones slower (seeds_disk 2.53 -> 2.98). Large 4C grids of seeded energies
+/// ([`Terminals::sparse`]) keep 32: their flow travels hundreds of pixels, tile to tile
+/// (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0 -> 30.6, where
+/// 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a 1920×1080 8C
+/// seed disk 56.0 -> 60.5).
+pub fn auto_step_budget(
+    width: u32,
+    height: u32,
+    dirs: u32,
+    sms: u32,
+    terminals: impl FnOnce() -> Terminals,
+) -> u32 {
+    if few_square_tiles(width, height, sms) {
+        let t = terminals();
+        if !t.sparse() && t.lopsided() { 24 } else { 32 }
+    } else if dirs == 4 && terminals().sparse() {
         32
     } else {
         64
     }
-}
-
-/// Whether fewer than one pixel in eight has a terminal capacity: a seeded energy
-/// (strokes or seeds, contrast edges elsewhere) rather than an image energy, whose
-/// terminals are on most pixels.
-pub fn terminals_are_sparse(problem: &GridProblem) -> bool {
-    let terminals = problem
-        .source()
-        .iter()
-        .zip(problem.sink())
-        .filter(|&(&s, &t)| s != 0 || t != 0)
-        .count();
-    terminals * 8 < problem.source().len()
 }
 
 /// What the last call did on the device, beyond [`SolveStats`].
@@ -278,15 +283,15 @@ impl CudaEngine {
         let config = self.config;
         let rt = self.rt.clone();
         // counted once, and only where a choice below depends on it
-        let sparse = std::cell::OnceCell::new();
-        let seeded = || *sparse.get_or_init(|| terminals_are_sparse(problem));
+        let census = std::cell::OnceCell::new();
+        let terminals = || *census.get_or_init(|| Terminals::of(problem));
         let tile_h = match config.tile_height {
             0 => auto_tile_height(
                 problem.width(),
                 problem.height(),
                 problem.connectivity(),
                 rt.sm_count,
-                seeded,
+                || terminals().sparse(),
             ),
             h => h,
         };
@@ -306,9 +311,13 @@ impl CudaEngine {
         state.upload(&stream, problem)?;
         let mut params = state.params(&stream);
         params.step_budget = match config.step_budget {
-            0 => auto_step_budget(problem.width(), problem.height(), rt.sm_count, || {
-                dirs == 4 && seeded()
-            }),
+            0 => auto_step_budget(
+                problem.width(),
+                problem.height(),
+                dirs,
+                rt.sm_count,
+                terminals,
+            ),
             b => b,
         };
         params.region_every = config.region_every;
@@ -525,38 +534,33 @@ impl Engine for CudaEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::{auto_step_budget, terminals_are_sparse};
-    use crate::grid::{Connectivity, GridProblem};
+    use super::{Terminals, auto_step_budget};
 
-    #[test]
-    fn grids_of_few_tiles_get_short_visits() {
-        // 80, 300 and 528 square tiles; 2,040
-        for seeded in [false, true] {
-            assert_eq!(auto_step_budget(320, 240, 132, || seeded), 32);
-            assert_eq!(auto_step_budget(640, 480, 132, || seeded), 32);
-            assert_eq!(auto_step_budget(32 * 44, 32 * 12, 132, || seeded), 32);
+    /// Terminals of a 1920×1080 grid: `any` pixels with one, `supplies` of them fed.
+    fn census(any: usize, supplies: usize) -> Terminals {
+        Terminals {
+            any,
+            supplies,
+            deficits: any - supplies,
+            pixels: 1920 * 1080,
         }
-        assert_eq!(auto_step_budget(1920, 1080, 132, || false), 64);
-        assert_eq!(auto_step_budget(1920, 1080, 132, || true), 32);
     }
 
     #[test]
-    fn seeded_energies_have_sparse_terminals() {
-        let with_terminals = |count: usize| {
-            let (mut source, mut sink) = (vec![0; 64], vec![0; 64]);
-            for i in 0..count {
-                if i % 2 == 0 {
-                    source[i * 8] = 5
-                } else {
-                    sink[i * 8 + 7] = 5
-                }
-            }
-            let edges = vec![vec![0; 64]; 4];
-            GridProblem::from_arrays(8, 8, Connectivity::Four, source, sink, edges).unwrap()
-        };
-        assert!(terminals_are_sparse(&with_terminals(0)));
-        assert!(terminals_are_sparse(&with_terminals(7)));
-        // one pixel in eight
-        assert!(!terminals_are_sparse(&with_terminals(8)));
+    fn visits_follow_the_grid_size_and_the_kind_of_energy() {
+        let image = census(1_800_000, 800_000);
+        let object = census(1_800_000, 100_000);
+        let seeded = census(40_000, 10_000);
+        // 80, 300 and 528 square tiles; 2,040
+        for t in [image, seeded] {
+            assert_eq!(auto_step_budget(320, 240, 4, 132, || t), 32);
+            assert_eq!(auto_step_budget(640, 480, 8, 132, || t), 32);
+            assert_eq!(auto_step_budget(32 * 44, 32 * 12, 4, 132, || t), 32);
+        }
+        assert_eq!(auto_step_budget(640, 480, 4, 132, || object), 24);
+        assert_eq!(auto_step_budget(1920, 1080, 4, 132, || image), 64);
+        assert_eq!(auto_step_budget(1920, 1080, 4, 132, || object), 64);
+        assert_eq!(auto_step_budget(1920, 1080, 4, 132, || seeded), 32);
+        assert_eq!(auto_step_budget(1920, 1080, 8, 132, || seeded), 64);
     }
 }
