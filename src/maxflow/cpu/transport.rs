@@ -12,6 +12,14 @@
 //! out of the sink. Arcs out of t (and into s) cross no s–t cut forwards, so they
 //! change neither the max-flow value nor any minimum cut, and BK finishes from the
 //! moved deficits as from any other flow, with the same canonical cut.
+//!
+//! Cost: on coins 4C the pass is about a quarter of the solve's instructions (20.5 of
+//! 77 M: labelling 8.8 M, pull 10 M, ~160 k branch mispredictions between them) and
+//! saves BK about as much. Branch-free labelling and pulling (every arc tried, each node written and
+//! queued whatever it holds) removed half the mispredictions but doubled the
+//! instructions (20.5 → 41 M): slower on coins and camera; branch-free labelling
+//! alone (+5 M instructions, −60 k mispredictions) no faster. A radius of 16 on 4C
+//! (cachegrind): coins 6 % fewer cycles, the 640×480 image energies up to 5 % more.
 
 use super::solver::Solver;
 use super::state::{MARK, PARENT, TREE, Topology, in_mask, out_mask};
