@@ -18,8 +18,12 @@
 //! saves BK about as much. Branch-free labelling and pulling (every arc tried, each node written and
 //! queued whatever it holds) removed half the mispredictions but doubled the
 //! instructions (20.5 → 41 M): slower on coins and camera; branch-free labelling
-//! alone (+5 M instructions, −60 k mispredictions) no faster. A radius of 16 on 4C
-//! (cachegrind): coins 6 % fewer cycles, the 640×480 image energies up to 5 % more.
+//! alone (+5 M instructions, −60 k mispredictions) no faster. Levels by a two-pass
+//! distance transform (node order and back, branch-free, then a counting sort by
+//! level) instead of the search: as many instructions (coins 20.5 → 19.8 M), coins and
+//! a 640×480 4C image no faster, camera 8C 8.6 → 10.1 ms (upper-bound levels move
+//! less). A radius of 16 on 4C (cachegrind): coins 6 % fewer cycles, the 640×480 image
+//! energies up to 5 % more.
 
 use super::solver::Solver;
 use super::state::{MARK, PARENT, TREE, Topology, in_mask, out_mask};
