@@ -15,13 +15,13 @@
 //!
 //! Cost: on coins 4C the pass is about a quarter of the solve's instructions (20.5 of
 //! 77 M: labelling 8.8 M, pull 10 M, ~160 k branch mispredictions between them) and
-//! saves BK about as much. Branch-free labelling and pulling (every arc tried, each node written and
-//! queued whatever it holds) removed half the mispredictions but doubled the
-//! instructions (20.5 → 41 M): slower on coins and camera; branch-free labelling
-//! alone (+5 M instructions, −60 k mispredictions) no faster. Levels by a two-pass
-//! distance transform (node order and back, branch-free, then a counting sort by
-//! level) instead of the search: as many instructions (coins 20.5 → 19.8 M), coins and
-//! a 640×480 4C image no faster, camera 8C 8.6 → 10.1 ms (upper-bound levels move
+//! saves BK about as much. Branch-free labelling and pulling (every arc tried, each
+//! node written and queued whatever it holds) removed half the mispredictions but
+//! doubled the instructions (20.5 → 41 M): slower on coins and camera; branch-free
+//! labelling alone (+5 M instructions, −60 k mispredictions) no faster. Levels by a
+//! two-pass distance transform (node order and back, branch-free, then a counting sort
+//! by level) instead of the search: as many instructions (coins 20.5 → 19.8 M), coins
+//! and a 640×480 4C image no faster, camera 8C 8.6 → 10.1 ms (upper-bound levels move
 //! less). Word-parallel labelling (the arcs into each pixel as bit planes in `pa`, one
 //! frontier word per 32 pixels and level, then a counting sort) gives the search's
 //! levels, but a first version took 31 M instructions on coins, and even tight code

@@ -123,16 +123,15 @@ impl Default for CudaConfig {
 ///
 /// The kind of energy moves both (H200, same runs). Small grids of an object on a large
 /// background ([`Terminals::lopsided`], not seeded) take 24: rocket 1.67 -> 1.43 ms,
-/// generated objects 640×480 4C 0.86 -> 0.59, 400×300 8C 1.46 -> 1.37, 384×288 4C
-/// 0.85 -> 0.82, where balanced image energies are mixed at 24 (camera 2.36 -> 2.12,
-/// coins 1.37 -> 1.31, but chelsea 8C 7.49 -> 7.67, a 640×480 image 2.01 -> 2.12; with
-/// no grid size between them: generated images 320×240 4C 2.38 -> 2.68, 400×300 4C
-/// 1.75 -> 3.17, but 512×384 8C 4.32 -> 4.09, H100) and seeded ones slower (seeds_disk
-/// 2.53 -> 2.98). Large 4C grids of seeded energies
-/// ([`Terminals::sparse`]) keep 32: their flow travels hundreds of pixels, tile to tile
-/// (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0 -> 30.6, where
-/// 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a 1920×1080 8C
-/// seed disk 56.0 -> 60.5).
+/// generated objects 640×480 4C 0.86 -> 0.59, 400×300 8C 1.46 -> 1.37, 384×288 4C 0.85 ->
+/// 0.82, where balanced image energies are mixed at 24 (camera 2.36 -> 2.12, coins 1.37 ->
+/// 1.31, but chelsea 8C 7.49 -> 7.67, a 640×480 image 2.01 -> 2.12; with no grid size
+/// between them: generated images 320×240 4C 2.38 -> 2.68, 400×300 4C 1.75 -> 3.17, but
+/// 512×384 8C 4.32 -> 4.09, H100) and seeded ones slower (seeds_disk 2.53 -> 2.98). Large
+/// 4C grids of seeded energies ([`Terminals::sparse`]) keep 32: their flow travels hundreds
+/// of pixels, tile to tile (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0
+/// -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a
+/// 1920×1080 8C seed disk 56.0 -> 60.5).
 pub fn auto_step_budget(
     width: u32,
     height: u32,
