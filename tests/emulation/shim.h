@@ -45,6 +45,9 @@ inline void row_word_store(u32* words, u32 i, u32 bit) {
     if (bit) words[i / 32] |= 1u << (i % 32);
     else words[i / 32] &= ~(1u << (i % 32));
 }
+// A warp's sum added to a counter: here the one thread's value.
+template <class T> inline void warp_add(T* counter, T v) { if (v) *counter += v; }
+inline void warp_or(u32* word, u32 v) { *word |= v; }
 struct Params;
 // The work queue belongs to the persistent solve, which is not emulated.
 inline void q_push(const Params&, u32, u32) {
