@@ -680,10 +680,10 @@ struct TileSmem {
     Frontier f;            // region relabel
     u64 sink;              // flow pushed to t during the visit
     u32 relabels;
-    u32 mail;              // mail taken at load / neighbour tiles mailed at store (bit per offset)
+    u32 mail;              // mail taken at load
     u32 flag;              // the tile's active flag as loaded
     u32 item;              // work queue item taken by the block
-    u32 pad;
+    u32 mailto;            // neighbour tiles mailed at store (bit per 3x3 offset)
 };
 
 struct BfsSmem {
@@ -1050,6 +1050,7 @@ __device__ void load_tile(const Params& p, TileSmem<D>& s, Px<D>* px, u32 t) {
     if (threadIdx.x == 0) {
         s.sink = 0;
         s.relabels = 0;
+        s.mailto = 0;
     }
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
@@ -1267,9 +1268,9 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, const Px<D>* px, u32
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     const u32 flag = s.flag;
-    __syncthreads();
-    if (threadIdx.x == 0) s.mail = 0;
-    __syncthreads();
+    // The neighbours to mail are collected in their own word (cleared at load), so the
+    // store needs no barrier before it to reset one that other threads read (H100, same
+    // run: coins 1.390 -> 1.382 ms, a generated 384x288 object 0.835 -> 0.823).
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
         const u32 i = threadIdx.x + k * BDIM;
@@ -1290,10 +1291,10 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, const Px<D>* px, u32
         atomicAdd(&p.pend[pend_index<D>(t, d, lx, ly)], f);
         const int nx = lx + dir_dx(d), ny = ly + dir_dy(d);
         const int ox = nx < 0 ? 0 : nx >= TW ? 2 : 1, oy = ny < 0 ? 0 : ny >= TH ? 2 : 1;
-        atomicOr(&s.mail, 1u << (oy * 3 + ox));
+        atomicOr(&s.mailto, 1u << (oy * 3 + ox));
     }
     __syncthreads();
-    const u32 mail = s.mail;
+    const u32 mail = s.mailto;
     for (u32 k = threadIdx.x; mail && k < 9; k += BDIM) {
         if (!((mail >> k) & 1u)) continue;
         __threadfence();
