@@ -1612,10 +1612,11 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
                 if (!wait_edge_neighbours(p, tx, ty, g + colour, &s.item)) return;
                 if (wants_visit<D>(p, s, t, revisit)) discharge_tile<D>(p, s, t, k > 0);
                 __syncthreads();
-                if (threadIdx.x == 0) {
-                    __threadfence();  // the tile's state before its neighbours may load it
-                    st_release(&p.tile_round[t], g + 1u);
-                }
+                // the tile's state before its neighbours may load it: the barrier orders the
+                // block's stores before the release store, with no fence of its own in front
+                // (H100, same run, three rounds: coins 1.382 -> 1.370 ms, rocket 1.410 ->
+                // 1.396, seeds_disk 2.539 -> 2.524; 8C within 0.5 %)
+                if (threadIdx.x == 0) st_release(&p.tile_round[t], g + 1u);
             }
         }
     }
