@@ -1357,9 +1357,9 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
         }
     }
     // 8C: one atomic per warp (H100, same run: camera 2.37 -> 2.32 ms, a generated 400x300
-    // object 1.39 -> 1.36). On 4C, where fewer lanes have a total to add, the reductions
-    // measured slower (coins 1.385 -> 1.40, seeds_disk 2.54 -> 2.59), and so did the
-    // border's in gr_tile.
+    // object 1.39 -> 1.36). On 4C the reductions measured slower (coins 1.385 -> 1.40,
+    // seeds_disk 2.54 -> 2.59, a generated 1920x1080 seed disk 55.4 -> 60.2), and so did
+    // the border's in gr_tile.
     if (D == 8) {
         warp_add(&s.sink, sink);
         warp_add(&s.relabels, relabels);
@@ -1619,8 +1619,8 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
                 // block's stores before the release store, with no fence of its own in front
                 // (H100, same run, three rounds: coins 1.382 -> 1.370 ms, rocket 1.410 ->
                 // 1.396, seeds_disk 2.539 -> 2.524; 8C within 0.5 %). Releasing it before the
-                // visit's counter and flag atomics, which it waits for, measured within the
-                // spread (rocket 1.400 -> 1.393, seeds_disk 2.528 -> 2.515, coins the same).
+                // visit's counter and flag atomics, not after, measured within the spread
+                // (rocket 1.400 -> 1.393, seeds_disk 2.528 -> 2.515, coins the same).
                 if (threadIdx.x == 0) st_release(&p.tile_round[t], g + 1u);
             }
         }
