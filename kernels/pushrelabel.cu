@@ -209,11 +209,6 @@ __device__ __forceinline__ void row_word_store(u32* words, u32 i, u32 bit) {
     const u32 w = __ballot_sync(0xffffffffu, bit != 0u);
     if ((i % 32u) == 0u) words[i / 32u] = w;
 }
-// Adds one to *counter for every lane of the warp with `flag` set, with one atomic.
-__device__ __forceinline__ void warp_count(u32* counter, u32 flag) {
-    const u32 w = __ballot_sync(0xffffffffu, flag != 0u);
-    if ((threadIdx.x % 32u) == 0u && w) atomicAdd(counter, (u32)__popc(w));
-}
 // Adds every lane's v to *counter (ORs it into *word) with one atomic per warp instead of
 // one per lane: the lanes' atomics on one shared word serialise. Every lane of the warp
 // must call them.
@@ -231,6 +226,25 @@ __device__ __forceinline__ void warp_add(u64* counter, u64 v) {
     if ((threadIdx.x % 32u) == 0u && v) atomicAdd((unsigned long long*)counter, (unsigned long long)v);
 }
 #endif
+// Adds every thread's v to a shared total of the block (ORs it into a shared word; every
+// thread must call them): on 8C with one atomic per warp (H100, same run: camera 2.37 ->
+// 2.32 ms, a generated 400x300 object 1.39 -> 1.36), on 4C with one per thread that has
+// something to add, where the reductions measured slower (coins 1.385 -> 1.40, seeds_disk
+// 2.54 -> 2.59, a generated 1920x1080 seed disk 55.4 -> 60.2).
+template <int D, class T>
+__device__ __forceinline__ void shared_add(T* total, T v) {
+    if (D == 8)
+        warp_add(total, v);
+    else if (v)
+        atomicAdd(total, v);
+}
+template <int D>
+__device__ __forceinline__ void shared_or(u32* word, u32 v) {
+    if (D == 8)
+        warp_or(word, v);
+    else if (v)
+        atomicOr(word, v);
+}
 __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 #ifndef LIVECUT_EMU
@@ -1003,10 +1017,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         }
     }
 #endif
-    if (D == 8)
-        warp_or(&s.border, border);
-    else if (border)
-        atomicOr(&s.border, border);
+    shared_or<D>(&s.border, border);
     active = __syncthreads_or(active);
 #ifndef LIVECUT_EMU
     if (epoch && threadIdx.x < 32u) {
@@ -1360,17 +1371,8 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
             stalled = 0;
         }
     }
-    // 8C: one atomic per warp (H100, same run: camera 2.37 -> 2.32 ms, a generated 400x300
-    // object 1.39 -> 1.36). On 4C the reductions measured slower (coins 1.385 -> 1.40,
-    // seeds_disk 2.54 -> 2.59, a generated 1920x1080 seed disk 55.4 -> 60.2), and so did
-    // the border's in gr_tile.
-    if (D == 8) {
-        warp_add(&s.sink, sink);
-        warp_add(&s.relabels, relabels);
-    } else {
-        if (sink) atomicAdd(&s.sink, sink);
-        if (relabels) atomicAdd(&s.relabels, relabels);
-    }
+    shared_add<D>(&s.sink, sink);
+    shared_add<D>(&s.relabels, relabels);
     if (worked)
         store_tile<D>(p, s, px, t, active);
     else if (threadIdx.x == 0)
