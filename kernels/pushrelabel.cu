@@ -639,7 +639,9 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
                 over = ld_acquire(&c->q_pending) == 0u || waited_too_long(c, start);
             }
             if (__shfl_sync(0xffffffffu, over, 0)) break;
-            __nanosleep(32);
+            // no sleep between polls: with a 32 ns one here and in wait_edge_neighbours
+            // (H100, same run, two rounds) rocket 1.398 -> 1.389 ms, coins 1.367 -> 1.358,
+            // seeds_disk 2.520 -> 2.508, a generated 640x480 image 2.007 -> 1.987
         }
         if (threadIdx.x == 0) {
             // the wakes taken are all the tile had got: a store, not a load and a
@@ -770,7 +772,15 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // Nor a warp whose row and neighbour rows hold no frontier bit skipping straight to an
 // empty row word (no ballot, no per-lane tests): 5-9 % slower on every instance (H100,
 // same run, three rounds: seeds_disk 2.53 -> 2.77 ms, coins 1.37 -> 1.47, a generated
-// 1920x1080 image 6.89 -> 7.29).
+// 1920x1080 image 6.89 -> 7.29). Nor barrier-free relaxation by rows (warp r relaxes row r
+// whenever a neighbour row flags it, closes the row along its horizontal arcs by segmented
+// min-scans, and flags rows r - 1 and r + 1 when it got lower; shared atomics count the
+// rows flagged or in progress to detect the end): exact, with 7x fewer row relaxations
+// than Jacobi iterations on seeds_disk, but slower everywhere (H100, same run, two
+// rounds: seeds_disk 2.52 -> 2.82 ms, rocket 1.40 -> 1.58, coins 1.37 -> 1.50, chelsea 8C
+// 7.51 -> 9.83, a generated 1920x1080 seed disk 55.8 -> 66.6; with a 32 ns sleep between
+// polls no better): a row relaxation's chain of shared atomics, fences and shuffles is
+// as long as a Jacobi iteration, and the idle warps' polls queue on the same atomics.
 template <int D>
 __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
     u32 iters = 0;
@@ -1335,7 +1345,8 @@ __device__ __forceinline__ u32 any_active(const Px<D>* px) {
 }
 
 // Discharges tile t (flagged active or mailed). `region_first`: run a region relabel
-// before the first step (heights may be stale since the last global relabel). With
+// before the first step (heights may be stale since the last global relabel), but for 8C
+// tiles that got mail. With
 // `region_every`, a region relabel also runs whenever no flow has left the tile for that
 // many steps: stuck excess then gets exact labels at once (or is found trapped) instead
 // of climbing one label per step.
@@ -1348,7 +1359,17 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
     u64 iters = 0, steps = 0;
     int cur = 0;
     u32 active = any_active<D>(px);
-    if (!active) region_first = false;
+    // An 8C tile that got mail starts its steps from the heights it has, with no region
+    // relabel first. H100, same run, two rounds: chelsea 8C 7.48 -> 6.74 ms, camera 2.31
+    // -> 2.23, seeds_astronaut 3.69 -> 3.37, generated 8C images 1920x1080 10.06 -> 8.95
+    // and 1280x720 6.74 -> 5.36, a 1920x1080 8C seed disk 56.9 -> 55.9, a 400x300 8C
+    // object 1.357 -> 1.385. On 4C it depends on the energy:
+    // coins 1.37 -> 1.24, a 384x288 object 0.82 -> 0.71 and a 1920x1080 image 6.87 ->
+    // 6.48, but rocket 1.39 -> 1.51, seeds_disk 2.52 -> 2.67, a 640x480 image 2.01 ->
+    // 2.17, a 640x480 object 0.57 -> 0.69 and the 1280x720 and 1920x1080 seed disks 30 ->
+    // 47 and 55 -> 76. Skipping it for every tile, or only for mailed tiles that were
+    // idle, or only for active ones, measured worse overall on both.
+    if (!active || (D == 8 && mailed)) region_first = false;
     if (region_first) {
         iters += region_relabel<D>(p, s, px, cur);
         active = any_active<D>(px);
@@ -1563,7 +1584,7 @@ __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds
             if (!__any_sync(0xffffffffu, waiting)) break;
             if (l == 0 && waited_too_long(p.ctl, start)) ok = 0;
             if (!__shfl_sync(0xffffffffu, ok, 0)) break;
-            __nanosleep(32);
+            // no sleep between polls (see wait_woken_tile)
         }
         if (l == 0) *s_flag = ok;
     }
@@ -1608,7 +1629,7 @@ __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 
 // A second round's visit starts with a region relabel. Without it (H200, same run):
 // coins 1.385 -> 1.265 ms and chelsea 640x480 4.75 -> 4.44, but seeds_disk 2.555 ->
 // 2.695 and a 640x480 image 2.05 -> 2.20; only for tiles flagged active: coins 1.295,
-// rocket 1.665 -> 1.86. Kept for all.
+// rocket 1.665 -> 1.86. Kept for all but 8C tiles that got mail (see discharge_tile).
 template <int D>
 __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32 nrounds) {
     for (u32 k = 0; k < nrounds; ++k) {
