@@ -65,7 +65,10 @@ fn describe(config: &CudaConfig) -> String {
         config.tile_height,
         config.owner_relabel_tiles,
         config.owner_discharge_tiles,
-        config.global_relabel_rounds,
+        match config.global_relabel_rounds {
+            0 => "auto".to_string(),
+            r => r.to_string(),
+        },
         config.relabel_rate_rounds
     )
 }
@@ -928,6 +931,7 @@ fn report_schedules() {
         with("b48", &|c| c.step_budget = 48),
         with("b64", &|c| c.step_budget = 64),
         with("gr1", &|c| c.global_relabel_rounds = 1),
+        with("gr2", &|c| c.global_relabel_rounds = 2),
         with("gr3", &|c| c.global_relabel_rounds = 3),
         with("gr4", &|c| c.global_relabel_rounds = 4),
         with("gr8", &|c| c.global_relabel_rounds = 8),

@@ -51,10 +51,8 @@ pub struct CudaConfig {
     /// visited every this many rounds anyway (0: never; 1: stochastic cuts off, every
     /// tile is visited every round).
     pub revisit_every: u32,
-    /// Global relabel after at most this many discharge rounds. Measured on the H200,
-    /// 3 against 2: rocket 1.66 -> 1.44 ms, a 640×480 image 2.04 -> 1.84 and a 1280×720
-    /// seed disk 43.5 -> 36.6, but camera 8C 2.39 -> 2.66, chelsea 8C 7.7 -> 8.2, coins
-    /// 1.38 -> 1.43 and the 1280×720 and 1920×1080 images 11–21 % slower.
+    /// Global relabel after at most this many discharge rounds; 0 picks by connectivity
+    /// ([`auto_relabel_rounds`]).
     pub global_relabel_rounds: u32,
     /// ... or once local relabels since the last one exceed pixels × this / 16.
     pub global_relabel_work: u32,
@@ -100,7 +98,7 @@ impl Default for CudaConfig {
             step_budget: 0,
             region_every: 0,
             revisit_every: 8,
-            global_relabel_rounds: 2,
+            global_relabel_rounds: 0,
             global_relabel_work: 16,
             relabel_rate_rounds: 8,
             relabel_rate_percent: 150,
@@ -147,6 +145,19 @@ pub fn auto_step_budget(
     } else {
         64
     }
+}
+
+/// Discharge rounds between global relabels on a grid of `dirs` arcs per pixel: 2 on
+/// 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds), on 8C: chelsea
+/// 6.72 -> 6.51 ms, camera 2.24 -> 2.07, generated images 1920×1080 8.94 -> 8.17 and
+/// 1280×720 5.36 -> 5.22, a 1920×1080 seed disk 56.0 -> 51.3, a 400×300 object 1.37 ->
+/// 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 0–6 % slower than 3). On 4C (one
+/// run): a 640×480 image 1.98 -> 1.80 and a 384×288 object 0.81 -> 0.75, but coins 1.36
+/// -> 1.41, rocket 1.39 -> 1.45, seeds_disk 2.49 -> 2.56, a 640×480 object 0.57 -> 0.82,
+/// the 1280×720 and 1920×1080 images 3.84 -> 4.67 and 6.82 -> 7.56, a 1280×720 seed disk
+/// 29.9 -> 37.1.
+pub fn auto_relabel_rounds(dirs: u32) -> u32 {
+    if dirs == 8 { 3 } else { 2 }
 }
 
 /// What the last call did on the device, beyond [`SolveStats`].
@@ -323,7 +334,10 @@ impl CudaEngine {
         };
         params.region_every = config.region_every;
         params.revisit_every = config.revisit_every;
-        params.gr_rounds = config.global_relabel_rounds.max(1);
+        params.gr_rounds = match config.global_relabel_rounds {
+            0 => auto_relabel_rounds(dirs),
+            r => r,
+        };
         params.gr_work_num = config.global_relabel_work;
         params.gr_rate_pct = config.relabel_rate_percent;
         params.max_rounds = config.max_rounds.max(1);
