@@ -155,6 +155,8 @@ struct Params {
     u32 gr_rate_max;               // flow-rate rule: 0 off, else at most this many rounds per relabel
     u32 gr_rate_pct;               // ... another round while the last one's flow rate is at least
                                    //     this percentage of the rate since the relabel began
+    u32 gr_few_tiles;              // discharge by owners: after a relabel that found at most this
+    u32 gr_few_rounds;             // ... many active tiles, this many rounds (else gr_rounds)
     u32* res;            // D * npix residuals, res[d * npix + i]
     u32* tres;           // npix
     u64* exc;            // npix
@@ -1655,23 +1657,25 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 }
 
 // The whole solve: an exact global relabel, then discharge rounds (one phase per tile
-// colour, a grid barrier after each) until the next global relabel is due, until a global
-// relabel finds no active tile. A relabel is due after gr_rounds rounds, or on 4C grids
-// whose rounds go by phases once the flow-rate rule (rate_rule) says another round would
-// lower the long-run rate (H200: a 1920x1080 seed disk 65.3 -> 60.7 ms, 1280x720 39.8 ->
-// 36.0, image energies within 0.5 %). On small grids most of the time goes to the tail
-// (rocket 640x480: once a relabel finds <= 24 active tiles, 58 % of the critical path for
-// 6.5 % of the flow), where each phase waits on one tile's visit. Measured on the H100 and
-// not kept: a tail mode (one phase for all tiles, 16- or 64-step visits, relabels every
-// round or every 4: each helped some instances and cost others up to 10-50 %), and walks
-// that send every active pixel's excess down admissible arcs to t right after each relabel
-// (exact, but 30-55 % slower: a walk step is a chain of L2 round trips and the paths are
-// hundreds of pixels long). Nor regional relabels in the tail (only the tiles changed since
-// the last relabel relax, bounded by the heights the others keep, which stay valid labels;
-// a whole relabel decides the end): rocket 2.28 -> 6.07 ms with 31 relabels instead of 9,
-// coins 1.95 -> 6.73, from 1/4 of the tiles active chelsea 8C 17.6 -> 1931 ms. The tail's
-// excess mostly has to go back to s, and only a whole relabel shows it trapped: a kept
-// tile's stale finite height keeps it looking close.
+// colour, a grid barrier after each) until the next global relabel is due, until a
+// global relabel finds no active tile. A relabel is due after gr_rounds rounds, or on
+// 4C grids whose rounds go by phases once the flow-rate rule (rate_rule) says another
+// round would lower the long-run rate (H200: a 1920x1080 seed disk 65.3 -> 60.7 ms,
+// 1280x720 39.8 -> 36.0, image energies within 0.5 %); where owners run the rounds,
+// after gr_few_rounds when the relabel found at most gr_few_tiles active tiles. On
+// small grids most of the time goes to the tail (rocket 640x480: once a relabel finds
+// <= 24 active tiles, 58 % of the critical path for 6.5 % of the flow), where each
+// phase waits on one tile's visit. Measured on the H100 and not kept: a tail mode (one
+// phase for all tiles, 16- or 64-step visits, relabels every round or every 4: each
+// helped some instances and cost others up to 10-50 %), and walks that send every
+// active pixel's excess down admissible arcs to t right after each relabel (exact, but
+// 30-55 % slower: a walk step is a chain of L2 round trips and the paths are hundreds
+// of pixels long). Nor regional relabels in the tail (only the tiles changed since the
+// last relabel relax, bounded by the heights the others keep, which stay valid labels;
+// a whole relabel decides the end): rocket 2.28 -> 6.07 ms with 31 relabels instead of
+// 9, coins 1.95 -> 6.73, from 1/4 of the tiles active chelsea 8C 17.6 -> 1931 ms. The
+// tail's excess mostly has to go back to s, and only a whole relabel shows it trapped:
+// a kept tile's stale finite height keeps it looking close.
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
@@ -1725,8 +1729,11 @@ __device__ void solve_persistent(const Params& p) {
         // 2. discharge rounds until the next global relabel is due
         if (p.owned_discharge && !p.concurrent) {
             // the next global relabel's barrier ends the rounds
-            discharge_owned<D>(p, ts, rounds, p.gr_rounds);
-            rounds += p.gr_rounds;
+            // a relabel that found few active tiles is followed by more rounds (CudaConfig::
+            // few_active_tiles has the measurements)
+            const u32 nr = snap.active_tiles <= p.gr_few_tiles ? p.gr_few_rounds : p.gr_rounds;
+            discharge_owned<D>(p, ts, rounds, nr);
+            rounds += nr;
             if (blockIdx.x == 0 && threadIdx.x == 0) c->rounds = rounds;
             if (rounds >= p.max_rounds) {
                 if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&c->status, ST_ROUND_CAP);

@@ -894,7 +894,7 @@ fn report_schedules() {
     // Generated in this order from one seed: the 1080p grids first, as earlier reports
     // generated them.
     type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
-    let generated: [(&str, Make, u32, u32, bool); 11] = [
+    let generated: [(&str, Make, u32, u32, bool); 18] = [
         ("seeds_disk", seeds_disk, 1920, 1080, false),
         ("image", image_like, 1920, 1080, false),
         ("image", image_like, 1920, 1080, true),
@@ -906,6 +906,13 @@ fn report_schedules() {
         ("object", object_like, 640, 480, false),
         ("object", object_like, 400, 300, true),
         ("object", object_like, 384, 288, false),
+        ("seeds_disk", seeds_disk, 640, 480, false),
+        ("seeds_disk", seeds_disk, 512, 384, false),
+        ("seeds_disk", seeds_disk, 400, 300, false),
+        ("seeds_disk", seeds_disk, 352, 256, false),
+        ("image", image_like, 512, 512, false),
+        ("image", image_like, 400, 300, false),
+        ("object", object_like, 512, 384, false),
     ];
     let mut rng = Rng(1080);
     for (kind, make, w, h, eight) in generated {
@@ -935,6 +942,7 @@ fn report_schedules() {
         with("gr3", &|c| c.global_relabel_rounds = 3),
         with("gr4", &|c| c.global_relabel_rounds = 4),
         with("gr8", &|c| c.global_relabel_rounds = 8),
+        with("few0", &|c| c.few_active_tiles = 0),
         with("fixed", &|c| c.relabel_rate_rounds = 0),
         with("rate100", &|c| c.relabel_rate_percent = 100),
         with("rate200", &|c| c.relabel_rate_percent = 200),

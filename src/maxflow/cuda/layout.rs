@@ -174,6 +174,8 @@ pub struct Params {
     pub owned_discharge: u32,
     pub gr_rate_max: u32,
     pub gr_rate_pct: u32,
+    pub gr_few_tiles: u32,
+    pub gr_few_rounds: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
