@@ -81,6 +81,9 @@ pub struct CudaConfig {
     /// 1.386 -> 1.395, generated 640×480 energies 0.6–1.6 % slower, a 512×512 image 2.46
     /// -> 2.52. At most 4 tiles: seeds_disk 2.33, coins unchanged; 16 tiles: rocket 1.32
     /// but seeds_disk 2.67; 8 tiles and 3, 6 or 8 rounds: seeds_disk 2.44, 2.36, 2.67.
+    /// Applied where the rounds go by phases as well (8C and large 4C grids), camera 2.07
+    /// -> 2.03 and a 1920×1080 4C seed disk 55.5 -> 53.6, but the 1920×1080 8C and
+    /// 1280×720 4C seed disks 51.3 -> 62.0 and 30.5 -> 33.4: those keep the fixed rounds.
     pub few_active_tiles: u32,
     /// See [`Self::few_active_tiles`].
     pub few_active_rounds: u32,
