@@ -1362,15 +1362,16 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
     int cur = 0;
     u32 active = any_active<D>(px);
     // An 8C tile that got mail starts its steps from the heights it has, with no region
-    // relabel first. H100, same run, two rounds: chelsea 8C 7.48 -> 6.74 ms, camera 2.31
-    // -> 2.23, seeds_astronaut 3.69 -> 3.37, generated 8C images 1920x1080 10.06 -> 8.95
-    // and 1280x720 6.74 -> 5.36, a 1920x1080 8C seed disk 56.9 -> 55.9, a 400x300 8C
-    // object 1.357 -> 1.385. On 4C it depends on the energy:
-    // coins 1.37 -> 1.24, a 384x288 object 0.82 -> 0.71 and a 1920x1080 image 6.87 ->
-    // 6.48, but rocket 1.39 -> 1.51, seeds_disk 2.52 -> 2.67, a 640x480 image 2.01 ->
-    // 2.17, a 640x480 object 0.57 -> 0.69 and the 1280x720 and 1920x1080 seed disks 30 ->
-    // 47 and 55 -> 76. Skipping it for every tile, or only for mailed tiles that were
-    // idle, or only for active ones, measured worse overall on both.
+    // relabel first. H100, same run, two rounds (the 8C figures with the polls' sleeps
+    // removed too, see wait_woken_tile, which alone moves them by under 0.5 %): chelsea 8C
+    // 7.48 -> 6.74 ms, camera 2.31 -> 2.23, seeds_astronaut 3.69 -> 3.37, generated 8C
+    // images 1920x1080 10.06 -> 8.95 and 1280x720 6.74 -> 5.36, a 1920x1080 8C seed disk
+    // 56.9 -> 55.9, a 400x300 8C object 1.357 -> 1.385. On 4C it depends on the energy:
+    // coins 1.37 -> 1.24, a 384x288 object 0.82 -> 0.71 and a 1920x1080 image 6.87 -> 6.48,
+    // but rocket 1.39 -> 1.51, seeds_disk 2.52 -> 2.67, a 640x480 image 2.01 -> 2.17, a
+    // 640x480 object 0.57 -> 0.69 and the 1280x720 and 1920x1080 seed disks 30 -> 47 and 55
+    // -> 76. Skipping it for every tile, or only for mailed tiles that were idle, or only
+    // for mailed ones flagged active, measured worse overall on both.
     if (!active || (D == 8 && mailed)) region_first = false;
     if (region_first) {
         iters += region_relabel<D>(p, s, px, cur);

@@ -170,7 +170,7 @@ pub fn auto_step_budget(
 /// 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds), on 8C: chelsea
 /// 6.72 -> 6.51 ms, camera 2.24 -> 2.07, generated images 1920×1080 8.94 -> 8.17 and
 /// 1280×720 5.36 -> 5.22, a 1920×1080 seed disk 56.0 -> 51.3, a 400×300 object 1.37 ->
-/// 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 0–6 % slower than 3). On 4C (one
+/// 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 1–7 % slower than 3). On 4C (one
 /// run): a 640×480 image 1.98 -> 1.80 and a 384×288 object 0.81 -> 0.75, but coins 1.36
 /// -> 1.41, rocket 1.39 -> 1.45, seeds_disk 2.49 -> 2.56, a 640×480 object 0.57 -> 0.82,
 /// the 1280×720 and 1920×1080 images 3.84 -> 4.67 and 6.82 -> 7.56, a 1280×720 seed disk
