@@ -783,6 +783,18 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // 7.51 -> 9.83, a generated 1920x1080 seed disk 55.8 -> 66.6; with a 32 ns sleep between
 // polls no better): a row relaxation's chain of shared atomics, fences and shuffles is
 // as long as a Jacobi iteration, and the idle warps' polls queue on the same atomics.
+// Nor closures by one warp (4C, 32x16 tiles; lane c holds column c: each closure closes
+// every column along its vertical arcs in registers, a pass down and one up, then every
+// row along its horizontal arcs by doubling min-plus scans over shuffles, until one
+// changes nothing), exact (14 GPU tests, every instance certified) but slower. By warp 0
+// in place of the Jacobi iterations (H100, same run, two rounds): rocket 1.39 -> 2.11
+// ms, seeds_disk 2.25 -> 2.48, a generated 640x480 seed disk 9.58 -> 10.08; the fixpoint
+// of a rocket relaxation 1.76 -> 7.6 k cycles (1.75 closures of ~4.3 k: one warp's
+// shuffle and min chains have nothing to hide their latency behind), 5.2 -> 5.6 k on the
+// seed disk. With each warp owning tiles and relaxing them alone, from its own loads to
+// its wakes (no block barrier at all), worse still: rocket 1.39 -> 2.00, seeds_disk 2.25
+// -> 3.10, the 640x480 seed disk 9.54 -> 13.28 (23-28 k cycles a relaxation against
+// 5.6-8.4 k).
 template <int D>
 __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
     u32 iters = 0;
@@ -922,7 +934,12 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u
 // as much; nor for repeat relaxations alone (their heights and residual bits: rocket
 // 2.15 -> 2.19 ms, a 1080p seed disk 75.4 -> 76.4), nor kept in shared memory by the
 // owner from one relaxation to the next (no change); nor a first compare-and-swap in
-// q_push that guesses the tile's state instead of loading it (no change).
+// q_push that guesses the tile's state instead of loading it (no change). Nor the
+// residual bits kept up to date by every discharge visit (store_tile), so that an
+// initial relaxation loads only them where it takes no mail: a relaxation 5.7 -> 5.2 k
+// cycles on rocket, but the solves no faster (H100, same run, two rounds: rocket 1.388
+// -> 1.383 ms, a generated 1920x1080 4C image 6.76 -> 6.67), the 8C ones slower
+// (chelsea 6.49 -> 6.86, camera 2.06 -> 2.14, seeds_astronaut 3.60 -> 3.78).
 template <int D>
 __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters) {
     const u64 c0 = cycles();
@@ -1022,10 +1039,15 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
             const u32 v = s.h[halo_index(i)];
             if (v != h0[k] && on_border(i)) wake |= lowered_wakes<D>(p, tx, ty, s.gh, i, v, epoch);
         }
-#pragma unroll
-        for (u32 b = 0; b < 9; ++b) {
+        // only the bits some lane of the warp wants (most warps hold none): H100, same
+        // run, two rounds, against a ballot for each of the 9: rocket 1.40 -> 1.38 ms, a
+        // generated 640x480 seed disk 9.64 -> 9.55, a 1920x1080 4C image 6.86 -> 6.76
+        // (the wake and store steps of a rocket relaxation 1.85 -> 1.43 k cycles with the
+        // border bits below ORed once per warp, which alone changed nothing)
+        for (u32 any = __reduce_or_sync(0xffffffffu, wake); any; any &= any - 1u) {
+            const u32 b = (u32)__ffs(any) - 1u;
             const u32 n = (u32)__popc(__ballot_sync(0xffffffffu, (wake >> b) & 1u));
-            if (threadIdx.x % 32u == b && n) atomicAdd(&s.wakes[b], n);
+            if (threadIdx.x % 32u == b) atomicAdd(&s.wakes[b], n);
         }
     }
 #endif
