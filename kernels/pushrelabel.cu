@@ -1043,7 +1043,10 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         // run, two rounds, against a ballot for each of the 9: rocket 1.40 -> 1.38 ms, a
         // generated 640x480 seed disk 9.64 -> 9.55, a 1920x1080 4C image 6.86 -> 6.76
         // (the wake and store steps of a rocket relaxation 1.85 -> 1.43 k cycles with the
-        // border bits below ORed once per warp, which alone changed nothing)
+        // border bits below ORed once per warp, which alone changed nothing); the 4C seed
+        // disks whose rounds go by phases, with fixed rounds, 1280x720 36.3 -> 35.9 and
+        // 1920x1080 64.3 -> 62.9 (by the flow-rate rule, whose choices follow the timing,
+        // 30.0-32.1 -> 31.4-31.7 and 53.3-56.4 either way)
         for (u32 any = __reduce_or_sync(0xffffffffu, wake); any; any &= any - 1u) {
             const u32 b = (u32)__ffs(any) - 1u;
             const u32 n = (u32)__popc(__ballot_sync(0xffffffffu, (wake >> b) & 1u));
