@@ -643,7 +643,11 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
             if (__shfl_sync(0xffffffffu, over, 0)) break;
             // no sleep between polls: with a 32 ns one here and in wait_edge_neighbours
             // (H100, same run, two rounds) rocket 1.398 -> 1.389 ms, coins 1.367 -> 1.358,
-            // seeds_disk 2.520 -> 2.508, a generated 640x480 image 2.007 -> 1.987
+            // seeds_disk 2.520 -> 2.508, a generated 640x480 image 2.007 -> 1.987. Loading
+            // q_pending (relaxed) with the polls rather than after them, one round trip a
+            // poll instead of two (and in q_pop), changed nothing (H100, same run, two
+            // rounds: rocket 1.381 -> 1.385, seeds_disk 2.250 -> 2.241, with fixed rounds
+            // the 1280x720 and 1920x1080 4C seed disks 35.9 -> 35.8 and 62.7 -> 62.8)
         }
         if (threadIdx.x == 0) {
             // the wakes taken are all the tile had got: a store, not a load and a
@@ -1547,7 +1551,13 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 //    75.7 -> 82.2 ms with 39 % more relaxations): those keep the queue.
 // A block going on with a woken idle neighbour itself instead of queueing it measured no
 // faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
-// extra registers).
+// extra registers). Nor, with owners, leaving the tiles that have no t-link residual
+// (known from their last initial relaxation) to wait for a first wake, and filling those
+// never woken with INF at the end of the pass (H100, same run, two rounds: seeds_disk
+// 2.25 -> 2.30 ms, a generated 640x480 seed disk 9.58 -> 9.95, rocket 1.385 -> 1.42):
+// fewer relaxations, but a woken tile's first one, which loads and builds its whole
+// residual state, then lies on the relabel's critical path (8.5 -> 10.3 k cycles a
+// relaxation), where the initial pass had done it ahead of the wave.
 template <int D>
 __device__ void bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters) {
     const bool owners = p.gr_owners != 0u;
