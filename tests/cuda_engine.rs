@@ -864,8 +864,8 @@ fn profile_host_loop() {
 /// Not a check: prints what each schedule setting does on the shared instances and on
 /// generated 1080p grids (run with `--ignored --nocapture` on the GPU machine), with the
 /// critical path split between global relabels and discharge. `LIVECUT_VARIANTS=a,b`
-/// picks settings, `LIVECUT_ONLY=a,b` the instances whose names contain one of those, and `LIVECUT_LOG=1` prints the
-/// counters after every global relabel of each setting.
+/// picks settings, `LIVECUT_ONLY=a,b` the instances whose names contain one of those,
+/// and `LIVECUT_LOG=1` prints the counters after every global relabel of each setting.
 #[test]
 #[ignore]
 fn report_schedules() {
