@@ -1549,6 +1549,14 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 //    energy 2.49 -> 2.32). On grids of many tiles per block a busy owner holds up its
 //    other woken tiles, which then relax later and more often (a 1920x1080 seed disk
 //    75.7 -> 82.2 ms with 39 % more relaxations): those keep the queue.
+// What lies on the pass's critical path, measured by making every relaxation (or every
+// discharge visit) 2-4 k cycles longer with a spin (H100, owners): the relabel's critical
+// path grows by ~9 relaxations a relabel on rocket (of ~133 k cycles a relabel), ~21 on a
+// generated 640x480 seed disk (of ~386 k), ~4.5 on coins (of ~115 k) and ~2.8 on camera
+// 8C (of ~148 k); a discharge round's by 1.4-2 visits. So relaxations are only 13-50 % of
+// a relabel's critical path (and visits 55-75 % of a round's): the rest is time the chain
+// spends between them (hand-overs, the pass's start and end), which is why making
+// relaxations cheaper (below, and the residual bits at gr_tile) moved the solves so little.
 // A block going on with a woken idle neighbour itself instead of queueing it measured no
 // faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
 // extra registers). Nor, with owners, leaving the tiles that have no t-link residual
