@@ -1050,7 +1050,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         // border bits below ORed once per warp, which alone changed nothing); the 4C seed
         // disks whose rounds go by phases, with fixed rounds, 1280x720 36.3 -> 35.9 and
         // 1920x1080 64.3 -> 62.9 (by the flow-rate rule, whose choices follow the timing,
-        // 30.0-32.1 -> 31.4-31.7 and 53.3-56.4 either way)
+        // five runs each, 29.9-32.1 -> 31.4-31.7 and 55.1-56.7 -> 53.3-56.4)
         for (u32 any = __reduce_or_sync(0xffffffffu, wake); any; any &= any - 1u) {
             const u32 b = (u32)__ffs(any) - 1u;
             const u32 n = (u32)__popc(__ballot_sync(0xffffffffu, (wake >> b) & 1u));
@@ -1556,7 +1556,8 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // 8C (of ~148 k); a discharge round's by 1.4-2 visits. So relaxations are only 13-50 % of
 // a relabel's critical path (and visits 55-75 % of a round's): the rest is time the chain
 // spends between them (hand-overs, the pass's start and end), which is why making
-// relaxations cheaper (below, and the residual bits at gr_tile) moved the solves so little.
+// relaxations cheaper (the residual bits kept by the visits, see gr_tile) moved the
+// solves so little.
 // A block going on with a woken idle neighbour itself instead of queueing it measured no
 // faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
 // extra registers). Nor, with owners, leaving the tiles that have no t-link residual
