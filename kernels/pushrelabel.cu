@@ -124,8 +124,8 @@ struct Ctl {
     u32 bfs_rounds;
     u32 bfs_tiles;     // tiles relaxed in BFS rounds, total
     u32 status;
-    u32 bar_count;
-    u32 bar_gen;
+    u32 bar_count;     // arrivals at grid barriers (reset to 0 once past 2^31)
+    u32 bar_gen;       // grid barriers released (0 again where bar_count was reset)
     u32 q_head;        // work queue of the persistent solve: next ticket (slot) to hand out; tile claims of a discharge phase
     u32 q_tail;        // ... next slot to fill
     u32 q_pending;     // ... items queued or being worked on, plus one token per block
@@ -274,6 +274,13 @@ GPU_LOAD(ld_acquire, "acquire", u32, "32", "r")
 GPU_STORE(st_relaxed, "relaxed", u32, "32", "r")
 GPU_STORE(st_relaxed, "relaxed", u64, "64", "l")
 GPU_STORE(st_release, "release", u32, "32", "r")
+
+// Atomic add with acquire and release order at GPU scope; returns the old value.
+__device__ __forceinline__ u32 atom_add_acq_rel(u32* p, u32 v) {
+    u32 old;
+    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], %2;" : "=r"(old) : "l"(p), "r"(v) : "memory");
+    return old;
+}
 #endif
 
 // Blocked index of padded-grid pixel (gx, gy).
@@ -432,6 +439,24 @@ __device__ __forceinline__ u32 rate_rule(const Params* p, Ctl* c, u32 rule) {
 // `next` (the same in every block): 0 keeps the work queue as it is; NEXT_PASS empties
 // it for a new pass (new stamp, one token per block); NEXT_GR also starts a new global
 // relabel epoch. The last block to arrive does this while every other block waits.
+// A block arrives with one acquire-release atomic and takes the barrier's number from the
+// count it returns (every block arrives at every barrier), where it used to load the
+// barrier's generation first and fence before a relaxed atomic; the last block reads the
+// counters it copies once and releases with no fence of its own, and a waiter reads the
+// copy right after its acquiring poll. H100, same run, median of three: camera 8C 2.064
+// -> 2.007 ms, chelsea 8C 6.50 -> 6.41, seeds_astronaut 3.60 -> 3.54, coins 1.319 ->
+// 1.304, rocket 1.383 -> 1.372, seeds_disk 2.246 -> 2.228, a generated 1920x1080 4C seed
+// disk 53.9 -> 52.5 (a second run: 0.3-2.8 % on every instance). Measured and not kept
+// (H100, same run, three rounds, against it): no sleep between the waiters' polls (no
+// change); the snapshot and the barrier's number packed into the one 64-bit word the
+// waiters poll, so that no load follows the poll (4C the same, 8C 1-4 % slower: chelsea
+// 6.36 -> 6.72 ms, seeds_astronaut 3.52 -> 3.67, the 1920x1080 4C seed disk 52.5 ->
+// 55.2); and, where owners run both the relabels and the discharge rounds, no barrier
+// after a relabel: the block whose acquire-release decrement of q_pending reaches 0
+// publishes the end of the pass with the active tile count, which the others poll for
+// instead of q_pending (0.2-1.7 % slower: seeds_disk 2.232 -> 2.242, the 640x480 and
+// 512x384 seed disks 1.5-1.7 %; a decrement that waits for its atomic's return at the
+// end of every relaxation costs more than the barrier it saves; racecheck clean).
 #define NEXT_PASS 1u
 #define NEXT_GR 2u
 __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next = 0,
@@ -440,27 +465,31 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
     if (threadIdx.x == 0) {
         const u64 b0 = clock64();
         u32 ok = 1;
-        const u32 gen = ld_acquire(&c->bar_gen);
-        __threadfence();
-        const u32 arrived = atomicAdd(&c->bar_count, 1u);
-        if (arrived == nblocks - 1) {
-            c->bar_count = 0;
+        const u32 arrived = atom_add_acq_rel(&c->bar_count, 1u);
+        const u32 gen = arrived / nblocks;  // barriers completed before this one
+        if (arrived % nblocks == nblocks - 1) {
+            // far from 2^32 the count starts again, as bar_gen does: no block arrives
+            // at the next barrier before this one's release
+            const bool restart = arrived >= 0x80000000u;
             volatile Ctl* vc = c;
+            const u64 relabels = vc->relabels;
+            const u32 active = vc->active_tiles, mail = vc->mail_tiles;
+            u32 stamp = vc->stamp, epoch = vc->gr_epoch;
             c->snap.more = rule ? rate_rule(rp, c, rule) : 0u;
             if (next) {
                 c->q_head = 0;
                 c->q_tail = 0;
                 c->q_pending = nblocks;
-                c->stamp = vc->stamp + 1u;
-                if (next == NEXT_GR) c->gr_epoch = vc->gr_epoch + 1u;
+                c->stamp = ++stamp;
+                if (next == NEXT_GR) c->gr_epoch = ++epoch;
             }
-            c->snap.relabels = vc->relabels;
-            c->snap.active_tiles = vc->active_tiles;
-            c->snap.mail_tiles = vc->mail_tiles;
-            c->snap.stamp = vc->stamp;
-            c->snap.gr_epoch = vc->gr_epoch;
-            __threadfence();
-            st_release(&c->bar_gen, gen + 1);
+            c->snap.relabels = relabels;
+            c->snap.active_tiles = active;
+            c->snap.mail_tiles = mail;
+            c->snap.stamp = stamp;
+            c->snap.gr_epoch = epoch;
+            if (restart) c->bar_count = 0;
+            st_release(&c->bar_gen, restart ? 0u : gen + 1);
         } else {
             const long long start = clock64();
             while (ld_acquire(&c->bar_gen) == gen) {
@@ -471,7 +500,6 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
                 }
             }
         }
-        __threadfence();
         volatile Snap* vs = &c->snap;
         s_snap->relabels = vs->relabels;
         s_snap->active_tiles = vs->active_tiles;
@@ -1558,6 +1586,19 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // spends between them (hand-overs, the pass's start and end), which is why making
 // relaxations cheaper (the residual bits kept by the visits, see gr_tile) moved the
 // solves so little.
+// The hand-overs, timed (temporary instrumentation, not kept: the waker stores the global
+// timer beside the tile's wake before its fence, the owner compares when its poll sees the
+// wake; H100, owners): a hop takes 5.6 us on rocket, 2.0 on seeds_disk, 2.9 on a generated
+// 640x480 seed disk, 2.1 on coins, 2.3 on chelsea 8C and 1.9 on camera 8C, against
+// relaxations of 3-4.5 us. Of that only 0.74-0.96 us is the fence, the increment and the
+// poll; the rest (4.8 us on rocket, 1.1-1.9 elsewhere) the wake waits for its owner to
+// finish a relaxation it is in (of the same tile, or on rocket with 2-3 tiles a block
+// mostly of another). Measured and not kept (H100, same run, two or three rounds): four
+// warps polling, staggered, here and in wait_edge_neighbours (1-2 % slower on every
+// instance, 3-4 % with both); a tile's initial relaxation taking the wakes that came
+// before its halo loads, so that they are not relaxed again (thread 0 acquires the count
+// first: the same number of relaxations, no faster); release reductions for the wakes
+// instead of a fence and an atomic (within 0.5 %).
 // A block going on with a woken idle neighbour itself instead of queueing it measured no
 // faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
 // extra registers). Nor, with owners, leaving the tiles that have no t-link residual
