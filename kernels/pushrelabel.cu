@@ -456,7 +456,15 @@ __device__ __forceinline__ u32 rate_rule(const Params* p, Ctl* c, u32 rule) {
 // publishes the end of the pass with the active tile count, which the others poll for
 // instead of q_pending (0.2-1.7 % slower: seeds_disk 2.232 -> 2.242, the 640x480 and
 // 512x384 seed disks 1.5-1.7 %; a decrement that waits for its atomic's return at the
-// end of every relaxation costs more than the barrier it saves; racecheck clean).
+// end of every relaxation costs more than the barrier it saves; racecheck clean). Nor with
+// the decrements left fire-and-forget (a release reduction by a warp that does not poll)
+// and the active tiles counted per relabel, so that a block seeing q_pending at 0 reads
+// a count no discharge visit changes: rocket 1.368 -> 1.353 ms, coins 1.304 -> 1.295,
+// seeds_disk 2.217 either way, the 640x480 and 512x384 seed disks 0.5 % slower, and the
+// 8C instances, which keep the barrier, 4-6 % slower (chelsea 6.41 -> 6.81). Nor (within
+// 0.4 %, three rounds) block 0 keeping its critical-path sums and relabel count in
+// registers and logging through a second warp, so that it loads nothing after a
+// barrier, with the hang status copied into the snapshot instead of a load of its own.
 #define NEXT_PASS 1u
 #define NEXT_GR 2u
 __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next = 0,
