@@ -148,7 +148,11 @@ impl Default for CudaConfig {
 /// 4C grids of seeded energies ([`Terminals::sparse`]) keep 32: their flow travels hundreds
 /// of pixels, tile to tile (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0
 /// -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a
-/// 1920×1080 8C seed disk 56.0 -> 60.5).
+/// 1920×1080 8C seed disk 56.0 -> 60.5). 16 steps suit coins alone (H100, same run, two
+/// rounds: 1.304 -> 1.236 ms); every other shared or generated instance with few tiles is
+/// slower (seeds_disk 2.23 -> 3.14, rocket 1.37 -> 1.42, camera 2.01 -> 2.12, chelsea
+/// 6.41 -> 7.38, generated images 640×480 4C 1.97 -> 2.47 and 400×300 4C 1.65 -> 1.99, a
+/// 640×480 object 0.55 -> 0.80).
 pub fn auto_step_budget(
     width: u32,
     height: u32,
