@@ -835,6 +835,12 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // its wakes (no block barrier at all), worse still: rocket 1.39 -> 2.00, seeds_disk 2.25
 // -> 3.10, the 640x480 seed disk 9.54 -> 13.28 (23-28 k cycles a relaxation against
 // 5.6-8.4 k).
+// Nor, on 4C, pulling from frontier pixels two arcs away as well (through any in-tile
+// neighbour, its residual bits in shared memory), which halves the levels a relabel's
+// iterations cover: 36 % fewer iterations (seeds_disk 62 k -> 39 k) but 31 % longer
+// relaxations (8.1 -> 10.6 k cycles, with more spills), 12-22 % slower on every 4C
+// instance (H100, same run, three rounds: seeds_disk 2.225 -> 2.568 ms, rocket 1.369 ->
+// 1.563, a generated 640x480 seed disk 9.52 -> 11.57).
 template <int D>
 __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
     u32 iters = 0;
