@@ -448,8 +448,8 @@ __device__ __forceinline__ u32 rate_rule(const Params* p, Ctl* c, u32 rule) {
 // counters it copies once and releases with no fence of its own, and a waiter reads the
 // copy right after its acquiring poll. H100, same run, median of three: camera 8C 2.064
 // -> 2.007 ms, chelsea 8C 6.50 -> 6.41, seeds_astronaut 3.60 -> 3.54, coins 1.319 ->
-// 1.304, rocket 1.383 -> 1.372, seeds_disk 2.246 -> 2.228, a generated 1920x1080 4C seed
-// disk 53.9 -> 52.5 (a second run: 0.3-2.8 % on every instance). Measured and not kept
+// 1.304, rocket 1.383 -> 1.372, seeds_disk 2.246 -> 2.228; a second run, 0.2-2.7 % on
+// every instance, a generated 1920x1080 4C seed disk 53.9 -> 52.5. Measured and not kept
 // (H100, same run, three rounds, against it): no sleep between the waiters' polls (no
 // change); the snapshot and the barrier's number packed into the one 64-bit word the
 // waiters poll, so that no load follows the poll (4C the same, 8C 1-4 % slower: chelsea
