@@ -1618,7 +1618,15 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // instance, 3-4 % with both); a tile's initial relaxation taking the wakes that came
 // before its halo loads, so that they are not relaxed again (thread 0 acquires the count
 // first: the same number of relaxations, no faster); release reductions for the wakes
-// instead of a fence and an atomic (within 0.5 %).
+// instead of a fence and an atomic (within 0.5 %). Nor a relaxation taking the wakes that
+// came while it ran (thread 0 acquires the tile's wake count after the fixpoint; where it
+// grew, the halo is loaded again and the fixpoint goes on from the border pixels it
+// lowers, once or up to four times, before the heights are stored and the neighbours
+// woken): fewer relaxations (seeds_disk 67.9 -> 57.8 tile sweeps, camera 8C 52.4 -> 44.2)
+// but each longer (8.1 -> 10.9 k cycles, camera 7.0 -> 10.8 k), so slower on every
+// instance but coins (H100, same run, three rounds, once / four times: coins -0.5 /
+// +0.2 %, seeds_disk +0.4 / +1.1 %, rocket +2.5 / +3.7 %, a generated 640x480 seed disk
+// +3.2 / +3.9 %, camera, chelsea and seeds_astronaut 8C +6 to +8 %).
 // A block going on with a woken idle neighbour itself instead of queueing it measured no
 // faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
 // extra registers). Nor, with owners, leaving the tiles that have no t-link residual
