@@ -84,6 +84,11 @@ pub struct CudaConfig {
     /// Applied where the rounds go by phases as well (8C and large 4C grids), camera 2.07
     /// -> 2.03 and a 1920×1080 4C seed disk 55.5 -> 53.6, but the 1920×1080 8C and
     /// 1280×720 4C seed disks 51.3 -> 62.0 and 30.5 -> 33.4: those keep the fixed rounds.
+    /// Measured again with the current kernels (H200, same run, three rounds): 5 rounds
+    /// seeds_disk 2.22 -> 2.39 ms and a generated 640×480 seed disk 9.51 -> 10.08, but a
+    /// 400×300 one 5.20 -> 4.65; 12 tiles a 640×480 image 1.98 -> 1.93 but coins 1.30 ->
+    /// 1.34; 6 tiles seeds_disk 2.28. The choices jump by whole rounds, so single
+    /// instances move by several percent either way: the defaults stay.
     pub few_active_tiles: u32,
     /// See [`Self::few_active_tiles`].
     pub few_active_rounds: u32,
@@ -152,7 +157,10 @@ impl Default for CudaConfig {
 /// rounds: 1.304 -> 1.236 ms); every other shared or generated instance with few tiles is
 /// slower (seeds_disk 2.23 -> 3.14, rocket 1.37 -> 1.42, camera 2.01 -> 2.12, chelsea
 /// 6.41 -> 7.38, generated images 640×480 4C 1.97 -> 2.47 and 400×300 4C 1.65 -> 1.99, a
-/// 640×480 object 0.55 -> 0.80).
+/// 640×480 object 0.55 -> 0.80). Between them the solves jump by whole rounds (H200, same
+/// run, three rounds, 28 / 36 / 40 steps): coins 1.30 -> 1.23 / 1.34 / 1.22 ms, but
+/// seeds_disk 2.22 -> 2.83 / 2.46 / 2.27, rocket (24 by default) 1.37 -> 1.56 / 1.68 / 1.74
+/// and a 640×480 object 0.56 -> 0.72 / 0.81 / 0.82.
 pub fn auto_step_budget(
     width: u32,
     height: u32,
