@@ -1626,7 +1626,11 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // but each longer (8.1 -> 10.9 k cycles, camera 7.0 -> 10.8 k), so slower on every
 // instance but coins (H100, same run, three rounds, once / four times: coins -0.5 /
 // +0.2 %, seeds_disk +0.4 / +1.1 %, rocket +2.5 / +3.7 %, a generated 640x480 seed disk
-// +3.2 / +3.9 %, camera, chelsea and seeds_astronaut 8C +6 to +8 %).
+// +3.2 / +3.9 %, camera, chelsea and seeds_astronaut 8C +6 to +8 %). Nor, on blocks
+// of several tiles, a woken tile going before the block's next first relaxation (one
+// poll of the tiles relaxed already between first relaxations): more relaxations
+// (rocket 42.1 -> 45.0 tile sweeps), rocket 1.370 -> 1.436 ms, a generated 640x480 seed
+// disk 9.54 -> 9.62, the others within +-0.7 % (H100, same run, three rounds).
 // A block going on with a woken idle neighbour itself instead of queueing it measured no
 // faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
 // extra registers). Nor, with owners, leaving the tiles that have no t-link residual
