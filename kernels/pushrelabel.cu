@@ -809,7 +809,13 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // each row the frontier touches along its horizontal arcs as well, by two warp scans per
 // iteration, measured slower on the H200 (chelsea 8C 8.12 -> 9.61 ms, camera 2.53 ->
 // 2.81, rocket 1.78 -> 1.84; only 1280x720 and 1920x1080 4C image energies 2-3 % faster):
-// the scans cost every touched row more than the iterations they save. Also measured
+// the scans cost every touched row more than the iterations they save. Measured again
+// with the current kernels (H100, same run, three rounds; rows whose warp saw a pixel get
+// lower close along the arcs' ballots, a shuffle scan each way): 25 % fewer iterations
+// on a generated 1920x1080 4C seed disk but longer relaxations (13.2 -> 14.2 k cycles);
+// 4C image energies 1920x1080, 1280x720 and 640x480 2.5, 3.2 and 2.2 % faster, but the
+// 4C seed disks 1920x1080 and 1280x720 2.0 and 7.2 % slower, rocket 4.4 %, coins 1.4 %,
+// and every 8C instance 4.5-17 %: not kept for any tile height. Also measured
 // and not kept (H200, same run): each pixel's own height kept in a register across
 // iterations (8C 3-4 % slower from the registers, 4C the same); the frontier bits of all
 // directions read for every pixel from the row words shifted to its column, no range
