@@ -40,8 +40,8 @@
 //    the pixels at INF (cannot reach t) are the source side of a minimum cut.
 //
 // Every entry point exists in a persistent cooperative form (pr_solve*, the whole solve
-// in one launch with a grid barrier between passes, or on small 4C grids between global
-// relabels only) and as single passes for the host-driven scheme.
+// in one launch with a grid barrier between passes, or on small 4C grids only after each
+// global relabel: RELABEL_FOLLOWS) and as single passes for the host-driven scheme.
 //
 // Kernels are written so that every pixel loop runs over the PPT = TP / BDIM pixels a
 // thread owns (one on the GPU) and per-pixel state that crosses a barrier is kept per
@@ -1646,14 +1646,38 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // fewer relaxations, but a woken tile's first one, which loads and builds its whole
 // residual state, then lies on the relabel's critical path (8.5 -> 10.3 k cycles a
 // relaxation), where the initial pass had done it ahead of the wave.
+__device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
+
+// Where owners run both the global relabels and the discharge rounds (small 4C grids), a
+// relabel follows the rounds with no grid barrier in between: each tile starts its first
+// relaxation once its edge neighbours are done with the last round, so the relabel's
+// wave runs while the round's slowest visits end, and the barrier that set up the pass
+// (new epoch and stamp, q_pending) is the one after the last relabel. H200, same run,
+// three rounds, against the barrier: coins 1.298 -> 1.200 ms, rocket 1.359 -> 1.260,
+// seeds_disk 2.220 -> 2.019, generated 640x480 image 1.973 -> 1.854 and object 0.553 ->
+// 0.527, 512x512 image 2.503 -> 2.407, 512x384 seed disk 7.62 -> 7.37. Only the module of
+// half-height tiles, which the grids of few tiles take, has it: in the square tiles'
+// module the code alone made the large 4C grids, which never take it, 1-2 % slower (the
+// 1920x1080 and 1280x720 image energies, 6.67 -> 6.76 and 3.76 -> 3.82 ms); without it
+// that module's SASS is the same as before. Owners wait for their own tiles' neighbours
+// one tile at a time; waiting for all of them first was no faster (rocket 1.288 ms).
+#define RELABEL_FOLLOWS (TH == 16)
+
+// With `rounds` > 0 the pass follows that many discharge rounds by owners with no grid
+// barrier in between (see RELABEL_FOLLOWS): a tile's first relaxation waits only until
+// its edge neighbours are done with them, so that it takes all their mail (4C: mail
+// crosses edges only). A tile next to one still in its visit has not started, so no
+// visit sees heights of the new relabel, and a relaxation sees only heights of its own
+// relabel (bfs_halo) and residual graphs with every visit in. False when the solve hangs.
 template <int D>
-__device__ void bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters) {
+__device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters, u32 rounds) {
     const bool owners = p.gr_owners != 0u;
     u32 own = blockIdx.x;  // the block's next tile of its own share
     for (;;) {
         u32 t = own;
         if (own < p.ntiles) {
             own += p.nblocks;
+            if (rounds && !wait_edge_neighbours(p, t % p.tiles_x, t / p.tiles_x, rounds, &s.item)) return false;
             if (!owners) {
                 if (threadIdx.x == 0) s.item = q_take(p, t, stamp);
                 __syncthreads();
@@ -1672,7 +1696,7 @@ __device__ void bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64*
                 atomicAdd(&p.ctl->bfs_wait, cycles() - w0);
                 atomicAdd(&p.ctl->bfs_pops, 1ull);
             }
-            if (t == Q_NONE) return;
+            if (t == Q_NONE) return true;
         }
         const bool initial = owners ? own != Q_NONE : ld_relaxed(&p.tile_q[p.ntiles + t]) != epoch;
         gr_tile<D>(p, s, t, initial, epoch, stamp, iters);
@@ -1825,12 +1849,18 @@ __device__ void solve_persistent(const Params& p) {
     };
     // the flow-rate rule decides the rounds of 4C grids whose rounds go by phases
     const bool rate = D == 4 && p.gr_rate_max != 0;
+    // where owners run both the relabels and the rounds, a relabel follows the rounds
+    // tile by tile (RELABEL_FOLLOWS)
+    const bool follows = RELABEL_FOLLOWS && D == 4 && p.gr_owners && p.owned_discharge && !p.concurrent;
     for (;;) {
         // 1. exact global relabel
-        if (!grid_sync(c, nb, &snap, &s_ok, NEXT_GR, &p, rate ? RULE_START : 0u)) return;
+        // where the relabel follows the rounds there is no barrier in between: the one
+        // after the last relabel set this one up (NEXT_GR below)
+        const u32 after = follows ? rounds : 0u;
+        if (!after && !grid_sync(c, nb, &snap, &s_ok, NEXT_GR, &p, rate ? RULE_START : 0u)) return;
         charge(&c->path_discharge);
-        bfs_pass<D>(p, bs, snap.stamp, snap.gr_epoch, &bfs_iters);
-        if (!grid_sync(c, nb, &snap, &s_ok, NEXT_PASS, &p, rate ? RULE_MARK : 0u)) return;
+        if (!bfs_pass<D>(p, bs, snap.stamp, snap.gr_epoch, &bfs_iters, after)) return;
+        if (!grid_sync(c, nb, &snap, &s_ok, follows ? NEXT_GR : NEXT_PASS, &p, rate ? RULE_MARK : 0u)) return;
         charge(&c->path_bfs);
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             volatile Ctl* vc = c;
