@@ -1660,7 +1660,8 @@ __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds
 // module the code alone made the large 4C grids, which never take it, 1-2 % slower (the
 // 1920x1080 and 1280x720 image energies, 6.67 -> 6.76 and 3.76 -> 3.82 ms); without it
 // that module's SASS is the same as before. Owners wait for their own tiles' neighbours
-// one tile at a time; waiting for all of them first was no faster (rocket 1.288 ms).
+// one tile at a time: waiting for all of them before the first relaxation was slower on
+// rocket (1.266 -> 1.288 ms, H200, same run), whose blocks own two or three tiles.
 #define RELABEL_FOLLOWS (TH == 16)
 
 // With `rounds` > 0 the pass follows that many discharge rounds by owners with no grid
