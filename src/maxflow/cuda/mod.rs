@@ -88,7 +88,11 @@ pub struct CudaConfig {
     /// seeds_disk 2.22 -> 2.39 ms and a generated 640×480 seed disk 9.51 -> 10.08, but a
     /// 400×300 one 5.20 -> 4.65; 12 tiles a 640×480 image 1.98 -> 1.93 but coins 1.30 ->
     /// 1.34; 6 tiles seeds_disk 2.28. The choices jump by whole rounds, so single
-    /// instances move by several percent either way: the defaults stay.
+    /// instances move by several percent either way: the defaults stay. Once more with
+    /// relabels that follow the rounds (H100, same run, three rounds, 13 small 4C
+    /// instances): 4, 12 or 16 tiles, 3, 5 or 6 rounds, 12 tiles with 6 rounds and 16
+    /// with 3 were 0.4–3.6 % slower in geometric mean (16 tiles with 3 rounds: rocket
+    /// 1.268 -> 1.161 ms, but seeds_disk 2.015 -> 2.209), none better.
     pub few_active_tiles: u32,
     /// See [`Self::few_active_tiles`].
     pub few_active_rounds: u32,
