@@ -92,7 +92,12 @@ pub struct CudaConfig {
     /// relabels that follow the rounds (H100, same run, three rounds, 13 small 4C
     /// instances): 4, 12 or 16 tiles, 3, 5 or 6 rounds, 12 tiles with 6 rounds and 16
     /// with 3 were 0.4–3.6 % slower in geometric mean (16 tiles with 3 rounds: rocket
-    /// 1.268 -> 1.161 ms, but seeds_disk 2.015 -> 2.209), none better.
+    /// 1.268 -> 1.161 ms, but seeds_disk 2.015 -> 2.209), none better. Nor a third
+    /// round after a relabel that found at most 16 active tiles, a quarter fewer than the
+    /// relabel before (a shrinking tail): rocket 1.270 -> 1.173, the 400×300 seed disk
+    /// 4.91 -> 4.75, but coins 1.204 -> 1.232 and the 512×384 and 352×256 seed disks
+    /// 7.38 -> 7.83 and 4.02 -> 4.14 (geometric mean of 13 instances -0.2 %); with any
+    /// tail that does not grow, seeds_disk 2.015 -> 2.379.
     pub few_active_tiles: u32,
     /// See [`Self::few_active_tiles`].
     pub few_active_rounds: u32,
