@@ -414,7 +414,10 @@ __device__ __forceinline__ u64 now_ns() {
 // which a renewal process's long-run rate is best. (The first two tests repeat the round
 // loop's own; without them the kernel measured 1-1.5 % slower on seeds_disk and a
 // 640x480 image, H200, three alternations, though those solves never call the rule:
-// code placement.)
+// code placement.) Nor more rounds while no flow has reached t since the global relabel
+// began (a seed-only energy's first relabels, while its excess travels; up to the rule's
+// cap): H100, same run, three rounds: generated 4C seed disks 1920x1080 54.7 -> 51.8 ms
+// but 1280x720 30.6 -> 32.4, image energies unchanged.
 #define RULE_START 1u
 #define RULE_MARK 2u
 #define RULE_DECIDE 3u
@@ -1256,6 +1259,17 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
 // repaired downwards) measured no cheaper per step and needed more rounds: H200, same
 // run, rocket 1.77 -> 1.88 ms, seeds_disk 2.67 -> 3.14, seeds_astronaut 4.06 -> 5.03
 // (camera 2.54 -> 2.29 and a 1920x1080 seed disk 71.7 -> 68.9 faster).
+// Nor, on 4C, row chains: after the t-link, each warp (a tile row) moves the flow right
+// and left along every run of admissible arcs in one go, by min-plus shuffle scans of
+// the links f(x) = min(r, a + x) (a pixel passes on what arrives with its own; both
+// directions in one scan, since only a pixel with both row neighbours lower pushes both
+// ways and it gets no inflow), then up and down one pixel as here. Exact (GPU tests and
+// the emulation), 10-45 % fewer steps, but each 1.4-1.5x as long (coins 1830 -> 2680
+// cycles, a 1920x1080 image 2160 -> 3360; the scans' shuffles of every row with work):
+// H100, same run, two rounds: coins 1.21 -> 1.39 ms, rocket 1.28 -> 1.34, seeds_disk
+// 2.04 -> 2.45, generated 4C image energies 1920x1080 6.73 -> 8.55 and 640x480 1.86 ->
+// 1.90, seed disks 1920x1080 54.7 -> 64.7 and 1280x720 30.6 -> 41.1; only the 640x480
+// seed disk faster (9.16 -> 8.09).
 template <int D>
 __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
     const u32* h = s.h[cur];
@@ -1645,7 +1659,19 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // 2.25 -> 2.30 ms, a generated 640x480 seed disk 9.58 -> 9.95, rocket 1.385 -> 1.42):
 // fewer relaxations, but a woken tile's first one, which loads and builds its whole
 // residual state, then lies on the relabel's critical path (8.5 -> 10.3 k cycles a
-// relaxation), where the initial pass had done it ahead of the wave.
+// relaxation), where the initial pass had done it ahead of the wave. Nor blocks owning
+// neighbouring tiles (a run of 2-3 in row-major or column-major order, for the relabels
+// and the rounds, instead of tiles nblocks apart), so that a wave going from one to the
+// next needs no hand-over: a front then crosses a block's tiles at once more often than
+// it follows them (H100, same run, three rounds, rows / columns: rocket 1.266 -> 1.363 /
+// 1.701 ms, generated 640x480 image 1.85 -> 2.26 / 2.47 and seed disk 9.15 -> 9.75 /
+// 10.31, chelsea 8C 6.36 -> 6.98 / 6.90). Nor, where blocks own several tiles, a block
+// also taking the woken tiles of a buddy block half the grid of blocks away when their
+// owner is busy (a per-tile claim word: compare-and-swap before every relaxation after
+// the first, release after it): exact, the same relaxations, but every hop pays the
+// claim's round trip and the owners were seldom busy when a buddy was idle (H100, same
+// run, three rounds: rocket 1.267 -> 1.314 ms, generated 640x480 image 1.85 -> 1.91 and
+// object 0.536 -> 0.553, chelsea 8C 6.36 -> 6.59).
 __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
 
 // Where owners run both the global relabels and the discharge rounds (small 4C grids), a
