@@ -1264,12 +1264,12 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
 // the links f(x) = min(r, a + x) (a pixel passes on what arrives with its own; both
 // directions in one scan, since only a pixel with both row neighbours lower pushes both
 // ways and it gets no inflow), then up and down one pixel as here. Exact (GPU tests and
-// the emulation), 10-45 % fewer steps, but each 1.4-1.5x as long (coins 1830 -> 2680
-// cycles, a 1920x1080 image 2160 -> 3360; the scans' shuffles of every row with work):
-// H100, same run, two rounds: coins 1.21 -> 1.39 ms, rocket 1.28 -> 1.34, seeds_disk
-// 2.04 -> 2.45, generated 4C image energies 1920x1080 6.73 -> 8.55 and 640x480 1.86 ->
-// 1.90, seed disks 1920x1080 54.7 -> 64.7 and 1280x720 30.6 -> 41.1; only the 640x480
-// seed disk faster (9.16 -> 8.09).
+// the emulation), 8-45 % fewer steps (a 640x480 object 10 % more), but each 1.4-1.5x as
+// long (coins 1830 -> 2680 cycles, a 1920x1080 image 2160 -> 3360; the scans' shuffles
+// of every row with work): H100, same run, two rounds: coins 1.21 -> 1.39 ms, rocket
+// 1.28 -> 1.34, seeds_disk 2.04 -> 2.45, generated 4C image energies 1920x1080 6.73 ->
+// 8.55 and 640x480 1.86 -> 1.90, seed disks 1920x1080 54.7 -> 64.7 and 1280x720 30.6 ->
+// 41.1; only the 640x480 seed disk faster (9.16 -> 8.09).
 template <int D>
 __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
     const u32* h = s.h[cur];
