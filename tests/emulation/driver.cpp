@@ -102,6 +102,7 @@ static int solve(const Problem& pr, const char* mask_out, int argc, char** argv)
     p.tile_mail = zeroed<u32>(p.ntiles);
     p.tile_dirty = zeroed<u32>(2 * (size_t)p.ntiles);
     p.tile_round = zeroed<u32>(p.ntiles);
+    p.tile_calm = zeroed<u32>(p.ntiles);
     p.qcap = 1;
     p.queue = zeroed<u32>(1);
     p.tile_q = zeroed<u32>(2 * (size_t)p.ntiles);

@@ -36,6 +36,7 @@ pub struct DeviceState {
     tile_mail: CudaSlice<u32>,
     tile_dirty: CudaSlice<u32>,
     tile_round: CudaSlice<u32>,
+    tile_calm: CudaSlice<u32>,
     queue: CudaSlice<u32>,
     tile_q: CudaSlice<u32>,
     /// Discharge visits per tile (the heatmap).
@@ -128,6 +129,7 @@ impl DeviceState {
             tile_mail: alloc(stream, nt, &mut bytes)?,
             tile_dirty: alloc(stream, 2 * nt, &mut bytes)?,
             tile_round: alloc(stream, nt, &mut bytes)?,
+            tile_calm: alloc(stream, nt, &mut bytes)?,
             queue: alloc(stream, queue_slots(nt), &mut bytes)?,
             tile_q: alloc(stream, 2 * nt, &mut bytes)?,
             activity: alloc(stream, nt, &mut bytes)?,
@@ -191,6 +193,7 @@ impl DeviceState {
             tile_mail: self.tile_mail.device_ptr(stream).0,
             tile_dirty: self.tile_dirty.device_ptr(stream).0,
             tile_round: self.tile_round.device_ptr(stream).0,
+            tile_calm: self.tile_calm.device_ptr(stream).0,
             qcap: queue_slots(t.ntiles() as u64) as u32,
             queue: self.queue.device_ptr(stream).0,
             tile_q: self.tile_q.device_ptr(stream).0,

@@ -187,6 +187,7 @@ pub struct Params {
     pub tile_mail: u64,
     pub tile_dirty: u64,
     pub tile_round: u64,
+    pub tile_calm: u64,
     pub queue: u64,
     pub tile_q: u64,
     pub activity: u64,
