@@ -282,8 +282,8 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device):
-        // Params holds 25 u32 (100 bytes, padded to 104) before its 21 pointers.
-        assert_eq!(std::mem::size_of::<Params>(), 104 + 21 * 8);
+        // Params holds 25 u32 (100 bytes, padded to 104) before its 22 pointers.
+        assert_eq!(std::mem::size_of::<Params>(), 104 + 22 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 32);
         assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
