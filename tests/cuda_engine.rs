@@ -907,7 +907,7 @@ fn report_schedules() {
     // Generated in this order from one seed: the 1080p grids first, as earlier reports
     // generated them.
     type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
-    let generated: [(&str, Make, u32, u32, bool); 18] = [
+    let generated: [(&str, Make, u32, u32, bool); 22] = [
         ("seeds_disk", seeds_disk, 1920, 1080, false),
         ("image", image_like, 1920, 1080, false),
         ("image", image_like, 1920, 1080, true),
@@ -926,6 +926,10 @@ fn report_schedules() {
         ("image", image_like, 512, 512, false),
         ("image", image_like, 400, 300, false),
         ("object", object_like, 512, 384, false),
+        ("image", image_like, 1024, 768, false),
+        ("object", object_like, 1280, 720, false),
+        ("object", object_like, 1024, 768, false),
+        ("object", object_like, 1920, 1080, false),
     ];
     let mut rng = Rng(1080);
     for (kind, make, w, h, eight) in generated {

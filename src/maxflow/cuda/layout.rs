@@ -2,6 +2,7 @@
 //! `#[repr(C)]` structs mirror the kernel's `Params` and `Ctl` field for field; the engine
 //! checks their sizes against the compiled kernels once at start-up.
 
+use super::Terminals;
 use crate::grid::Connectivity;
 use cudarc::driver::DeviceRepr;
 
@@ -72,17 +73,23 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// measured slower still on the H200 (rocket 1.88 -> 2.11 ms, seeds_disk 2.89 -> 3.67,
 /// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52). Large 8C image energies
 /// gain from half-height tiles too (H200: 1920×1080 11.5 -> 9.9 ms, 1280×720 6.89 ->
-/// 6.71), large 8C seeded ones (`seeded`, see [`super::Terminals::sparse`]) do not
-/// (a 1920×1080 seed disk 55.9 -> 75.4).
+/// 6.71), large 8C seeded ones ([`Terminals::sparse`]) do not (a 1920×1080 seed disk
+/// 55.9 -> 75.4). So do large 4C energies of an object on a large background
+/// ([`Terminals::lopsided`], not seeded; H100, same run, generated objects: 1920×1080
+/// 2.20 -> 1.87 ms, 1280×720 1.67 -> 1.38, 1024×768 1.41 -> 1.37), where balanced 4C
+/// image energies mostly do not (1920×1080 6.72 -> 8.20, 1024×768 3.19 -> 4.13, but
+/// 1280×720 3.78 -> 3.60) and seeded ones neither (seed disks 1280×720 30.6 -> 34.4,
+/// 1920×1080 53.7 -> 54.1). `terminals` is asked only for grids of many tiles.
 pub fn auto_tile_height(
     width: u32,
     height: u32,
     connectivity: Connectivity,
     sms: u32,
-    seeded: impl FnOnce() -> bool,
+    terminals: impl FnOnce() -> Terminals,
 ) -> u32 {
     let eight = connectivity == Connectivity::Eight;
-    if few_square_tiles(width, height, sms) || (eight && !seeded()) {
+    let half = |t: Terminals| !t.sparse() && (eight || t.lopsided());
+    if few_square_tiles(width, height, sms) || half(terminals()) {
         TILE_HEIGHTS[1]
     } else {
         TILE_HEIGHTS[0]
@@ -293,19 +300,31 @@ mod tests {
     fn grids_of_few_square_tiles_get_half_height_tiles() {
         // 300 and 150 square tiles on 132 SMs; 920 (1280×720) and 2,040 (1920×1080).
         let (four, eight) = (Connectivity::Four, Connectivity::Eight);
-        for seeded in [false, true] {
-            let h = |w, h, c| auto_tile_height(w, h, c, 132, || seeded);
+        // terminals on `any` of 100 pixels, `supplies` of them fed, the rest pulled
+        let census = |any, supplies| Terminals {
+            any,
+            supplies,
+            deficits: any - supplies,
+            pixels: 100,
+        };
+        let (balanced, lopsided, seeded) = (census(90, 40), census(90, 5), census(5, 2));
+        for t in [balanced, lopsided, seeded] {
+            let h = |w, h, c| auto_tile_height(w, h, c, 132, || t);
             assert_eq!(h(640, 480, four), 16);
             assert_eq!(h(451, 300, eight), 16);
             assert_eq!(h(1, 1, four), 16);
-            assert_eq!(h(1280, 720, four), 32);
-            assert_eq!(h(1920, 1080, four), 32);
+        }
+        // large 4C grids: an object on a large background only
+        for (w, h) in [(1280, 720), (1920, 1080)] {
+            assert_eq!(auto_tile_height(w, h, four, 132, || balanced), 32);
+            assert_eq!(auto_tile_height(w, h, four, 132, || lopsided), 16);
+            assert_eq!(auto_tile_height(w, h, four, 132, || seeded), 32);
         }
         // large 8C image energies too, large 8C seeded ones not
-        assert_eq!(auto_tile_height(1920, 1080, eight, 132, || false), 16);
-        assert_eq!(auto_tile_height(1920, 1080, eight, 132, || true), 32);
+        assert_eq!(auto_tile_height(1920, 1080, eight, 132, || balanced), 16);
+        assert_eq!(auto_tile_height(1920, 1080, eight, 132, || seeded), 32);
         // a device with fewer SMs fills with fewer tiles
-        assert_eq!(auto_tile_height(640, 480, four, 40, || false), 32);
+        assert_eq!(auto_tile_height(640, 480, four, 40, || balanced), 32);
     }
 
     #[test]

@@ -103,8 +103,8 @@ pub struct CudaConfig {
     pub few_active_rounds: u32,
     /// Safety cap on discharge rounds; reaching it is an error, never an answer.
     pub max_rounds: u32,
-    /// Tile height in pixels, one of [`TILE_HEIGHTS`]; 0 picks by grid size
-    /// ([`auto_tile_height`]).
+    /// Tile height in pixels, one of [`TILE_HEIGHTS`]; 0 picks by grid size and kind of
+    /// energy ([`auto_tile_height`]).
     pub tile_height: u32,
     /// Persistent solve: a global relabel hands a tile that must relax again to the block
     /// that owns it (a wake it polls for) where the grid has at most this many tiles per
@@ -347,7 +347,7 @@ impl CudaEngine {
                 problem.height(),
                 problem.connectivity(),
                 rt.sm_count,
-                || terminals().sparse(),
+                terminals,
             ),
             h => h,
         };
