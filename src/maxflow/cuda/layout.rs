@@ -74,12 +74,12 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52). Large 8C image energies
 /// gain from half-height tiles too (H200: 1920×1080 11.5 -> 9.9 ms, 1280×720 6.89 ->
 /// 6.71), large 8C seeded ones ([`Terminals::sparse`]) do not (a 1920×1080 seed disk
-/// 55.9 -> 75.4). So do large 4C energies of an object on a large background
-/// ([`Terminals::lopsided`], not seeded; H100, same run, generated objects: 1920×1080
-/// 2.20 -> 1.87 ms, 1280×720 1.67 -> 1.38, 1024×768 1.41 -> 1.37), where balanced 4C
-/// image energies mostly do not (1920×1080 6.72 -> 8.20, 1024×768 3.19 -> 4.13, but
-/// 1280×720 3.78 -> 3.60) and seeded ones neither (seed disks 1280×720 30.6 -> 34.4,
-/// 1920×1080 53.7 -> 54.1). `terminals` is asked only for grids of many tiles.
+/// 55.9 -> 75.4). Large 4C energies of an object on a large background
+/// ([`Terminals::lopsided`], not seeded) gain as well (H100, same run, generated
+/// objects: 1920×1080 2.20 -> 1.87 ms, 1280×720 1.67 -> 1.38, 1024×768 1.41 -> 1.37);
+/// balanced 4C image energies mostly do not (1920×1080 6.72 -> 8.20, 1024×768 3.19 ->
+/// 4.13, but 1280×720 3.78 -> 3.60), seeded ones neither (seed disks 1280×720 30.6 ->
+/// 34.4, 1920×1080 53.7 -> 54.1). `terminals` is asked only for grids of many tiles.
 pub fn auto_tile_height(
     width: u32,
     height: u32,
