@@ -5,7 +5,9 @@
 //! else `grids/` in the working directory (how the GPU machine gets them).
 
 use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
-use livecut::maxflow::cuda::{CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule, TILE_HEIGHTS};
+use livecut::maxflow::cuda::{
+    CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule, TILE_HEIGHTS, Terminals,
+};
 use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine, dimacs};
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -761,6 +763,29 @@ fn stats_describe_the_solve() {
     );
 }
 
+#[test]
+fn a_large_object_energy_takes_half_height_tiles_and_the_owners_ways() {
+    let mut rng = Rng(720);
+    // 40×23 square tiles: more than an H100 or H200 runs four times over
+    let object = object_like(&mut rng, 1280, 720, false);
+    let image = image_like(&mut rng, 1280, 720, false);
+    let (o, i) = (Terminals::of(&object), Terminals::of(&image));
+    assert!(o.lopsided() && !o.sparse(), "{o:?}");
+    assert!(!i.lopsided() && !i.sparse(), "{i:?}");
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let flow = solve_certified(&mut engine, &object, "object 1280x720");
+    let d = engine.details();
+    assert!(d.tile_height == 16 && d.owner_relabel, "{d:?}");
+    // the same grid as a balanced image energy keeps square tiles and the queue
+    solve_certified(&mut engine, &image, "image 1280x720");
+    let d = engine.details();
+    assert!(d.tile_height == 32 && !d.owner_relabel, "{d:?}");
+    // and the object again, on the engine's reused buffers
+    assert_eq!(solve_certified(&mut engine, &object, "object again"), flow);
+}
+
 /// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
 /// `compute-sanitizer --tool racecheck|memcheck`.
 fn sanitizer_solves(schedule: Schedule) {
@@ -974,6 +999,14 @@ fn report_schedules() {
         with("owners", &|c| c.owner_relabel_tiles = u32::MAX),
         with("phases", &|c| c.owner_discharge_tiles = 0),
         with("dataflow", &|c| c.owner_discharge_tiles = u32::MAX),
+        with("od", &|c| {
+            c.owner_relabel_tiles = u32::MAX;
+            c.owner_discharge_tiles = u32::MAX;
+        }),
+        with("qp", &|c| {
+            c.owner_relabel_tiles = 0;
+            c.owner_discharge_tiles = 0;
+        }),
     ];
     // LIVECUT_VARIANTS=default,gr4 picks some
     let picked = std::env::var("LIVECUT_VARIANTS").ok();
