@@ -784,6 +784,11 @@ fn a_large_object_energy_takes_half_height_tiles_and_the_owners_ways() {
     assert!(d.tile_height == 32 && !d.owner_relabel, "{d:?}");
     // and the object again, on the engine's reused buffers
     assert_eq!(solve_certified(&mut engine, &object, "object again"), flow);
+    // 8C: the owners' relabels and short visits
+    let object8 = object_like(&mut rng, 1280, 720, true);
+    solve_certified(&mut engine, &object8, "object 1280x720 8C");
+    let d = engine.details();
+    assert!(d.owner_relabel && d.step_budget == 32, "{d:?}");
 }
 
 /// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
@@ -932,7 +937,7 @@ fn report_schedules() {
     // Generated in this order from one seed: the 1080p grids first, as earlier reports
     // generated them.
     type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
-    let generated: [(&str, Make, u32, u32, bool); 22] = [
+    let generated: [(&str, Make, u32, u32, bool); 24] = [
         ("seeds_disk", seeds_disk, 1920, 1080, false),
         ("image", image_like, 1920, 1080, false),
         ("image", image_like, 1920, 1080, true),
@@ -955,6 +960,8 @@ fn report_schedules() {
         ("object", object_like, 1280, 720, false),
         ("object", object_like, 1024, 768, false),
         ("object", object_like, 1920, 1080, false),
+        ("object", object_like, 1280, 720, true),
+        ("object", object_like, 1920, 1080, true),
     ];
     let mut rng = Rng(1080);
     for (kind, make, w, h, eight) in generated {
@@ -1002,6 +1009,14 @@ fn report_schedules() {
         with("od", &|c| {
             c.owner_relabel_tiles = u32::MAX;
             c.owner_discharge_tiles = u32::MAX;
+        }),
+        with("ob", &|c| {
+            c.owner_relabel_tiles = u32::MAX;
+            c.step_budget = 32;
+        }),
+        with("gb", &|c| {
+            c.global_relabel_rounds = 4;
+            c.step_budget = 32;
         }),
         with("qp", &|c| {
             c.owner_relabel_tiles = 0;

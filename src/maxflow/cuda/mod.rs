@@ -110,10 +110,11 @@ pub struct CudaConfig {
     /// that owns it (a wake it polls for) where the grid has at most this many tiles per
     /// block, else to whichever block takes it from a shared queue (0: always the
     /// queue). Owners cut the hand-over's round trips, which small grids wait on; on
-    /// large ones a busy owner holds up its other tiles. 4C energies of an object on a
+    /// large ones a busy owner holds up its other tiles. Energies of an object on a
     /// large background ([`Terminals::lopsided`], not seeded), whose work stays near the
-    /// object, take the owners' ways for both relabels and rounds at any size (with a
-    /// nonzero limit): H100, same run, two rounds, generated objects 1920×1080 1.88 ->
+    /// object, take the owners' ways at any size (with a nonzero limit; on 4C for the
+    /// rounds too, and see [`auto_step_budget`] for 8C): H100, same run, two rounds,
+    /// generated 4C objects 1920×1080 1.88 ->
     /// 1.33 ms, 1280×720 1.38 -> 1.08, 1024×768 1.38 -> 1.09 (owners for the relabels
     /// alone 1.50, 1.27, 1.28), where balanced image energies are slower with both
     /// (1920×1080 4C 6.74 -> 7.12, 1024×768 3.20 -> 3.89) and a 1920×1080 seed disk
@@ -154,7 +155,7 @@ impl Default for CudaConfig {
 }
 
 /// Steps per tile visit for a `width`×`height` grid of `dirs` arcs per pixel on a
-/// device of `sms` multiprocessors, given its `terminals` (counted only where needed).
+/// device of `sms` multiprocessors, given its `terminals`.
 /// Where the grid fills the device only a few times over ([`few_square_tiles`]),
 /// shorter visits let tile borders exchange flow and heights more often; on large grids
 /// longer visits save passes. Measured on the H100 (132 SMs), 32 against 64 steps: with
@@ -172,7 +173,10 @@ impl Default for CudaConfig {
 /// 4C grids of seeded energies ([`Terminals::sparse`]) keep 32: their flow travels hundreds
 /// of pixels, tile to tile (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0
 /// -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a
-/// 1920×1080 8C seed disk 56.0 -> 60.5). 16 steps suit coins alone (H100, same run, two
+/// 1920×1080 8C seed disk 56.0 -> 60.5). So do large 8C grids of an object on a large
+/// background, which also take the owners' relabels (H100, same run, two rounds,
+/// generated objects: 1920×1080 3.33 -> 2.55 ms, 1280×720 1.97 -> 1.55; 32 steps alone
+/// 2.86 and 1.66). 16 steps suit coins alone (H100, same run, two
 /// rounds: 1.304 -> 1.236 ms); every other shared or generated instance with few tiles is
 /// slower (seeds_disk 2.23 -> 3.14, rocket 1.37 -> 1.42, camera 2.01 -> 2.12, chelsea
 /// 6.41 -> 7.38, generated images 640×480 4C 1.97 -> 2.47 and 400×300 4C 1.65 -> 1.99, a
@@ -187,10 +191,11 @@ pub fn auto_step_budget(
     sms: u32,
     terminals: impl FnOnce() -> Terminals,
 ) -> u32 {
+    let t = terminals();
+    let object = !t.sparse() && t.lopsided();
     if few_square_tiles(width, height, sms) {
-        let t = terminals();
-        if !t.sparse() && t.lopsided() { 24 } else { 32 }
-    } else if dirs == 4 && terminals().sparse() {
+        if object { 24 } else { 32 }
+    } else if (dirs == 4 && t.sparse()) || (dirs == 8 && object) {
         32
     } else {
         64
@@ -401,9 +406,9 @@ impl CudaEngine {
         } else {
             0
         };
-        // the owners' ways where each persistent block has at most `limit` tiles, or on 4C
+        // the owners' ways where each persistent block has at most `limit` tiles, or on
         // energies of an object on a large background (see CudaConfig::owner_relabel_tiles)
-        let object = || dirs == 4 && !terminals().sparse() && terminals().lopsided();
+        let object = || !terminals().sparse() && terminals().lopsided();
         let owned = |limit: u32| {
             persistent
                 && limit > 0
@@ -635,5 +640,7 @@ mod tests {
         assert_eq!(auto_step_budget(1920, 1080, 4, 132, || object), 64);
         assert_eq!(auto_step_budget(1920, 1080, 4, 132, || seeded), 32);
         assert_eq!(auto_step_budget(1920, 1080, 8, 132, || seeded), 64);
+        assert_eq!(auto_step_budget(1920, 1080, 8, 132, || image), 64);
+        assert_eq!(auto_step_budget(1920, 1080, 8, 132, || object), 32);
     }
 }
