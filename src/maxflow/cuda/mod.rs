@@ -114,11 +114,11 @@ pub struct CudaConfig {
     /// large background ([`Terminals::lopsided`], not seeded), whose work stays near the
     /// object, take the owners' ways at any size (with a nonzero limit; on 4C for the
     /// rounds too, and see [`auto_step_budget`] for 8C): H100, same run, two rounds,
-    /// generated 4C objects 1920×1080 1.88 ->
-    /// 1.33 ms, 1280×720 1.38 -> 1.08, 1024×768 1.38 -> 1.09 (owners for the relabels
-    /// alone 1.50, 1.27, 1.28), where balanced image energies are slower with both
-    /// (1920×1080 4C 6.74 -> 7.12, 1024×768 3.20 -> 3.89) and a 1920×1080 seed disk
-    /// with owners for the relabels (75.7 -> 82.2 ms, H200).
+    /// generated 4C objects 1920×1080 1.88 -> 1.33 ms, 1280×720 1.38 -> 1.08, 1024×768
+    /// 1.38 -> 1.09 (owners for the relabels alone 1.50, 1.27, 1.28), where balanced
+    /// image energies are slower with both (1920×1080 4C 6.74 -> 7.12, 1024×768 3.20 ->
+    /// 3.89) and a 1920×1080 seed disk with owners for the relabels (75.7 -> 82.2 ms,
+    /// H200).
     pub owner_relabel_tiles: u32,
     /// Persistent solve, coloured, 4-connected: a tile's discharge visit waits only for
     /// its edge neighbours' visits before it (each block visits the tiles it owns) where
