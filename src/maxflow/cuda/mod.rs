@@ -173,10 +173,12 @@ impl Default for CudaConfig {
 /// 4C grids of seeded energies ([`Terminals::sparse`]) keep 32: their flow travels hundreds
 /// of pixels, tile to tile (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0
 /// -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a
-/// 1920×1080 8C seed disk 56.0 -> 60.5). So do large 8C grids of an object on a large
-/// background, which also take the owners' relabels (H100, same run, two rounds,
-/// generated objects: 1920×1080 3.33 -> 2.55 ms, 1280×720 1.97 -> 1.55; 32 steps alone
-/// 2.86 and 1.66). 16 steps suit coins alone (H100, same run, two
+/// 1920×1080 8C seed disk 56.0 -> 60.5). So do large 8C grids of image and object
+/// energies (not seeded), with 4 rounds a relabel ([`auto_relabel_rounds`]; H100, same
+/// run, two rounds, generated 8C images 1920×1080 8.06 -> 7.26 ms and 1280×720 5.11 ->
+/// 4.41 with both, 8.32 and 5.37 with 32 steps alone) and on objects the owners'
+/// relabels (1920×1080 3.33 -> 2.55 with 32 steps and owners, 2.16 with 4 rounds too;
+/// 1280×720 1.97 -> 1.55 and 1.49). 16 steps suit coins alone (H100, same run, two
 /// rounds: 1.304 -> 1.236 ms); every other shared or generated instance with few tiles is
 /// slower (seeds_disk 2.23 -> 3.14, rocket 1.37 -> 1.42, camera 2.01 -> 2.12, chelsea
 /// 6.41 -> 7.38, generated images 640×480 4C 1.97 -> 2.47 and 400×300 4C 1.65 -> 1.99, a
@@ -195,7 +197,7 @@ pub fn auto_step_budget(
     let object = !t.sparse() && t.lopsided();
     if few_square_tiles(width, height, sms) {
         if object { 24 } else { 32 }
-    } else if (dirs == 4 && t.sparse()) || (dirs == 8 && object) {
+    } else if (dirs == 4 && t.sparse()) || (dirs == 8 && !t.sparse()) {
         32
     } else {
         64
@@ -210,9 +212,24 @@ pub fn auto_step_budget(
 /// run): a 640×480 image 1.98 -> 1.80 and a 384×288 object 0.81 -> 0.75, but coins 1.36
 /// -> 1.41, rocket 1.39 -> 1.45, seeds_disk 2.49 -> 2.56, a 640×480 object 0.57 -> 0.82,
 /// the 1280×720 and 1920×1080 images 3.84 -> 4.67 and 6.82 -> 7.56, a 1280×720 seed disk
-/// 29.9 -> 37.1.
-pub fn auto_relabel_rounds(dirs: u32) -> u32 {
-    if dirs == 8 { 3 } else { 2 }
+/// 29.9 -> 37.1. Large 8C grids that are not seeded take 4, with visits of 32 steps
+/// ([`auto_step_budget`] has the figures; 4 rounds with 64 steps were slower: 1920×1080
+/// and 1280×720 8C images 8.45 and 5.18 ms); large seeded ones keep 3 (a 1920×1080 8C
+/// seed disk 48.0 -> 49.7 ms with 4 rounds and 32 steps).
+pub fn auto_relabel_rounds(
+    width: u32,
+    height: u32,
+    dirs: u32,
+    sms: u32,
+    terminals: impl FnOnce() -> Terminals,
+) -> u32 {
+    if dirs == 4 {
+        2
+    } else if !few_square_tiles(width, height, sms) && !terminals().sparse() {
+        4
+    } else {
+        3
+    }
 }
 
 /// What the last call did on the device, beyond [`SolveStats`].
@@ -391,7 +408,13 @@ impl CudaEngine {
         params.region_every = config.region_every;
         params.revisit_every = config.revisit_every;
         params.gr_rounds = match config.global_relabel_rounds {
-            0 => auto_relabel_rounds(dirs),
+            0 => auto_relabel_rounds(
+                problem.width(),
+                problem.height(),
+                dirs,
+                rt.sm_count,
+                terminals,
+            ),
             r => r,
         };
         params.gr_work_num = config.global_relabel_work;
@@ -612,7 +635,7 @@ impl Engine for CudaEngine {
 
 #[cfg(test)]
 mod tests {
-    use super::{Terminals, auto_step_budget};
+    use super::{Terminals, auto_relabel_rounds, auto_step_budget};
 
     /// Terminals of a 1920×1080 grid: `any` pixels with one, `supplies` of them fed.
     fn census(any: usize, supplies: usize) -> Terminals {
@@ -640,7 +663,23 @@ mod tests {
         assert_eq!(auto_step_budget(1920, 1080, 4, 132, || object), 64);
         assert_eq!(auto_step_budget(1920, 1080, 4, 132, || seeded), 32);
         assert_eq!(auto_step_budget(1920, 1080, 8, 132, || seeded), 64);
-        assert_eq!(auto_step_budget(1920, 1080, 8, 132, || image), 64);
+        assert_eq!(auto_step_budget(1920, 1080, 8, 132, || image), 32);
         assert_eq!(auto_step_budget(1920, 1080, 8, 132, || object), 32);
+    }
+
+    #[test]
+    fn large_unseeded_8c_grids_take_more_rounds_a_relabel() {
+        let (image, object, seeded) = (
+            census(1_800_000, 800_000),
+            census(1_800_000, 100_000),
+            census(40_000, 10_000),
+        );
+        for t in [image, object, seeded] {
+            assert_eq!(auto_relabel_rounds(1920, 1080, 4, 132, || t), 2);
+            assert_eq!(auto_relabel_rounds(640, 480, 8, 132, || t), 3);
+        }
+        assert_eq!(auto_relabel_rounds(1920, 1080, 8, 132, || image), 4);
+        assert_eq!(auto_relabel_rounds(1920, 1080, 8, 132, || object), 4);
+        assert_eq!(auto_relabel_rounds(1920, 1080, 8, 132, || seeded), 3);
     }
 }
