@@ -204,8 +204,9 @@ pub fn auto_step_budget(
     }
 }
 
-/// Discharge rounds between global relabels on a grid of `dirs` arcs per pixel: 2 on
-/// 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds), on 8C: chelsea
+/// Discharge rounds between global relabels on a grid of `dirs` arcs per pixel, given
+/// whether it fills the device many times over (not [`few_square_tiles`]) and its
+/// `terminals`: 2 on 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds), on 8C: chelsea
 /// 6.72 -> 6.51 ms, camera 2.24 -> 2.07, generated images 1920×1080 8.94 -> 8.17 and
 /// 1280×720 5.36 -> 5.22, a 1920×1080 seed disk 56.0 -> 51.3, a 400×300 object 1.37 ->
 /// 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 1–7 % slower than 3). On 4C (one
@@ -217,15 +218,13 @@ pub fn auto_step_budget(
 /// and 1280×720 8C images 8.45 and 5.18 ms); large seeded ones keep 3 (a 1920×1080 8C
 /// seed disk 48.0 -> 49.7 ms with 4 rounds and 32 steps).
 pub fn auto_relabel_rounds(
-    width: u32,
-    height: u32,
     dirs: u32,
-    sms: u32,
+    many_tiles: bool,
     terminals: impl FnOnce() -> Terminals,
 ) -> u32 {
     if dirs == 4 {
         2
-    } else if !few_square_tiles(width, height, sms) && !terminals().sparse() {
+    } else if many_tiles && !terminals().sparse() {
         4
     } else {
         3
@@ -409,10 +408,8 @@ impl CudaEngine {
         params.revisit_every = config.revisit_every;
         params.gr_rounds = match config.global_relabel_rounds {
             0 => auto_relabel_rounds(
-                problem.width(),
-                problem.height(),
                 dirs,
-                rt.sm_count,
+                !few_square_tiles(problem.width(), problem.height(), rt.sm_count),
                 terminals,
             ),
             r => r,
@@ -675,11 +672,11 @@ mod tests {
             census(40_000, 10_000),
         );
         for t in [image, object, seeded] {
-            assert_eq!(auto_relabel_rounds(1920, 1080, 4, 132, || t), 2);
-            assert_eq!(auto_relabel_rounds(640, 480, 8, 132, || t), 3);
+            assert_eq!(auto_relabel_rounds(4, true, || t), 2);
+            assert_eq!(auto_relabel_rounds(8, false, || t), 3);
         }
-        assert_eq!(auto_relabel_rounds(1920, 1080, 8, 132, || image), 4);
-        assert_eq!(auto_relabel_rounds(1920, 1080, 8, 132, || object), 4);
-        assert_eq!(auto_relabel_rounds(1920, 1080, 8, 132, || seeded), 3);
+        assert_eq!(auto_relabel_rounds(8, true, || image), 4);
+        assert_eq!(auto_relabel_rounds(8, true, || object), 4);
+        assert_eq!(auto_relabel_rounds(8, true, || seeded), 3);
     }
 }
