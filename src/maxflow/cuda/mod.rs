@@ -206,17 +206,17 @@ pub fn auto_step_budget(
 
 /// Discharge rounds between global relabels on a grid of `dirs` arcs per pixel, given
 /// whether it fills the device many times over (not [`few_square_tiles`]) and its
-/// `terminals`: 2 on 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds), on 8C: chelsea
-/// 6.72 -> 6.51 ms, camera 2.24 -> 2.07, generated images 1920×1080 8.94 -> 8.17 and
-/// 1280×720 5.36 -> 5.22, a 1920×1080 seed disk 56.0 -> 51.3, a 400×300 object 1.37 ->
-/// 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 1–7 % slower than 3). On 4C (one
-/// run): a 640×480 image 1.98 -> 1.80 and a 384×288 object 0.81 -> 0.75, but coins 1.36
-/// -> 1.41, rocket 1.39 -> 1.45, seeds_disk 2.49 -> 2.56, a 640×480 object 0.57 -> 0.82,
-/// the 1280×720 and 1920×1080 images 3.84 -> 4.67 and 6.82 -> 7.56, a 1280×720 seed disk
-/// 29.9 -> 37.1. Large 8C grids that are not seeded take 4, with visits of 32 steps
-/// ([`auto_step_budget`] has the figures; 4 rounds with 64 steps were slower: 1920×1080
-/// and 1280×720 8C images 8.45 and 5.18 ms); large seeded ones keep 3 (a 1920×1080 8C
-/// seed disk 48.0 -> 49.7 ms with 4 rounds and 32 steps).
+/// `terminals`: 2 on 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds),
+/// on 8C: chelsea 6.72 -> 6.51 ms, camera 2.24 -> 2.07, generated images 1920×1080 8.94 ->
+/// 8.17 and 1280×720 5.36 -> 5.22, a 1920×1080 seed disk 56.0 -> 51.3, a 400×300 object
+/// 1.37 -> 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 1–7 % slower than 3). On 4C
+/// (one run): a 640×480 image 1.98 -> 1.80 and a 384×288 object 0.81 -> 0.75, but coins
+/// 1.36 -> 1.41, rocket 1.39 -> 1.45, seeds_disk 2.49 -> 2.56, a 640×480 object 0.57 ->
+/// 0.82, the 1280×720 and 1920×1080 images 3.84 -> 4.67 and 6.82 -> 7.56, a 1280×720 seed
+/// disk 29.9 -> 37.1. Large 8C grids that are not seeded take 4, with visits of 32 steps
+/// ([`auto_step_budget`] has the figures; 4 rounds with 64 steps were slower: 1920×1080 and
+/// 1280×720 8C images 8.45 and 5.18 ms); large seeded ones keep 3 (a 1920×1080 8C seed disk
+/// 48.0 -> 49.7 ms with 4 rounds and 32 steps).
 pub fn auto_relabel_rounds(
     dirs: u32,
     many_tiles: bool,
