@@ -88,7 +88,7 @@ pub fn auto_tile_height(
     terminals: impl FnOnce() -> Terminals,
 ) -> u32 {
     let eight = connectivity == Connectivity::Eight;
-    let half = |t: Terminals| !t.sparse() && (eight || t.lopsided());
+    let half = |t: Terminals| (eight && !t.sparse()) || t.object();
     if few_square_tiles(width, height, sms) || half(terminals()) {
         TILE_HEIGHTS[1]
     } else {

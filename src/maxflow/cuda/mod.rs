@@ -194,9 +194,8 @@ pub fn auto_step_budget(
     terminals: impl FnOnce() -> Terminals,
 ) -> u32 {
     let t = terminals();
-    let object = !t.sparse() && t.lopsided();
     if few_square_tiles(width, height, sms) {
-        if object { 24 } else { 32 }
+        if t.object() { 24 } else { 32 }
     } else if (dirs == 4 && t.sparse()) || (dirs == 8 && !t.sparse()) {
         32
     } else {
@@ -428,12 +427,11 @@ impl CudaEngine {
         };
         // the owners' ways where each persistent block has at most `limit` tiles, or on
         // energies of an object on a large background (see CudaConfig::owner_relabel_tiles)
-        let object = || !terminals().sparse() && terminals().lopsided();
         let owned = |limit: u32| {
             persistent
                 && limit > 0
                 && (u64::from(params.ntiles) <= u64::from(limit) * u64::from(params.nblocks)
-                    || object())
+                    || terminals().object())
         };
         params.gr_owners = u32::from(owned(config.owner_relabel_tiles));
         params.owned_discharge = u32::from(dirs == 4 && owned(config.owner_discharge_tiles));

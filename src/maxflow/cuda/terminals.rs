@@ -54,6 +54,13 @@ impl Terminals {
         );
         many > 0 && many >= LOPSIDED * few
     }
+
+    /// Whether this is the energy of an object on a large background: terminals on most
+    /// pixels (not seeded), lopsided. Its work stays near the object, which several
+    /// schedule choices follow.
+    pub fn object(&self) -> bool {
+        !self.sparse() && self.lopsided()
+    }
 }
 
 #[cfg(test)]
@@ -84,6 +91,14 @@ mod tests {
         assert!(Terminals::of(&grid(7, 0)).lopsided());
         assert!(!Terminals::of(&grid(2, 15)).lopsided());
         assert!(!Terminals::of(&grid(0, 0)).lopsided());
+    }
+
+    #[test]
+    fn an_object_is_lopsided_and_not_seeded() {
+        assert!(Terminals::of(&grid(1, 8)).object());
+        // lopsided, but on 7 pixels of 64: seeded
+        assert!(!Terminals::of(&grid(1, 6)).object());
+        assert!(!Terminals::of(&grid(2, 15)).object());
     }
 
     #[test]
