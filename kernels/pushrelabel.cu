@@ -1680,7 +1680,19 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // the first, release after it): exact, the same relaxations, but every hop pays the
 // claim's round trip and the owners were seldom busy when a buddy was idle (H100, same
 // run, three rounds: rocket 1.267 -> 1.314 ms, generated 640x480 image 1.85 -> 1.91 and
-// object 0.536 -> 0.553, chelsea 8C 6.36 -> 6.59).
+// object 0.536 -> 0.553, chelsea 8C 6.36 -> 6.59). Nor, on small 4C grids, the whole
+// relabel by one block: every block writes its tiles' residual, t-link and excess bits
+// as one word a tile row; after a grid barrier block 0 copies them into its shared
+// memory and runs a level-synchronous BFS (visited and frontier words, shared atomics, a
+// barrier a level), writes the tiles' border heights, from which each tile's first
+// visit computes the rest by a region relabel, and the active flags; a barrier, then
+// the rounds. Exact (every GPU test), and only 20-103 levels deep on coins, but one
+// block takes 6-10 k cycles a level (a scan of every row word, and the frontier words'
+// chains of shared loads and atomics over 16 warps): 190-650 k cycles a relabel on block
+// 0's path against 57-340 k for the tile relaxations, and the first visits' region
+// relabels and the barriers added ~200 k to the rounds before each relabel (H100, same
+// binary: coins 1.206 -> 3.09 ms, seeds_disk 2.02 -> 6.49, a generated 400x300 image 1.57
+// -> 3.52; with every height stored by block 0, 3.76 and 9.38).
 __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
 
 // 8C global relabels by the queue in square tiles (CALM) leave a calm tile (tile_calm: no
