@@ -770,7 +770,7 @@ fn a_large_object_energy_takes_half_height_tiles_and_the_owners_ways() {
     let object = object_like(&mut rng, 1280, 720, false);
     let image = image_like(&mut rng, 1280, 720, false);
     let (o, i) = (Terminals::of(&object), Terminals::of(&image));
-    assert!(o.lopsided() && !o.sparse(), "{o:?}");
+    assert!(o.object(), "{o:?}");
     assert!(!i.lopsided() && !i.sparse(), "{i:?}");
     let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
         return;
