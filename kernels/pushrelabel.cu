@@ -1693,6 +1693,26 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // relabels and the barriers added ~200 k to the rounds before each relabel (H100, same
 // binary: coins 1.206 -> 3.09 ms, seeds_disk 2.02 -> 6.49, a generated 400x300 image 1.57
 // -> 3.52; with every height stored by block 0, 3.76 and 9.38).
+// Nor by one thread-block cluster in distributed shared memory (a standalone nvcc
+// microbenchmark on the H100 over the initial residual bits of coins, rocket and
+// seeds_disk, 20-123 levels: a cluster of 4-16 blocks, each holding its share of the
+// row words, visited and frontier words, one cluster barrier a level, exact): pushing
+// the frontier with remote atomics 4.9-5.3 k cycles a level at 8 or 16 blocks (8-14 k
+// for one block), pulling it (each thread keeps its words' arcs and visited bits in
+// registers and reads the frontier words around them, no atomics) 3.1-4.5 k at 16
+// blocks, 3.9-4.6 k with the heights stored; an empty level (a block barrier and a
+// cluster barrier) alone costs 1.3-1.5 k cycles at 1-16 blocks. The tile relaxations'
+// relabels cost about as much a level (coins' first, 20 levels deep, 56 k cycles; rocket's, 51 levels, 90 k),
+// without the grid barriers and the bit words a cluster would need first.
+// Nor handing the owners' tiles to blocks from a table (Params::tile_order, block b
+// owning positions b, b + nblocks, ... of it) so that the tiles with pixels off the
+// sink get a block each (rocket: 214 of 600 tiles; the others drain every pixel into t
+// and relax at height 1): the table alone, holding the plain order, made every small 4C
+// grid 15-19 % slower (H100, same run, two rounds: coins 1.204 -> 1.394 ms, rocket 1.27
+// -> 1.46, seeds_disk 2.02 -> 2.39, a generated 640x480 seed disk 9.15 -> 10.67; longer
+// steps, 1828 -> 2027 cycles on coins, and more relaxations), and the busy tiles first
+// measured the same as the plain order through it (rocket 1.46), busy tiles on blocks
+// 0-131 and the drained ones on 132-263 slower (1.53), a random order slower still (1.59).
 __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
 
 // 8C global relabels by the queue in square tiles (CALM) leave a calm tile (tile_calm: no
