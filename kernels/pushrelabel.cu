@@ -1710,7 +1710,9 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // and relax at height 1): the table alone, holding the plain order, made every small 4C
 // grid 15-19 % slower (H100, same run, two rounds: coins 1.204 -> 1.394 ms, rocket 1.27
 // -> 1.46, seeds_disk 2.02 -> 2.39, a generated 640x480 seed disk 9.15 -> 10.67; longer
-// steps, 1828 -> 2027 cycles on coins, and more relaxations), and the busy tiles first
+// steps, 1828 -> 2027 cycles on coins, and more relaxations; all of it from the table in
+// the rounds' loop, where the tile id is no longer uniform: through the table in the
+// relabels' loop and polls alone, within 0.5 %), and the busy tiles first
 // measured the same as the plain order through it (rocket 1.46), busy tiles on blocks
 // 0-131 and the drained ones on 132-263 slower (1.53), a random order slower still (1.59).
 __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
