@@ -747,6 +747,17 @@ fn stats_describe_the_solve() {
     assert!(s.global_relabels >= 1 && s.launches >= 2 && s.engine_bytes > 0);
     assert!(s.solve_ms > 0.0 && s.upload_ms > 0.0);
     assert!(!s.dynamic);
+    // every relabel passes over the grid twice, the output once; those passes over
+    // 20 tiles' state (under 1 MB each) take microseconds at full bandwidth
+    let sweeps = s.sweeps.expect("sweeps");
+    assert_eq!(sweeps, engine.details().sweeps);
+    assert!(sweeps >= 2.0 * s.global_relabels as f64 + 1.0);
+    let floor = s.memory_floor_ms.expect("memory floor");
+    assert!(
+        floor > 0.0 && floor < s.solve_ms,
+        "floor {floor} ms, solve {} ms",
+        s.solve_ms
+    );
     // 20 tiles: far fewer than the device runs at once, so short visits.
     assert_eq!(engine.details().step_budget, 32);
     // the persistent solve logs its counters after every global relabel

@@ -53,6 +53,10 @@ struct Row {
     launches: u64,
     engine_bytes: u64,
     bytes_per_pixel: f64,
+    /// Passes over the grid's state (engines that work in passes).
+    sweeps: Option<f64>,
+    /// What those passes take at the device's copy bandwidth.
+    memory_floor_ms: Option<f64>,
 }
 
 /// Runs the command.
@@ -137,6 +141,8 @@ fn time_one(
         launches: last.stats.launches,
         engine_bytes: last.stats.engine_bytes,
         bytes_per_pixel: last.stats.engine_bytes as f64 / problem.pixels() as f64,
+        sweeps: last.stats.sweeps,
+        memory_floor_ms: last.stats.memory_floor_ms,
     })
 }
 
@@ -153,7 +159,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6}",
+        "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10} {:>9} {:>9} {:>9} {:>9} {:>6} {:>7} {:>9} {:>7}",
         "instance",
         "size",
         "C",
@@ -165,7 +171,10 @@ fn print_table(rows: &[Row]) {
         "upload",
         "readback",
         "iters",
-        "B/px"
+        "B/px",
+        "sweeps",
+        "floor ms",
+        "x floor"
     );
     for r in rows {
         let ok = match r.correct {
@@ -173,8 +182,17 @@ fn print_table(rows: &[Row]) {
             Some(false) => "NO",
             None => "-",
         };
+        // passes, their floor and the solve's distance from it, where the engine counts them
+        let (sweeps, floor, ratio) = match (r.sweeps, r.memory_floor_ms) {
+            (Some(s), Some(f)) => (
+                format!("{s:.1}"),
+                format!("{f:.3}"),
+                format!("{:.0}", r.solve_ms_median / f),
+            ),
+            _ => ("-".into(), "-".into(), "-".into()),
+        };
         println!(
-            "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>6.1}",
+            "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>6.1} {:>7} {:>9} {:>7}",
             r.instance,
             format!("{}x{}", r.width, r.height),
             r.connectivity,
@@ -186,7 +204,10 @@ fn print_table(rows: &[Row]) {
             r.upload_ms_median,
             r.readback_ms_median,
             r.iterations,
-            r.bytes_per_pixel
+            r.bytes_per_pixel,
+            sweeps,
+            floor,
+            ratio
         );
     }
 }

@@ -73,6 +73,13 @@ pub struct SolveStats {
     pub changed_arcs: u64,
     /// Per-block activity for the heatmap, where the engine records it.
     pub activity: Option<BlockActivity>,
+    /// Passes over the whole grid's state the solve made (GPU engines: tiles loaded or
+    /// relaxed over the tile count, plus the whole-grid passes), for comparing a solve
+    /// with the memory floor; `None` for engines that do not work in passes.
+    pub sweeps: Option<f64>,
+    /// What `sweeps` passes reading and writing the grid's state take at the device's
+    /// measured copy bandwidth: the least time a solve with that many passes could take.
+    pub memory_floor_ms: Option<f64>,
 }
 
 /// The answer of one call: the max-flow value, a minimum cut and the statistics.

@@ -547,6 +547,10 @@ impl CudaEngine {
                 rows: tiling.tiles_y,
                 counts,
             }),
+            sweeps: Some(self.details.sweeps),
+            memory_floor_ms: Some(
+                self.details.sweeps * sweep_ms(&tiling, rt.copy_bandwidth(&stream)?),
+            ),
         };
         Ok(Solution {
             flow: ctl.sink_flow,
@@ -561,6 +565,14 @@ impl CudaEngine {
 }
 
 /// The device arrays for `tiling`, reallocated when the grid's shape changed.
+/// Milliseconds one pass reading and writing the residual state of `tiling`'s grid
+/// (residuals, sink residuals, excesses and heights of every padded pixel) takes at
+/// `bandwidth` bytes a second (reads and writes counted together).
+fn sweep_ms(tiling: &Tiling, bandwidth: f64) -> f64 {
+    let bytes_per_pixel = 4 * u64::from(tiling.dirs) + 4 + 8 + 4;
+    2.0 * (tiling.padded_pixels() * bytes_per_pixel) as f64 / bandwidth * 1e3
+}
+
 fn state_for<'a>(
     slot: &'a mut Option<DeviceState>,
     stream: &Arc<CudaStream>,

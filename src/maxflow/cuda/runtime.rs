@@ -5,8 +5,10 @@
 use super::kernels::{KERNEL_SOURCES, program_text};
 use super::layout::{Ctl, Params, TILE_HEIGHTS, TILE_W};
 use crate::maxflow::EngineError;
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, PushKernelArg,
+};
 use cudarc::nvrtc::{CompileOptions, Ptx};
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -56,6 +58,8 @@ pub struct Runtime {
     /// The kernels for each tile height of [`TILE_HEIGHTS`], compiled on first use
     /// (32-pixel tiles when the runtime starts).
     kernels: [OnceLock<Result<Arc<Kernels>, StartError>>; TILE_HEIGHTS.len()],
+    /// Device-to-device copy bandwidth in bytes a second, measured on first use.
+    bandwidth: OnceLock<Result<f64, StartError>>,
 }
 
 /// The kernels compiled for one tile height: the loaded module, its functions and what
@@ -83,7 +87,22 @@ impl Kernels {
     }
 }
 
+/// Bytes each buffer of the bandwidth measurement holds, and how many timed copies it
+/// makes: 256 MiB copies take long enough (~0.2 ms on an H100) for the events' resolution.
+const BANDWIDTH_BYTES: usize = 256 << 20;
+const BANDWIDTH_COPIES: usize = 5;
+
 impl Runtime {
+    /// The device's memory bandwidth as a large device-to-device copy moves data, in
+    /// bytes a second (reads and writes together): what a sweep over the grid's state
+    /// can at best reach. Measured on `stream` once per process, on first use.
+    pub fn copy_bandwidth(&self, stream: &Arc<CudaStream>) -> Result<f64, EngineError> {
+        self.bandwidth
+            .get_or_init(|| measure_bandwidth(stream))
+            .clone()
+            .map_err(EngineError::from)
+    }
+
     /// The kernels for tiles `tile_h` pixels high (one of [`TILE_HEIGHTS`]), compiled
     /// the first time they are asked for.
     pub fn kernels(&self, tile_h: u32) -> Result<Arc<Kernels>, EngineError> {
@@ -199,6 +218,35 @@ fn cuda(what: &str) -> impl FnOnce(cudarc::driver::DriverError) -> StartError + 
     move |e| StartError::Cuda(format!("{what}: {e}"))
 }
 
+/// Times [`BANDWIDTH_COPIES`] copies of [`BANDWIDTH_BYTES`] (after one untimed copy)
+/// with events on `stream`.
+fn measure_bandwidth(stream: &Arc<CudaStream>) -> Result<f64, StartError> {
+    let src = stream
+        .alloc_zeros::<u8>(BANDWIDTH_BYTES)
+        .map_err(cuda("bandwidth buffer"))?;
+    let mut dst = stream
+        .alloc_zeros::<u8>(BANDWIDTH_BYTES)
+        .map_err(cuda("bandwidth buffer"))?;
+    let ctx = stream.context();
+    let event = || {
+        ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(cuda("bandwidth event"))
+    };
+    let (start, end) = (event()?, event()?);
+    stream
+        .memcpy_dtod(&src, &mut dst)
+        .map_err(cuda("bandwidth copy"))?;
+    start.record(stream).map_err(cuda("bandwidth event"))?;
+    for _ in 0..BANDWIDTH_COPIES {
+        stream
+            .memcpy_dtod(&src, &mut dst)
+            .map_err(cuda("bandwidth copy"))?;
+    }
+    end.record(stream).map_err(cuda("bandwidth event"))?;
+    let ms = start.elapsed_ms(&end).map_err(cuda("bandwidth timing"))? as f64;
+    Ok(2.0 * (BANDWIDTH_BYTES * BANDWIDTH_COPIES) as f64 / (ms * 1e-3))
+}
+
 fn start() -> Result<Runtime, StartError> {
     let count = CudaContext::device_count()
         .map_err(|e| StartError::Unavailable(format!("the CUDA driver did not start ({e})")))?;
@@ -229,6 +277,7 @@ fn start() -> Result<Runtime, StartError> {
         sm_count,
         cooperative,
         kernels: Default::default(),
+        bandwidth: OnceLock::new(),
     };
     // The square tiles' kernels now: a device that cannot run them is found at start.
     rt.compiled(0)?;
