@@ -77,6 +77,8 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
             "global_relabels": s.global_relabels,
             "launches": s.launches,
             "engine_bytes": s.engine_bytes,
+            "sweeps": s.sweeps,
+            "memory_floor_ms": s.memory_floor_ms,
             "source_side_pixels": solution.mask.count_source(),
         });
         println!("{out}");
@@ -101,6 +103,11 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
             "  solve       {:.1} ms ({} iterations)",
             s.solve_ms, s.iterations
         );
+        if let (Some(sweeps), Some(floor)) = (s.sweeps, s.memory_floor_ms) {
+            println!(
+                "  sweeps      {sweeps:.1} over the grid's state, {floor:.3} ms at full memory bandwidth"
+            );
+        }
         println!(
             "  memory      {:.1} MB ({:.1} bytes/pixel)",
             s.engine_bytes as f64 / 1e6,
