@@ -4,9 +4,10 @@
 //! reverse arcs by `d ^ 1`, structure of arrays, terminal pairs folded into one
 //! signed residual, and saturation bits in a per-node state word. Before the search a
 //! solve pushes flow along the s → u → v → t paths (`prepush`) and, as the terminal
-//! counts suggest (`plan`), moves deficits towards supply in one pass (`transport`) or
-//! lets only the source tree search, so BK is left the paths that need a search; a
-//! path whose root's terminal arc is its bottleneck also draws on neighbouring roots.
+//! counts suggest (`plan`), moves deficits towards supply (or supplies towards
+//! deficits) in one pass (`transport`) or lets only the source tree search, so BK is
+//! left the paths that need a search; a path whose root's terminal arc is its
+//! bottleneck also draws on neighbouring roots.
 //! Single-threaded, exact, and dynamic: `update` continues from the kept residual
 //! graph and trees.
 

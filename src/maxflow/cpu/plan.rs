@@ -1,7 +1,8 @@
 //! How a fresh solve searches, chosen from how many nodes each terminal still touches
 //! after the short-path sweep. Where supplies and deficits are both common, deficits
-//! are moved towards supply first (`transport`). Where the sink pulls far more nodes
-//! than s feeds (an object on a large background), nothing is moved and the sink
+//! are moved towards supply first (`transport`), or supplies towards the deficits
+//! where those far outweigh them in amount. Where the sink pulls far more nodes than
+//! s feeds (an object on a large background), nothing is moved and the sink
 //! tree's roots start passive (not flagged active, so BK's initial sweep passes over
 //! them), so that the source tree alone searches; a sink root that adoption
 //! re-activates later grows like any node.
@@ -41,6 +42,22 @@ const SPARSE: usize = 8;
 /// it saved: 8.4 → 9.2 ms.
 const PASSIVE_SINK: usize = 8;
 
+/// Supplies are moved towards deficits instead (`move_supplies`) where the deficits
+/// outweigh the supplies this many times in amount (`Solver::amounts`, nodes pulled
+/// harder than their arcs carry left out): moved deficits pile up behind the few
+/// supplies, which BK's paths then collect a few units at a time, while moved
+/// supplies are absorbed on the way. coins 4C, 4.0 times: 10.6 k → 8.5 k
+/// augmentations, 77 → 66 M instructions in the solve (callgrind); pinned, paired
+/// alternations on this noisy machine: 16.7 → 14.7 ms (8 pairs, one binary with the
+/// pass switched, every pair faster), 15.9 → 11.3 (5 pairs, all faster), 16.1 →
+/// 14.8 (6 pairs, median ratio −7.9 %). The image energies of `make_instances.py`
+/// and the 8C instances are at 0.6–1.3 times; moving supplies there cost astronaut
+/// and chelsea 640×480 4C 24–43 % (more augmentations) and camera 8C 1.9× the
+/// augmentations, though rand_256x192_4c_d50_asym and rand_64x64_4c_d100 (1.2 and
+/// 0.9 times) were 15 % faster. Moving supplies after the deficits (both passes,
+/// radius 8): coins −2 to −5 %, astronaut 640×480 4C −13 %, camera 8C +9–12 %.
+const MOVE_SUPPLIES: u64 = 2;
+
 impl<T: Topology> Solver<T> {
     /// Prepares the search of a freshly loaded problem (after `push_short_paths`).
     pub(super) fn plan_search(&mut self) {
@@ -55,7 +72,12 @@ impl<T: Topology> Solver<T> {
         } else if supplies.min(deficits) * SCARCE >= supplies.max(deficits)
             && (supplies + deficits) * SPARSE >= self.layout.pixels()
         {
-            self.move_deficits();
+            let (supply, deficit) = self.amounts;
+            if deficit >= MOVE_SUPPLIES * supply {
+                self.move_supplies();
+            } else {
+                self.move_deficits();
+            }
         }
     }
 

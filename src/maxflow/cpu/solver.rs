@@ -91,6 +91,11 @@ pub(super) struct Solver<T: Topology> {
     /// Nodes with a supply (residual s → u) and with a deficit (u → t), counted by
     /// `load` and kept by the short-path sweep for the search plan.
     pub(super) terminals: (usize, usize),
+    /// Σ |s − t| over the supply nodes and over the deficit nodes whose outgoing arcs
+    /// could pass that much on (nodes pulled harder than their arcs carry, hard
+    /// constraints among them, are left out), as `load` found them: the plan's
+    /// measure of which kind of terminal is scarce in amount.
+    pub(super) amounts: (u64, u64),
 }
 
 impl<T: Topology> Solver<T> {
@@ -118,6 +123,7 @@ impl<T: Topology> Solver<T> {
             activity: Vec::new(),
             iterations: 0,
             terminals: (0, 0),
+            amounts: (0, 0),
         }
     }
 
@@ -298,7 +304,7 @@ impl<T: Topology> Solver<T> {
 
     /// Writes every pixel's node: residuals, saturation bits, folded terminal
     /// residual and root state; keeps the forward capacities and counts the
-    /// terminal nodes (`terminals`). Returns Σ min(s, t).
+    /// terminal nodes (`terminals`) and their amounts (`amounts`). Returns Σ min(s, t).
     /// Goes row by row, and within a row one capacity array at a time.
     fn load_pixels(&mut self, problem: &GridProblem) -> u64 {
         let k = T::K;
@@ -306,6 +312,7 @@ impl<T: Topology> Solver<T> {
         let (source, sink) = (problem.source(), problem.sink());
         let mut offset = 0u64;
         let (mut supplies, mut deficits) = (0, 0);
+        let (mut supply, mut deficit) = (0u64, 0u64);
         let mut nodes = Vec::with_capacity(width);
         for (y, (src_row, snk_row)) in source
             .chunks_exact(width)
@@ -328,22 +335,31 @@ impl<T: Topology> Solver<T> {
                 offset += s.min(t) as u64;
                 supplies += usize::from(s > t);
                 deficits += usize::from(s < t);
-                self.load_node(u, s - t);
+                let arcs = self.load_node(u, s - t);
+                let amount =
+                    u64::from((s - t).unsigned_abs()) * u64::from(amount_fits(s - t, arcs));
+                supply += amount * u64::from(s > t);
+                deficit += amount * u64::from(s < t);
             }
         }
         self.terminals = (supplies, deficits);
+        self.amounts = (supply, deficit);
         offset
     }
 
     /// Sets node `u`'s state from its residuals (already written) and folded
     /// terminal capacity `td`, and the incoming-arc bits of its neighbours. The root
     /// state is `root_by_terminal`'s, written here in the same store as the saturation
-    /// bits: calling it costs every video frame's load ~20 % (measured).
+    /// bits: calling it costs every video frame's load ~20 % (measured). Returns the
+    /// capacity of `u`'s outgoing arcs.
     #[inline(always)]
-    fn load_node(&mut self, u: u32, td: i32) {
+    fn load_node(&mut self, u: u32, td: i32) -> u64 {
         let mut w = self.w(u);
+        let mut arcs = 0u64;
         for d in 0..T::K {
-            if self.rc_i(Self::arc(u, d)) > 0 {
+            let c = self.rc_i(Self::arc(u, d));
+            arcs += u64::from(c);
+            if c > 0 {
                 w |= out_bit::<T>(d);
                 let v = self.layout.neighbour(u, d);
                 self.set(v, self.w(v) | in_bit::<T>(d ^ 1));
@@ -357,6 +373,7 @@ impl<T: Topology> Solver<T> {
         self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
         self.init_distance(u, root as u32);
         self.set(u, w);
+        arcs
     }
 
     /// Gives node `u` the tree state its folded terminal residual says, as `load`
@@ -471,6 +488,13 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
         })?;
     v.resize(len, value);
     Ok(())
+}
+
+/// Whether a node's folded terminal capacity `td` is no more than its outgoing arcs'
+/// capacity `arcs` can pass on (see `Solver::amounts`).
+#[inline(always)]
+fn amount_fits(td: i32, arcs: u64) -> bool {
+    u64::from(td.unsigned_abs()) <= arcs
 }
 
 /// State bits of a tree root whose folded terminal residual is `t` (≠ 0): the tree
