@@ -155,6 +155,21 @@ impl<T: Topology> Solver<T> {
     /// p grows, and adoption stays in the other tree (p's tree loses no arc). Where a
     /// root's terminal arc is the bottleneck, its neighbouring roots add theirs
     /// (`fan`); those of p's tree, too, change only when p's flow is.
+    ///
+    /// Measured and not kept: the other half kept as well. On coins 4C, before
+    /// supplies were moved there (see `plan`), 7.5 k of 10.6 k paths were found by
+    /// sink-tree growers, whose source halves ran ~49 arcs and mostly ended at a root
+    /// the path emptied; 5.1 k of them left the source tree at the same node as the
+    /// grower's path before. Keeping that path's arcs below its lowest orphan (valid
+    /// while that orphan is adopted, not freed) and walking on from there (52 kept
+    /// arcs, 7 walked on average), and owing the kept arcs the flow of the paths that
+    /// follow until their room is spent (pushed in one walk, with nodes made active
+    /// where a reverse arc opens between the trees meanwhile): exact, 6–7 % fewer
+    /// instructions in coins' solve but no fewer mispredicted branches (cachegrind,
+    /// 614 k → 621 k), and pinned paired alternations showed no clear gain (coins
+    /// −3 to +4 %, rocket and seeds_disk −8 to +10 %, mostly code placement: the
+    /// augmentation's longer code inlined into the growth loop). With supplies moved
+    /// it no longer saves instructions (coins 66.5 → 66.7 M).
     fn augment(&mut self, p: u32, a: u32, d: usize) {
         let b = self.layout.neighbour(a, d);
         self.count(a);
@@ -380,7 +395,11 @@ impl<T: Topology> Solver<T> {
     /// root, so the fan orphans nothing (emptied neighbours would be orphaned with
     /// `r`, free each other and their subtrees: astronaut 1920×1080 7–16 % slower).
     /// Only roots have terminal residual (grown nodes are free ones, which have none),
-    /// so the fan touches no tree arc.
+    /// so the fan touches no tree arc. Also drawing on the root beyond each neighbour
+    /// (two steps in the same direction, through the neighbour root, which passes it
+    /// on whatever its own residual): augmentations 3–6 % fewer (coins 10.6 → 10.2 k,
+    /// rocket 14.3 → 13.5 k, coffee 640×480 4C 24.3 → 22.8 k), instructions coins
+    /// −0.5 %, rocket +2.9 %, camera +0.4 % (callgrind): not kept.
     fn fan<const SRC: bool>(&mut self, r: u32, mut rest: u64) {
         let mut bits = self.fan_arcs::<SRC>(r);
         while bits != 0 && rest > 0 {

@@ -13,23 +13,30 @@
 //! change neither the max-flow value nor any minimum cut, and BK finishes from the
 //! moved deficits as from any other flow, with the same canonical cut.
 //!
-//! Cost: on coins 4C the pass is about a quarter of the solve's instructions (20.5 of
-//! 77 M: labelling 8.8 M, pull 10 M, ~160 k branch mispredictions between them) and
-//! saves BK about as much. Branch-free labelling and pulling (every arc tried, each
-//! node written and queued whatever it holds) removed half the mispredictions but
-//! doubled the instructions (20.5 → 41 M): slower on coins and camera; branch-free
-//! labelling alone (+5 M instructions, −60 k mispredictions) no faster. Levels by a
-//! two-pass distance transform (node order and back, branch-free, then a counting sort
-//! by level) instead of the search: as many instructions (coins 20.5 → 19.8 M), coins
-//! and a 640×480 4C image no faster, camera 8C 8.6 → 10.1 ms (upper-bound levels move
-//! less). Word-parallel labelling (the arcs into each pixel as bit planes in `pa`, one
+//! Cost (moving deficits, as coins did until it moved supplies, see below): on coins 4C
+//! the pass is about a quarter of the solve's instructions (20.5 of 77 M: labelling
+//! 8.8 M, pull 10 M, ~160 k branch mispredictions between them) and saves BK about as
+//! much.
+//! Branch-free labelling and pulling (every arc tried, each node written and queued
+//! whatever it holds) removed half the mispredictions but doubled the instructions
+//! (20.5 → 41 M): slower on coins and camera; branch-free labelling alone (+5 M
+//! instructions, −60 k mispredictions) no faster. Levels by a two-pass distance
+//! transform (node order and back, branch-free, then a counting sort by level) instead
+//! of the search: as many instructions (coins 20.5 → 19.8 M), coins and a 640×480 4C
+//! image no faster, camera 8C 8.6 → 10.1 ms (upper-bound levels move less).
+//! Word-parallel labelling (the arcs into each pixel as bit planes in `pa`, one
 //! frontier word per 32 pixels and level, then a counting sort) gives the search's
 //! levels, but a first version took 31 M instructions on coins, and even tight code
 //! would need ~7 M (frontier steps ~2 M over 32 levels, building the planes ~2.5 M,
 //! writing levels and listing ~2.5 M) against the search's 8.8 M. A radius of 16 on 4C
 //! (cachegrind): coins 6 % fewer cycles, the 640×480 image energies up to 5 % more.
 //! Skipping the short-path sweep before it (cachegrind): coins, camera and coffee
-//! 640×480 4C 1–4 % more.
+//! 640×480 4C 1–4 % more. Listing the supplies without a branch per node and not
+//! visiting them in the pull (they pull nothing): coins 160 k → 148 k mispredicted
+//! branches in the pass but +0.7 M instructions (cachegrind); not worth its code.
+//! On coins the pass is memory-bound where BK is not: 268 k of the solve's 342 k
+//! first-level read misses and 41 k of its 2 MB-cache misses (cachegrind, 48 KB L1,
+//! 2 MB last level), BK's growth, pushes and adoption almost none.
 //!
 //! Where the deficits outweigh the supplies in amount, the supplies move instead,
 //! towards the deficits (`move_supplies`, the same two passes mirrored; the plan
