@@ -336,8 +336,9 @@ impl<T: Topology> Solver<T> {
                 supplies += usize::from(s > t);
                 deficits += usize::from(s < t);
                 let arcs = self.load_node(u, s - t);
-                let amount =
-                    u64::from((s - t).unsigned_abs()) * u64::from(amount_fits(s - t, arcs));
+                let td = u64::from((s - t).unsigned_abs());
+                // nodes pulled harder than their arcs carry are left out (see `amounts`)
+                let amount = if td <= arcs { td } else { 0 };
                 supply += amount * u64::from(s > t);
                 deficit += amount * u64::from(s < t);
             }
@@ -488,13 +489,6 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
         })?;
     v.resize(len, value);
     Ok(())
-}
-
-/// Whether a node's folded terminal capacity `td` is no more than its outgoing arcs'
-/// capacity `arcs` can pass on (see `Solver::amounts`).
-#[inline(always)]
-fn amount_fits(td: i32, arcs: u64) -> bool {
-    u64::from(td.unsigned_abs()) <= arcs
 }
 
 /// State bits of a tree root whose folded terminal residual is `t` (≠ 0): the tree

@@ -165,23 +165,17 @@ impl<T: Topology> Solver<T> {
                 if !self.labelled(u) || self.level(u) >= lv {
                     continue;
                 }
-                let tu = *self.tr_mut(u);
-                if UP {
-                    let a = amount.min(i64::from(self.rc_i(Self::arc(u, d ^ 1))));
-                    self.push(u, v, (d ^ 1) as u32, a as u32);
-                    amount -= a;
-                    *self.tr_mut(u) = tu - a;
-                    if tu > 0 {
-                        self.flow += a.min(tu);
-                    }
-                } else {
-                    let a = amount.min(i64::from(self.rc_i(Self::arc(v, d))));
-                    self.push(v, u, d as u32, a as u32);
-                    amount -= a;
-                    *self.tr_mut(u) = tu + a;
-                    if tu < 0 {
-                        self.flow += a.min(-tu);
-                    }
+                // the arc the amount crosses (u → v moving a deficit, v → u a supply)
+                let (from, to, dir) = if UP { (u, v, d ^ 1) } else { (v, u, d) };
+                let a = amount.min(i64::from(self.rc_i(Self::arc(from, dir))));
+                self.push(from, to, dir as u32, a as u32);
+                amount -= a;
+                // what u holds of the opposite kind covers the amount: flow s → t
+                let sign = if UP { 1 } else { -1 };
+                let held = sign * *self.tr_mut(u);
+                *self.tr_mut(u) -= sign * a;
+                if held > 0 {
+                    self.flow += a.min(held);
                 }
             }
             self.tr[v as usize] = if UP { -amount } else { amount };

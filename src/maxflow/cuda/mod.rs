@@ -548,9 +548,9 @@ impl CudaEngine {
                 counts,
             }),
             sweeps: Some(self.details.sweeps),
-            memory_floor_ms: Some(
-                self.details.sweeps * sweep_ms(&tiling, rt.copy_bandwidth(&stream)?),
-            ),
+            memory_floor_ms: rt
+                .copy_bandwidth(&stream)
+                .map(|bandwidth| self.details.sweeps * sweep_ms(&tiling, bandwidth)),
         };
         Ok(Solution {
             flow: ctl.sink_flow,

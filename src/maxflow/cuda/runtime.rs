@@ -58,8 +58,9 @@ pub struct Runtime {
     /// The kernels for each tile height of [`TILE_HEIGHTS`], compiled on first use
     /// (32-pixel tiles when the runtime starts).
     kernels: [OnceLock<Result<Arc<Kernels>, StartError>>; TILE_HEIGHTS.len()],
-    /// Device-to-device copy bandwidth in bytes a second, measured on first use.
-    bandwidth: OnceLock<Result<f64, StartError>>,
+    /// Device-to-device copy bandwidth in bytes a second, measured on first use (`None`
+    /// where the device could not spare the buffers).
+    bandwidth: OnceLock<Option<f64>>,
 }
 
 /// The kernels compiled for one tile height: the loaded module, its functions and what
@@ -95,12 +96,12 @@ const BANDWIDTH_COPIES: usize = 5;
 impl Runtime {
     /// The device's memory bandwidth as a large device-to-device copy moves data, in
     /// bytes a second (reads and writes together): what a sweep over the grid's state
-    /// can at best reach. Measured on `stream` once per process, on first use.
-    pub fn copy_bandwidth(&self, stream: &Arc<CudaStream>) -> Result<f64, EngineError> {
-        self.bandwidth
-            .get_or_init(|| measure_bandwidth(stream))
-            .clone()
-            .map_err(EngineError::from)
+    /// can at best reach. Measured on `stream` once per process, on first use; `None`
+    /// where that failed (a statistic, so it never fails a solve).
+    pub fn copy_bandwidth(&self, stream: &Arc<CudaStream>) -> Option<f64> {
+        *self
+            .bandwidth
+            .get_or_init(|| measure_bandwidth(stream).ok())
     }
 
     /// The kernels for tiles `tile_h` pixels high (one of [`TILE_HEIGHTS`]), compiled
