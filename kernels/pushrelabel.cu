@@ -1762,6 +1762,21 @@ __device__ void fill_unreached(const Params& p, u32 epoch) {
 // that module's SASS is the same as before. Owners wait for their own tiles' neighbours
 // one tile at a time: waiting for all of them before the first relaxation was slower on
 // rocket (1.266 -> 1.288 ms, H200, same run), whose blocks own two or three tiles.
+// Nor relabels over taller tiles than the rounds' (two half-height tiles stacked, 32x32
+// pixels relaxed by one 512-thread block, two pixels a thread, each taking both tiles'
+// mail and setting both active flags, a tile's first relaxation waiting for both tiles
+// and their edge neighbours), meant to halve the hops of a relabel's wave across tile
+// rows: in the square tiles' module coins' relabels take 104 k cycles each against 244
+// k in half-height tiles (but its rounds 6x longer). Exact (every GPU test), but a
+// relaxation took 1.87x as long (11.4 k cycles against 6.1 k; 7.5 k for a square tile
+// with one pixel a thread) and the relabels were longer, not shorter (coins 244 -> 286
+// k cycles each): H100, same run, two rounds: coins 1.21 -> 1.36 ms, rocket 1.27 ->
+// 1.44, seeds_disk 2.02 -> 2.53, generated 640x480 image 1.85 -> 2.30, object 0.53 ->
+// 0.59 and seed disk 9.13 -> 11.46, 512x512 image 2.42 -> 2.72. Nor square tiles with
+// the shorter visits that would keep their rounds short (H100, same run, 8 / 12 / 16 steps
+// a visit against the default half-height tiles): coins 1.20 -> 2.14 / 1.71 / 1.46 ms,
+// rocket 1.27 -> 2.28 / 1.95 / 1.67, seeds_disk 2.02 -> 5.34 / 4.61 / 3.82 (more rounds
+// and relabels: coins 16 -> 40 / 30 / 22 rounds).
 #define RELABEL_FOLLOWS (TH == 16)
 
 // With `rounds` > 0 the pass follows that many discharge rounds by owners with no grid
