@@ -1762,6 +1762,17 @@ __device__ void fill_unreached(const Params& p, u32 epoch) {
 // that module's SASS is the same as before. Owners wait for their own tiles' neighbours
 // one tile at a time: waiting for all of them before the first relaxation was slower on
 // rocket (1.266 -> 1.288 ms, H200, same run), whose blocks own two or three tiles.
+// Reading the logs (report_schedules): with the relabel following the rounds, block 0's
+// path charges the rounds' tail to the relabel. coins' relabels log 243 k cycles each
+// here, where every schedule with a barrier in front of the relabel shows the wave alone
+// at 105-128 k (H100, same run: phases 113 k, queue 128 k, concurrent rounds 119 k,
+// square tiles 105 k) and its rounds at 160-200 k a relabel; 2.35 M cycles in all here
+// against 2.66-2.93 M there. So on the small 4C grids the rounds' visits, two visits of
+// ~40 k cycles a round on the critical path, weigh more than the relabels' waves. A
+// visit with steps, timed by thread 0 (H100, coins): loading the tile 2.9 k cycles, the
+// region relabel first (half the visits) 8.6 k, 22.3 steps of 1.36 k, storing 4.1 k; on
+// rocket 15.6 steps of 1.30 k, on a generated 640x480 image 27.2 of 1.48 k: the steps,
+// two block barriers each, are three quarters of a visit.
 // Nor relabels over taller tiles than the rounds' (two half-height tiles stacked, 32x32
 // pixels relaxed by one 512-thread block, two pixels a thread, each taking both tiles'
 // mail and setting both active flags, a tile's first relaxation waiting for both tiles
