@@ -25,8 +25,11 @@ PUBLIC = ["coins_384x303_4c", "rocket_640x480_4c", "seeds_disk_320x240_4c",
 
 
 def run_json(cmd, out):
-    """Runs `cmd` (which writes JSON rows to `out`) and returns {instance: row}."""
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """Runs `cmd` (which writes JSON rows to `out`) and returns {instance: row}; exits
+    with its error output where it fails."""
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        sys.exit(f"error: {' '.join(cmd[3:5])} failed:\n{done.stderr.strip()}")
     return {row["instance"]: row for row in json.loads(Path(out).read_text())}
 
 
@@ -38,6 +41,9 @@ def main():
     ap.add_argument("--livecut", type=Path, default=Path("target/release/livecut"))
     args = ap.parse_args()
     files = [str(f) for f in args.files] or [str(GRIDS / f"{n}.max.gz") for n in PUBLIC]
+    missing = [f for f in files + [str(args.livecut)] if not Path(f).is_file()]
+    if missing:
+        sys.exit(f"error: not found: {', '.join(missing)} (build with cargo build --release)")
     pin = ["taskset", "-c", str(args.core)]
     py, lc = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,7 +60,7 @@ def main():
                 lc.setdefault(k, []).append(row["solve_ms_median"])
     print(f"{'instance':<34} {'PyMaxflow ms':>12} {'livecut ms':>10} {'ratio':>6}  rounds' ratios")
     for k in sorted(py):
-        ratios = [p / l for p, l in zip(py[k], lc[k])]
+        ratios = [p / l if l > 0 else float("inf") for p, l in zip(py[k], lc[k])]
         print(f"{k:<34} {statistics.median(py[k]):>12.2f} {statistics.median(lc[k]):>10.2f} "
               f"{statistics.median(ratios):>6.2f}  " + " ".join(f"{x:.2f}" for x in ratios))
 
