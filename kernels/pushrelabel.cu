@@ -1911,6 +1911,14 @@ __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 
 // coins 1.385 -> 1.265 ms and chelsea 640x480 4.75 -> 4.44, but seeds_disk 2.555 ->
 // 2.695 and a 640x480 image 2.05 -> 2.20; only for tiles flagged active: coins 1.295,
 // rocket 1.665 -> 1.86. Kept for all but 8C tiles that got mail (see discharge_tile).
+// Nor the concurrent variant by owners (one visit of every tile a round, each waiting
+// only for its edge neighbours' visits of the round before, so that a round's chain is
+// one visit instead of two; stale halo heights): exact (every GPU test), coins 1.21 ->
+// 1.16 ms and a generated 384x288 object 0.75 -> 0.67-0.70, but more rounds and relabels
+// elsewhere (H100, same run, two rounds): rocket 1.27 -> 1.32, seeds_disk 2.03 -> 2.42,
+// generated 640x480 image 1.86 -> 2.21-2.28, object 0.53 -> 0.73 and seed disk 9.16 ->
+// 13.96, 400x300 seed disk 4.94 -> 5.53; the code alone made the default schedule up to
+// 1 % slower.
 template <int D>
 __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32 nrounds) {
     for (u32 k = 0; k < nrounds; ++k) {
