@@ -24,12 +24,12 @@ PUBLIC = ["coins_384x303_4c", "rocket_640x480_4c", "seeds_disk_320x240_4c",
           "camera_320x240_8c", "chelsea_451x300_8c", "seeds_astronaut_400x300_8c"]
 
 
-def run_json(cmd, out):
+def run_json(what, cmd, out):
     """Runs `cmd` (which writes JSON rows to `out`) and returns {instance: row}; exits
-    with its error output where it fails."""
+    with its error output, naming `what` ran, where it fails."""
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
-        sys.exit(f"error: {' '.join(cmd[3:5])} failed:\n{done.stderr.strip()}")
+        sys.exit(f"error: {what} failed:\n{done.stderr.strip()}")
     return {row["instance"]: row for row in json.loads(Path(out).read_text())}
 
 
@@ -50,11 +50,11 @@ def main():
         out = f"{tmp}/rows.json"
         for r in range(args.rounds):
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            rows = run_json(pin + [sys.executable, str(HERE / "pymaxflow_time.py"), "--runs", "5",
+            rows = run_json("PyMaxflow", pin + [sys.executable, str(HERE / "pymaxflow_time.py"), "--runs", "5",
                                    "--json", out] + files, out)
             for k, row in rows.items():
                 py.setdefault(k, []).append(row["median_ms"])
-            rows = run_json(pin + [str(args.livecut), "bench", "--engine", "cpu", "--runs", "9",
+            rows = run_json("livecut bench", pin + [str(args.livecut), "bench", "--engine", "cpu", "--runs", "9",
                                    "--warmup", "2", "--json", out] + files, out)
             for k, row in rows.items():
                 lc.setdefault(k, []).append(row["solve_ms_median"])

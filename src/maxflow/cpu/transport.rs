@@ -145,10 +145,12 @@ impl<T: Topology> Solver<T> {
     /// one s feeds otherwise) passes what its arcs allow to or from neighbours one
     /// level closer, which pass it on in their turn (or cover it: flow).
     fn pull<const UP: bool>(&mut self, reached: usize) {
+        // folded terminal residuals read as what a node holds of the kind that moves
+        // (a deficit when `UP`, a supply otherwise) count negative times this
+        let sign: i64 = if UP { 1 } else { -1 };
         for i in (0..reached).rev() {
             let v = self.pa[i];
-            let t = self.tr[v as usize];
-            let mut amount = if UP { -t } else { t };
+            let mut amount = -sign * self.tr[v as usize];
             let lv = self.level(v);
             if amount <= 0 || lv == 0 {
                 continue;
@@ -171,14 +173,13 @@ impl<T: Topology> Solver<T> {
                 self.push(from, to, dir as u32, a as u32);
                 amount -= a;
                 // what u holds of the opposite kind covers the amount: flow s → t
-                let sign = if UP { 1 } else { -1 };
                 let held = sign * *self.tr_mut(u);
                 *self.tr_mut(u) -= sign * a;
                 if held > 0 {
                     self.flow += a.min(held);
                 }
             }
-            self.tr[v as usize] = if UP { -amount } else { amount };
+            self.tr[v as usize] = -sign * amount;
         }
     }
 }
