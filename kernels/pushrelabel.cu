@@ -740,6 +740,43 @@ struct Px {
 template <int D> struct Inb { typedef u32 T; };
 template <> struct Inb<8> { typedef u64 T; };
 
+// Tile BFS by one warp on bit rows (bit_bfs), in the square tiles' module only: its
+// relaxations and region relabels take every one of 32 warps and a block barrier per
+// Jacobi iteration, where one warp's level is a few shifts, two shuffles and a vote. The
+// region relabels of the discharge visits take it on 4C only (see region_relabel).
+// Measured on the H100 (same run, two rounds, against the Jacobi iterations alone):
+// generated 1920x1080 seed disks 8C 47.96 -> 39.93 ms and 4C 53.6 -> 48.5 (without it in
+// the region relabels 50.2), a 1280x720 4C seed disk 30.56 -> 26.4-27.5, 4C image
+// energies 1024x768 3.20 -> 3.03, 1280x720 3.78 -> 3.62 and 1920x1080 6.74 -> 6.67; the
+// 8C region relabels by it too made the 8C seed disk 39.9 -> 41.0 (spills in the steps).
+// Not in the half-height tiles' module, whose 16-warp iterations are cheaper and whose
+// relaxations shorter (~6 k cycles, of which the inputs' ballots, two more barriers and
+// the planes' read-back take a fifth): there every instance was 2-13 % slower (coins
+// 1.21 -> 1.30 ms, rocket 1.27 -> 1.40, seeds_disk 2.02 -> 2.20, a generated 640x480
+// seed disk 9.16 -> 10.3, chelsea 8C 6.36 -> 6.60), the same with the one warp taking
+// only tiles whose seeds span at most 0, 4 or 16 levels (else the Jacobi iterations).
+// In square tiles such a limit cost more than the levels it saves (at 24 or 6 levels:
+// the 1920x1080 4C seed disk 55.3-56.9 ms, its 1280x720 image 4.13-4.25). With it the
+// tile heights were measured again (t32 / t16 variants): the half-height tiles stay
+// faster on the grids that take them (a 1920x1080 8C image 7.23 against 9.79 ms in
+// square tiles, a 1920x1080 4C object 1.33 against 1.76, a 640x480 4C image 1.84
+// against 2.02; a 640x480 4C seed disk 9.13 against 9.06).
+#ifndef LIVECUT_EMU
+#define BIT_BFS (TH == 32)
+#else
+#define BIT_BFS 0
+#endif
+#define BB_PLANES 8  // level planes: seeds within 127 levels, levels within 255 of the lowest
+// Inputs and result of bit_bfs: row words of the arcs and t-links, the border pixels'
+// seed heights, and the visited pixels with their level above lmin in bit planes.
+struct BitBfs {
+    u32 arow[8][32];   // bit x of arow[d][y]: pixel (x, y) has a residual arc in direction d
+    u32 trow[32];      // ... a t-link residual (seed at height 1)
+    u32 sl[32], sr[32], st[32], sb[32];  // seeds of columns 0 / TW-1 by row, rows 0 / TH-1 by column
+    u32 plane[BB_PLANES + 1][32];        // level bits by plane, then the visited pixels
+    u32 lmin, ok, levels;
+};
+
 template <int D>
 struct TileSmem {
     u32 h[2][HP];          // heights with halo, double buffered (Jacobi relabels)
@@ -747,6 +784,9 @@ struct TileSmem {
     typename Inb<D>::T inb[TP];  // directions from which flow arrived this step (byte d)
     u32 bout[D][PSLOTS];   // flow pushed across the border this visit, by mailbox slot
     Frontier f;            // region relabel
+#if BIT_BFS
+    BitBfs bb;             // ... by one warp (bit_bfs)
+#endif
     u64 sink;              // flow pushed to t during the visit
     u32 relabels;
     u32 mail;              // mail taken at load
@@ -759,6 +799,9 @@ struct BfsSmem {
     u64 gh[NHALO];     // the halo pixels' gh words (persistent solve), for lowered_wakes
     u32 h[HP];
     Frontier f;
+#if BIT_BFS
+    BitBfs bb;
+#endif
     u32 mail;
     u32 border;
     u32 item;          // tile woken for the block
@@ -899,6 +942,133 @@ __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
         if (!__syncthreads_or(improved)) return iters;
     }
 }
+
+#ifndef LIVECUT_EMU
+// Stores pixel (lx, ly)'s part of bit_bfs's inputs: its row's arc and t-link words (a
+// ballot each) and, on the border, its seed (the t-link's 1 or a halo height + 1). Every
+// lane of every warp calls it (PPT = 1: a warp is a tile row).
+template <int D>
+__device__ __forceinline__ void bit_bfs_inputs(BitBfs& b, int lx, int ly, u32 bits, u32 seed) {
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+        const u32 w = __ballot_sync(0xffffffffu, (bits >> d) & 1u);
+        if (lx == 0) b.arow[d][ly] = w;
+    }
+    const u32 tw = __ballot_sync(0xffffffffu, (bits & BIT_SINK) != 0u);
+    if (lx == 0) {
+        b.trow[ly] = tw;
+        b.sl[ly] = seed;
+    }
+    if (lx == TW - 1) b.sr[ly] = seed;
+    if (ly == 0) b.st[lx] = seed;
+    if (ly == TH - 1) b.sb[lx] = seed;
+}
+
+// Tile BFS by one warp on bit rows: lane y holds row y's words, a level is a few shifts,
+// two shuffles and a vote (the Jacobi iterations above take every warp and a block
+// barrier each). Multi-source: the t-link pixels at height 1 and the border pixels at
+// their halo heights + 1 (`bit_bfs_inputs`), each entering the front at its level, so the
+// heights are the same fixpoint as frontier_fixpoint's from those seeds. Levels are
+// recorded in bit planes relative to the lowest seed; where the seeds or the levels span
+// more than the planes hold, ok = 0 and the caller runs the Jacobi iterations instead.
+template <int D>
+__device__ void bit_bfs(BitBfs& b) {
+    const u32 full = 0xffffffffu;
+    const u32 lane = threadIdx.x;
+    const bool row = lane < (u32)TH;
+    u32 a[D];
+#pragma unroll
+    for (int d = 0; d < D; ++d) a[d] = row ? b.arow[d][lane] : 0u;
+    const u32 tw = row ? b.trow[lane] : 0u;
+    // seeds at INF or above (INF + 1 from an INF halo) are none
+    auto seed = [](u32 v) { return v < INF ? v : INF; };
+    const u32 sl = row ? seed(b.sl[lane]) : INF, sr = row ? seed(b.sr[lane]) : INF;
+    const u32 st = seed(b.st[lane]), sb = seed(b.sb[lane]);
+    const u32 tl = tw ? 1u : INF;
+    const u32 lo = umin32(umin32(umin32(sl, sr), umin32(st, sb)), tl);
+    auto fin = [](u32 v) { return v < INF ? v : 0u; };
+    const u32 hi = max(max(max(fin(sl), fin(sr)), max(fin(st), fin(sb))), fin(tl));
+    const u32 lmin = __reduce_min_sync(full, lo);
+    const u32 lmax = __reduce_max_sync(full, hi);
+    u32 ok = 1, levels = 0, vis = 0;
+    u32 pl[BB_PLANES];
+#pragma unroll
+    for (int q = 0; q < BB_PLANES; ++q) pl[q] = 0;
+    if (lmin < INF && lmax - lmin >= (1u << (BB_PLANES - 1))) ok = 0;
+    if (lmin < INF && ok) {
+        u32 front = 0, lev = lmin;
+        for (;;) {
+            const u32 top = __ballot_sync(full, st == lev), bot = __ballot_sync(full, sb == lev);
+            u32 n = (sl == lev ? 1u : 0u) | (sr == lev ? 1u << (TW - 1) : 0u) | (lev == 1u ? tw : 0u);
+            if (lane == 0) n |= top;
+            if (lane == (u32)TH - 1u) n |= bot;
+            u32 below = __shfl_down_sync(full, front, 1), above = __shfl_up_sync(full, front, 1);
+            if (lane == 31u) below = 0;
+            if (lane == 0) above = 0;
+            // pixel x of row y reaches the front through its arc d to the front's pixel
+            n |= ((front >> 1) & a[0]) | ((front << 1) & a[1]) | (below & a[2]) | (above & a[3]);
+            if (D == 8)
+                n |= ((below >> 1) & a[4 % D]) | ((above << 1) & a[5 % D]) | ((below << 1) & a[6 % D]) |
+                     ((above >> 1) & a[7 % D]);
+            n &= ~vis;
+            vis |= n;
+            const u32 l = lev - lmin;
+#pragma unroll
+            for (int q = 0; q < BB_PLANES; ++q)
+                if ((l >> q) & 1u) pl[q] |= n;
+            front = n;
+            ++levels;
+            if (__any_sync(full, n != 0u)) {
+                ++lev;
+            } else {
+                if (lev >= lmax) break;
+                // the front died out: on to the next seed above this level
+                u32 c = INF;
+                if (sl > lev) c = umin32(c, sl);
+                if (sr > lev) c = umin32(c, sr);
+                if (st > lev) c = umin32(c, st);
+                if (sb > lev) c = umin32(c, sb);
+                if (tl > lev) c = umin32(c, tl);
+                lev = __reduce_min_sync(full, c);
+                if (lev >= INF) break;
+            }
+            if (lev - lmin >= (1u << BB_PLANES)) {
+                ok = 0;
+                break;
+            }
+        }
+    }
+    if (row) {
+#pragma unroll
+        for (int q = 0; q < BB_PLANES; ++q) b.plane[q][lane] = pl[q];
+        b.plane[BB_PLANES][lane] = vis;
+    }
+    if (lane == 0) {
+        b.ok = ok;
+        b.lmin = lmin;
+        b.levels = levels;
+    }
+}
+
+// Runs bit_bfs by warp 0 on the inputs every warp stored (a barrier before, all threads
+// call it); whether its heights are there to read (else the Jacobi iterations must run).
+template <int D>
+__device__ __forceinline__ bool bit_bfs_block(BitBfs& b) {
+    if (threadIdx.x < 32u) bit_bfs<D>(b);
+    __syncthreads();
+    return b.ok != 0u;
+}
+
+// Height of pixel i from bit_bfs's planes (INF where no seed reaches it).
+__device__ __forceinline__ u32 bit_bfs_height(const BitBfs& b, u32 i) {
+    const u32 x = i % TW, y = i / TW;
+    if (!((b.plane[BB_PLANES][y] >> x) & 1u)) return INF;
+    u32 l = 0;
+#pragma unroll
+    for (int q = 0; q < BB_PLANES; ++q) l |= ((b.plane[q][y] >> x) & 1u) << q;
+    return b.lmin + l;
+}
+#endif
 
 // Starts a frontier: pixel i is a source with height h (when `source`).
 __device__ __forceinline__ void frontier_seed(Frontier& f, u32 i, u32 source, u32 h) {
@@ -1065,14 +1235,37 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         }
         const int hi = (ly + 1) * HW + lx + 1;
         u32 m = initial ? ((bits[k] & BIT_SINK) ? 1u : INF) : h0[k];
+#if BIT_BFS
+        u32 seed = (bits[k] & BIT_SINK) ? 1u : INF;  // bit_bfs starts from the seeds alone
+#endif
         if (on_border(i))
             for (int d = 0; d < D; ++d)
-                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u))
+                if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u)) {
                     m = umin32(m, s.h[halo_neighbour(hi, d)] + 1u);
+#if BIT_BFS
+                    seed = umin32(seed, s.h[halo_neighbour(hi, d)] + 1u);
+#endif
+                }
         s.h[hi] = m;
         frontier_seed(s.f, i, m < h0[k], m);
+#if BIT_BFS
+        bit_bfs_inputs<D>(s.bb, lx, ly, bits[k], seed);
+#endif
     }
     __syncthreads();
+#if BIT_BFS
+    // from the seeds alone: a later relaxation's halo is no higher than the one its
+    // stored heights came from, so the minimum of both is the fixpoint from those
+    if (bit_bfs_block<D>(s.bb)) {
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) {
+            const u32 i = threadIdx.x + k * BDIM;
+            const u32 v = bit_bfs_height(s.bb, i);
+            s.h[halo_index(i)] = initial ? v : umin32(v, h0[k]);
+        }
+        *iters += s.bb.levels;
+    } else
+#endif
     *iters += frontier_fixpoint<D>(s.h, s.f, bits);
     u32 border = 0, active = 0;
 #pragma unroll
@@ -1237,9 +1430,21 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
                     m = umin32(m, h[halo_neighbour(hi, d)] + 1u);
         h[hi] = m;
         frontier_seed(s.f, i, m < INF, m);
+#if BIT_BFS
+        if (D == 4) bit_bfs_inputs<D>(s.bb, lx, ly, a | (px[k].tres ? BIT_SINK : 0u), m);
+#endif
     }
     __syncthreads();
+#if BIT_BFS
+    // 4C only: on 8C the code alone spills more in the discharge steps
+    const bool bit = D == 4 && bit_bfs_block<D>(s.bb);
+    if (bit)
+#pragma unroll
+        for (u32 k = 0; k < PPT; ++k) h[halo_index(threadIdx.x + k * BDIM)] = bit_bfs_height(s.bb, threadIdx.x + k * BDIM);
+    const u32 iters = bit ? s.bb.levels : frontier_fixpoint<D>(h, s.f, arcs);
+#else
     const u32 iters = frontier_fixpoint<D>(h, s.f, arcs);
+#endif
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
         const int hi = halo_index(threadIdx.x + k * BDIM);

@@ -617,6 +617,72 @@ fn single_rows_and_columns() {
     }
 }
 
+/// A corridor winding through the whole grid row by row (arcs along the rows, between
+/// rows only at alternate ends, no diagonals), source at its start, sink at its end: in
+/// a 32-wide grid one tile's BFS runs ~1,000 levels deep, in a wider one the seeds of a
+/// tile's border lie hundreds of levels apart, so the square tiles' one-warp BFS must
+/// hand both to the Jacobi iterations.
+#[test]
+fn winding_corridors_deeper_than_a_tile_bfs_records() {
+    for config in schedules() {
+        let Some(mut engine) = engine_or_skip(config) else {
+            return;
+        };
+        for (w, h) in [(32, 64), (48, 40)] {
+            for eight in [false, true] {
+                let p = winding_corridor(w, h, eight);
+                let what = format!(
+                    "corridor {w}x{h} {}C ({})",
+                    p.connectivity().number(),
+                    describe(&config)
+                );
+                assert_eq!(
+                    solve_certified(&mut engine, &p, &what),
+                    reference_flow(&p),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
+/// The corridor of [`winding_corridors_deeper_than_a_tile_bfs_records`], capacities
+/// 1..=50 each way.
+fn winding_corridor(w: u32, h: u32, eight: bool) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
+    let mut rng = Rng(u64::from(w) << 8 | u64::from(h));
+    let (mut src, mut sink) = (vec![0; n], vec![0; n]);
+    src[0] = 1_000_000_000;
+    let end = if h.is_multiple_of(2) {
+        (h - 1) * w
+    } else {
+        h * w - 1
+    };
+    sink[end as usize] = 1_000_000_000;
+    let mut edges = vec![vec![0; n]; c.number() as usize];
+    for &d in c.directions() {
+        if d.is_diagonal() {
+            continue;
+        }
+        let (dx, dy) = d.offset();
+        for (i, cap) in edges[d.index()].iter_mut().enumerate() {
+            let (x, y) = ((i % w as usize) as i64, (i / w as usize) as i64);
+            let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
+            if nx < 0 || ny < 0 || nx >= i64::from(w) || ny >= i64::from(h) {
+                continue;
+            }
+            // between rows y and y + 1 only at the right end for even y, the left for odd
+            let top = y.min(ny);
+            let turn = if top % 2 == 0 { i64::from(w) - 1 } else { 0 };
+            if dy == 0 || x == turn {
+                *cap = 1 + rng.below(50) as i32;
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("grid")
+}
+
 /// On every schedule: the seed disks' inner tiles have no terminal arcs, which the
 /// global relabels of some treat apart (8C square tiles by the queue: calm tiles).
 #[test]

@@ -79,7 +79,11 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// objects: 1920×1080 2.20 -> 1.87 ms, 1280×720 1.67 -> 1.38, 1024×768 1.41 -> 1.37);
 /// balanced 4C image energies mostly do not (1920×1080 6.72 -> 8.20, 1024×768 3.19 ->
 /// 4.13, but 1280×720 3.78 -> 3.60), seeded ones neither (seed disks 1280×720 30.6 ->
-/// 34.4, 1920×1080 53.7 -> 54.1). `terminals` is asked only for grids of many tiles.
+/// 34.4, 1920×1080 53.7 -> 54.1). Measured again once the square tiles' BFS ran on bit
+/// rows (`BIT_BFS` in `kernels/pushrelabel.cu`), which made only square tiles faster: the
+/// same choices (H100: a 1920×1080 8C image 7.23 ms in half-height tiles against 9.79 in
+/// square ones, a 1920×1080 4C object 1.33 against 1.76, a 640×480 4C image 1.84
+/// against 2.02). `terminals` is asked only for grids of many tiles.
 pub fn auto_tile_height(
     width: u32,
     height: u32,
