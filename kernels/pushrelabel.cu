@@ -756,7 +756,20 @@ template <> struct Inb<8> { typedef u64 T; };
 // seed disk 9.16 -> 10.3, chelsea 8C 6.36 -> 6.60), the same with the one warp taking
 // only tiles whose seeds span at most 0, 4 or 16 levels (else the Jacobi iterations).
 // In square tiles such a limit cost more than the levels it saves (at 24 or 6 levels:
-// the 1920x1080 4C seed disk 55.3-56.9 ms, its 1280x720 image 4.13-4.25). With it the
+// the 1920x1080 4C seed disk 55.3-56.9 ms, its 1280x720 image 4.13-4.25). Timed inside
+// the relaxations (thread 0's clock around the fixpoint, H100): on a generated 640x480
+// seed disk in half-height tiles the Jacobi iterations take 6.9 k cycles a relaxation
+// (~12 iterations), the one warp 12.0 k (~34 levels: the border seeds of a relaxation
+// lie tens of levels apart, and every level between them is one); on coins 2.5 k against
+// 4.6 k. A level then costs ~300 cycles for ~70 instructions, likely because the warp
+// shares its scheduler with the other block's warps, busy with their own tile, where in
+// square tiles (one block an SM) the other warps wait at the barrier (not measured apart). Loops of
+// fewer instructions did not help: the next level's border seeds ballotted ahead and no
+// lane tests in the loop (4C square tiles 3-9 % slower, the 8C seed disk 40.1 -> 37.5
+// ms), or the upper five level planes written once every eight levels (4C 1-9 % slower,
+// 8C seed disk 38.0; in half-height tiles still slower than the Jacobi iterations: coins
+// 7 %, rocket 12 %, a 640x480 seed disk 25 %, only chelsea 8C 6.35 -> 6.29 and camera 8C
+// the same); each moved the kernel's spills, which seem to decide it. With it the
 // tile heights were measured again (t32 / t16 variants): the half-height tiles stay
 // faster on the grids that take them (a 1920x1080 8C image 7.23 against 9.79 ms in
 // square tiles, a 1920x1080 4C object 1.33 against 1.76, a 640x480 4C image 1.84
