@@ -129,6 +129,11 @@ pub struct CudaConfig {
     /// owners run the relabels as well, on half-height tiles, each global relabel
     /// follows the rounds with no barrier either: a tile relaxes once its edge
     /// neighbours are done (H200: coins, rocket and seeds_disk 7–9 % faster).
+    /// Measured again with the square tiles' one-warp BFS (H100, same run, three rounds,
+    /// owners against the barriers): the generated 1280×720 4C seed disk (7 square tiles
+    /// a block) 26.3 -> 24.7 ms and image 3.64 -> 3.60, but the 1024×768 image (6 a
+    /// block) 3.04 -> 3.78 and, at 1920×1080 (15 a block), the seed disk 49.9 -> 60.9
+    /// and the image 6.68 -> 7.04: the limit stays.
     pub owner_discharge_tiles: u32,
 }
 
