@@ -769,7 +769,10 @@ template <> struct Inb<8> { typedef u64 T; };
 // ms), or the upper five level planes written once every eight levels (4C 1-9 % slower,
 // 8C seed disk 38.0; in half-height tiles still slower than the Jacobi iterations: coins
 // 7 %, rocket 12 %, a 640x480 seed disk 25 %, only chelsea 8C 6.35 -> 6.29 and camera 8C
-// the same); each moved the kernel's spills, which seem to decide it. With it the
+// the same); each moved the kernel's spills, which seem to decide it. Nor ten level
+// planes (seeds within 511 levels, levels within 1023), so that fewer relaxations fall
+// back to the Jacobi iterations: 4C 1-7 % slower (the 1280x720 seed disk 26.4 -> 28.2
+// ms), the 8C seed disk 40.05 -> 39.09. With it the
 // tile heights were measured again (t32 / t16 variants): the half-height tiles stay
 // faster on the grids that take them (a 1920x1080 8C image 7.23 against 9.79 ms in
 // square tiles, a 1920x1080 4C object 1.33 against 1.76, a 640x480 4C image 1.84
