@@ -750,11 +750,13 @@ template <> struct Inb<8> { typedef u64 T; };
 // energies 1024x768 3.20 -> 3.03, 1280x720 3.78 -> 3.62 and 1920x1080 6.74 -> 6.67; the
 // 8C region relabels by it too made the 8C seed disk 39.9 -> 41.0 (spills in the steps).
 // Not in the half-height tiles' module, whose 16-warp iterations are cheaper and whose
-// relaxations shorter (~6 k cycles, of which the inputs' ballots, two more barriers and
-// the planes' read-back take a fifth): there every instance was 2-13 % slower (coins
-// 1.21 -> 1.30 ms, rocket 1.27 -> 1.40, seeds_disk 2.02 -> 2.20, a generated 640x480
-// seed disk 9.16 -> 10.3, chelsea 8C 6.36 -> 6.60), the same with the one warp taking
-// only tiles whose seeds span at most 0, 4 or 16 levels (else the Jacobi iterations).
+// relaxations shorter (~6 k cycles on coins, where the inputs' ballots alone add ~0.5 k
+// outside the fixpoint): there every instance was 4-30 % slower (coins
+// 1.21 -> 1.30 ms, rocket 1.27 -> 1.41, seeds_disk 2.02 -> 2.34, a generated 640x480
+// seed disk 9.17 -> 11.95, chelsea 8C 6.34 -> 6.57), and still up to 13 % with the one
+// warp taking only tiles whose seeds span at most 0, 4 or 16 levels, else the Jacobi
+// iterations (coins 1.27-1.31, rocket 1.35-1.41, seeds_disk 2.19-2.23, the 640x480 seed
+// disk 10.2-10.4, chelsea 6.53-6.63; only seeds_astronaut 8C within 1.5 %).
 // In square tiles such a limit cost more than the levels it saves (at 24 or 6 levels:
 // the 1920x1080 4C seed disk 55.3-56.9 ms, its 1280x720 image 4.13-4.25). Timed inside
 // the relaxations (thread 0's clock around the fixpoint, H100): on a generated 640x480
