@@ -24,7 +24,9 @@
 //    stale, which costs work, never exactness. Tiles with
 //    neither active pixels nor mail are skipped and revisited every K rounds.
 //  * global relabel: exact BFS from the sink in the residual graph as a fixpoint of
-//    tile-local relaxations, on the device (no host copy per level). A tile's initial
+//    tile-local relaxations, on the device (no host copy per level). Inside a tile the
+//    BFS runs as Jacobi iterations by every warp or, in square tiles, by one warp on bit
+//    rows (bit_bfs; also the 4C region relabels there). A tile's initial
 //    relaxation takes its mail, builds the residual bits and starts from the pixels with
 //    a t-link residual; later ones lower border pixels from the halo and relax again.
 //    Host-driven scheme: level-synchronous rounds (round 0 relaxes every tile alone,
