@@ -1261,9 +1261,10 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
         if (on_border(i))
             for (int d = 0; d < D; ++d)
                 if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u)) {
-                    m = umin32(m, s.h[halo_neighbour(hi, d)] + 1u);
+                    const u32 v = s.h[halo_neighbour(hi, d)] + 1u;
+                    m = umin32(m, v);
 #if BIT_BFS
-                    seed = umin32(seed, s.h[halo_neighbour(hi, d)] + 1u);
+                    seed = umin32(seed, v);
 #endif
                 }
         s.h[hi] = m;

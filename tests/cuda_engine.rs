@@ -660,22 +660,18 @@ fn winding_corridor(w: u32, h: u32, eight: bool) -> GridProblem {
         h * w - 1
     };
     sink[end as usize] = 1_000_000_000;
+    let probe = GridProblem::zeros(w, h, c).expect("size");
     let mut edges = vec![vec![0; n]; c.number() as usize];
-    for &d in c.directions() {
-        if d.is_diagonal() {
-            continue;
-        }
-        let (dx, dy) = d.offset();
+    for &d in c.directions().iter().filter(|d| !d.is_diagonal()) {
         for (i, cap) in edges[d.index()].iter_mut().enumerate() {
-            let (x, y) = ((i % w as usize) as i64, (i / w as usize) as i64);
-            let (nx, ny) = (x + i64::from(dx), y + i64::from(dy));
-            if nx < 0 || ny < 0 || nx >= i64::from(w) || ny >= i64::from(h) {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            let Some(j) = probe.neighbour(x, y, d) else {
                 continue;
-            }
+            };
             // between rows y and y + 1 only at the right end for even y, the left for odd
-            let top = y.min(ny);
-            let turn = if top % 2 == 0 { i64::from(w) - 1 } else { 0 };
-            if dy == 0 || x == turn {
+            let top = y.min(j as u32 / w);
+            let turn = if top % 2 == 0 { w - 1 } else { 0 };
+            if d.offset().1 == 0 || x == turn {
                 *cap = 1 + rng.below(50) as i32;
             }
         }
