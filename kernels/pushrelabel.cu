@@ -2188,7 +2188,21 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // a whole relabel decides the end): rocket 2.28 -> 6.07 ms with 31 relabels instead of
 // 9, coins 1.95 -> 6.73, from 1/4 of the tiles active chelsea 8C 17.6 -> 1931 ms. The
 // tail's excess mostly has to go back to s, and only a whole relabel shows it trapped:
-// a kept tile's stale finite height keeps it looking close.
+// a kept tile's stale finite height keeps it looking close. Nor relabels that keep
+// the last one's heights as exact seeds wherever they lie below every height at which a
+// pixel was relabelled or an arc or t-link was spent since (L, the least such height,
+// gathered by each visit's store): such a pixel's old shortest path is intact and
+// min(old height, L) stays a valid labelling, so its distance is unchanged, and the wave
+// would start from the band at L. Exact (every GPU test), but on the generated seed
+// disks arcs a few pixels from the frame (the texture's stripe edges) are spent once flow
+// reaches t, so L was 2-6 (8C) and 6-56 (4C) on every relabel after the first few and
+// almost nothing was kept, while the code alone moved the square tiles' 4C spills from
+// 228 to 292 bytes. H100, same run, two rounds: 1920x1080 4C seed disk 48.5-49.8 ->
+// 53.4-53.6 ms, 1280x720 26.4 -> 29.0-29.9, 8C 40.1-40.7 -> 44.1, 4C images 1920x1080
+// 6.69 -> 7.00 and 1280x720 3.63 -> 3.83. What keeps the seed disks slow is the tail: on
+// the 1280x720 one the last 18 of 39 relabels (at most 21 active tiles of 920) take 46 %
+// of the critical path (28.0 of 60.6 M cycles) for 9 % of the flow, each wave ~0.9 M
+// cycles, as long as the detours around the disk have grown.
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
