@@ -2202,7 +2202,21 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // 6.69 -> 7.00 and 1280x720 3.63 -> 3.83. What keeps the seed disks slow is the tail: on
 // the 1280x720 one the last 18 of 39 relabels (at most 21 active tiles of 920) take 46 %
 // of the critical path (28.0 of 60.6 M cycles) for 9 % of the flow, each wave ~0.9 M
-// cycles, as long as the detours around the disk have grown.
+// cycles, as long as the detours around the disk have grown. There the highest height
+// of a pixel with excess (a sweep after each relabel, temporary) stays at 330-620 while
+// the highest finite height grows to 900 (1280x720) and 1450 (1920x1080), and a wave
+// costs ~0.7 k cycles a level above a fixed ~0.2-0.5 M. Nor, therefore, relabels capped
+// 16-128 levels above the last relabel's highest active height (pixels not reached below
+// the cap get it where they could reach t before, INF stays INF for good; a relabel that
+// leaves excess at the cap or finds none active is followed by a whole one, which alone
+// ends the solve): exact (every GPU test, one schedule capping 1 level above), and in the
+// same binary the caps cut the 1280x720 4C seed disk 28.1-30.5 -> 25.4-26.0 ms and the
+// 1920x1080 one 49.8-52.1 -> 48.4, but the code cost the square tiles' 4C module what
+// they saved: H100, same run, against this code, 1280x720 26.4-27.5 -> 25.4-25.9,
+// 1920x1080 48.4-49.8 -> 48.4, 4C images 1920x1080 6.68 -> 7.00 and 1280x720 3.61 -> 3.80;
+// with the capped relabel's pass as a template instance of its own, worse (1920x1080
+// seed disk 52.4, images still 3.5-4.6 % slower). On 8C the caps cost more than they
+// saved (1920x1080 seed disk 39.4 -> 43.0, seeds_astronaut 3.75 -> 3.85).
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
