@@ -36,8 +36,9 @@
 //    again (through a work queue, or on small grids by waking their owner blocks);
 //    heights carry the epoch of their relabel (gh) so that a tile never reads a
 //    neighbour's stale ones (chaotic relaxation, same fixpoint). Active flags come out of
-//    the same relaxations.
-//  * termination: after an exact global relabel, no pixel with excess has a finite
+//    the same relaxations. On seeded 4C energies in square tiles a relabel between two
+//    whole ones may stop its wave at a cap above the excess (relabel_cap).
+//  * termination: after an exact (whole) global relabel, no pixel with excess has a finite
 //    height, i.e. no active pixel can reach the sink: the preflow's value is maximum and
 //    the pixels at INF (cannot reach t) are the source side of a minimum cut.
 //
@@ -82,6 +83,9 @@ typedef unsigned short u16;
 // Calm tiles wait for a first wake in global relabels by the queue (lazy_skip): 8C square
 // tiles only (the large seeded 8C grids take them).
 #define CALM(D) ((D) == 8 && TH == 32)
+// Capped global relabels (relabel_cap): 4C square tiles only (the large seeded 4C grids
+// take them).
+#define CAPS(D) ((D) == 4 && TH == 32)
 
 // Status codes written to Ctl::status.
 #define ST_RUNNING 0u
@@ -138,6 +142,10 @@ struct Ctl {
     u32 gr_epoch;      // global relabels started (tile heights carry the epoch they belong to)
     u32 pad;           // an even number of u32: snap stays 8-byte aligned
     Snap snap;
+    u32 gr_hact[2];    // by relabel epoch parity: the highest height of a pixel with excess after
+    u32 gr_hit[2];     // ... it, and whether one was at its cap (relabel_cap)
+    u32 gr_capped;     // global relabels whose BFS stopped at a cap
+    u32 pad2;
 };
 
 struct Params {
@@ -162,6 +170,8 @@ struct Params {
                                    //     this percentage of the rate since the relabel began
     u32 gr_few_tiles;              // discharge by owners: after a relabel that found at most this
     u32 gr_few_rounds;             // ... many active tiles, this many rounds (else gr_rounds)
+    u32 gr_cap_margin;             // capped relabels (relabel_cap): cap above the last highest
+                                   //     active height, 0: every relabel whole
     u32* res;            // D * npix residuals, res[d * npix + i]
     u32* tres;           // npix
     u64* exc;            // npix
@@ -1183,6 +1193,7 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u
 // relax the tile to its fixpoint. Sets the tile's active flag and returns the 3x3 bits of
 // the neighbour tiles that may see a lower border height (initial: a finite one); in a
 // global relabel `epoch` of the persistent solve, wakes those that must relax again.
+// With CAP, a relabel capped at `cap` (relabel_cap; INF: whole).
 // Loading the tile's own arrays before the halo barrier, so that they and the mail's
 // atomics overlap the halo loads, measured no faster (H200): the 8C kernels spill twice
 // as much; nor for repeat relaxations alone (their heights and residual bits: rocket
@@ -1194,12 +1205,13 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u
 // cycles on rocket, but the solves no faster (H100, same run, two rounds: rocket 1.388
 // -> 1.383 ms, a generated 1920x1080 4C image 6.76 -> 6.67), the 8C ones slower
 // (chelsea 6.49 -> 6.86, camera 2.06 -> 2.14, seeds_astronaut 3.60 -> 3.78).
-template <int D>
-__device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters) {
+template <int D, bool CAP = false>
+__device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters, u32 cap) {
+    if (!CAP) cap = INF;
     const u64 c0 = cycles();
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
-    u32 bits[PPT], h0[PPT];
+    u32 bits[PPT], h0[PPT], fin[PPT];
     // Thread 0 keeps the tile's flag in a register (only it reads the flag) and takes the
     // mail, while the last threads load the halo: its loads and atomics are not a round
     // trip or more in front of a halo load (a relaxation is a chain of round trips).
@@ -1249,9 +1261,12 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
             p.rmask[base + i] = (u16)b;
             bits[k] = b;
             h0[k] = INF;
+            // a height is INF only where t is out of reach for good (relabel_cap)
+            fin[k] = CAP && cap < INF && p.h[base + i] < INF;
         } else {
             h0[k] = p.h[base + i];
             bits[k] = p.rmask[base + i];
+            fin[k] = 0;
         }
         const int hi = (ly + 1) * HW + lx + 1;
         u32 m = initial ? ((bits[k] & BIT_SINK) ? 1u : INF) : h0[k];
@@ -1262,12 +1277,15 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
             for (int d = 0; d < D; ++d)
                 if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d)) && ((bits[k] >> d) & 1u)) {
                     const u32 v = s.h[halo_neighbour(hi, d)] + 1u;
+                    if (CAP && v >= cap) continue;  // a halo pixel at the cap: no source
                     m = umin32(m, v);
 #if BIT_BFS
                     seed = umin32(seed, v);
 #endif
                 }
-        s.h[hi] = m;
+        // a capped relabel's pixels that could reach t start at the cap, not as sources:
+        // the Jacobi iterations lower them only below it
+        s.h[hi] = CAP && fin[k] ? umin32(m, cap) : m;
         frontier_seed(s.f, i, m < h0[k], m);
 #if BIT_BFS
         bit_bfs_inputs<D>(s.bb, lx, ly, bits[k], seed);
@@ -1292,7 +1310,11 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
         const u32 i = threadIdx.x + k * BDIM;
-        const u32 v = s.h[halo_index(i)];
+        u32 v = s.h[halo_index(i)];
+        if (CAP && fin[k] && v > cap) {
+            v = cap;  // not reached below the cap (bit_bfs does not stop there): at least that far
+            s.h[halo_index(i)] = v;
+        }
         if (CALM(D) && initial && (bits[k] & BIT_SINK)) border |= 1u << 16;  // for tile_calm
         if (v != h0[k] || initial) {
             st_relaxed(&p.h[base + i], v);
@@ -1799,7 +1821,7 @@ __device__ void gr_round_entry(const Params& p, u32 round) {
     __syncthreads();
     if (threadIdx.x == 0) dirty[t] = 0;
     u64 iters = 0;
-    const u32 border = gr_tile<D>(p, s, t, round == 0, 0u, 0u, &iters);
+    const u32 border = gr_tile<D>(p, s, t, round == 0, 0u, 0u, &iters, INF);
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     for (u32 k = threadIdx.x; k < 9; k += BDIM) {
         const int nx = (int)tx + (int)(k % 3) - 1, ny = (int)ty + (int)(k / 3) - 1;
@@ -2026,8 +2048,8 @@ __device__ void fill_unreached(const Params& p, u32 epoch) {
 // crosses edges only). A tile next to one still in its visit has not started, so no
 // visit sees heights of the new relabel, and a relaxation sees only heights of its own
 // relabel (bfs_halo) and residual graphs with every visit in. False when the solve hangs.
-template <int D>
-__device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters, u32 rounds) {
+template <int D, bool CAP>
+__device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64* iters, u32 rounds, u32 cap) {
     const bool owners = p.gr_owners != 0u;
     u32 own = blockIdx.x;  // the block's next tile of its own share
     for (;;) {
@@ -2036,7 +2058,9 @@ __device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64*
             own += p.nblocks;
             if (rounds && !wait_edge_neighbours(p, t % p.tiles_x, t / p.tiles_x, rounds, &s.item)) return false;
             if (!owners) {
-                if (threadIdx.x == 0) s.item = CALM(D) && lazy_skip(p, t) ? 0u : q_take(p, t, stamp);
+                // a capped relabel leaves no tile to a wake: one no wake reaches may lie
+                // beyond the cap, not out of reach (relabel_cap)
+                if (threadIdx.x == 0) s.item = CALM(D) && cap == INF && lazy_skip(p, t) ? 0u : q_take(p, t, stamp);
                 __syncthreads();
                 const u32 taken = s.item;
                 __syncthreads();  // everyone has read it before thread 0 writes the next
@@ -2056,7 +2080,7 @@ __device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64*
             if (t == Q_NONE) return true;
         }
         const bool initial = owners ? own != Q_NONE : ld_relaxed(&p.tile_q[p.ntiles + t]) != epoch;
-        gr_tile<D>(p, s, t, initial, epoch, stamp, iters);
+        gr_tile<D, CAP>(p, s, t, initial, epoch, stamp, iters, cap);
         if (owners) {
             // after the tile's own wakes are counted
             if (own == Q_NONE && threadIdx.x == 0) atomicSub(&p.ctl->q_pending, s.taken);
@@ -2205,18 +2229,61 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // cycles, as long as the detours around the disk have grown. There the highest height
 // of a pixel with excess (a sweep after each relabel, temporary) stays at 330-620 while
 // the highest finite height grows to 900 (1280x720) and 1450 (1920x1080), and a wave
-// costs ~0.7 k cycles a level above a fixed ~0.2-0.5 M. Nor, therefore, relabels capped
-// 16-128 levels above the last relabel's highest active height (pixels not reached below
-// the cap get it where they could reach t before, INF stays INF for good; a relabel that
-// leaves excess at the cap or finds none active is followed by a whole one, which alone
-// ends the solve): exact (every GPU test, one schedule capping 1 level above), and in the
-// same binary the caps cut the 1280x720 4C seed disk 28.1-30.5 -> 25.4-26.0 ms and the
-// 1920x1080 one 49.8-52.1 -> 48.4, but the code cost the square tiles' 4C module what
-// they saved: H100, same run, against this code, 1280x720 26.4-27.5 -> 25.4-25.9,
-// 1920x1080 48.4-49.8 -> 48.4, 4C images 1920x1080 6.68 -> 7.00 and 1280x720 3.61 -> 3.80;
-// with the capped relabel's pass as a template instance of its own, worse (1920x1080
-// seed disk 52.4, images still 3.5-4.6 % slower). On 8C the caps cost more than they
-// saved (1920x1080 seed disk 39.4 -> 43.0, seeds_astronaut 3.75 -> 3.85).
+// costs ~0.7 k cycles a level above a fixed ~0.2-0.5 M: hence capped relabels
+// (relabel_cap), which take 5-6 % off the large 4C seed disks.
+// Capped global relabels (Params::gr_cap_margin; seeded energies on 4C square tiles): the
+// BFS stops at a cap gr_cap_margin above the highest height a pixel with excess had after
+// the last relabel (note_active_heights). A pixel it does not reach gets the cap where it
+// could reach t before (a lower bound of its distance, so the labelling stays valid) and
+// keeps INF where it could not (for good: no flow enters a pixel at INF and none of its
+// arcs ever opens). A capped relabel that leaves a pixel with excess at the cap (it may be
+// trapped) is followed by a whole one, and one that finds no active tile by a whole one
+// that decides: only a whole relabel ends the solve, so the termination test and the cut
+// are as before. The cap stops the wave at tile borders (halo heights at the cap are no
+// seeds; the Jacobi iterations start such pixels at the cap); bit_bfs may run on beyond
+// it inside a tile, whose heights above the cap are then lowered to it. H100, same run,
+// two rounds, against whole relabels only: generated 4C seed disks 1920x1080 49.8 -> 46.8
+// ms and 1280x720 26.4 -> 25.0, 4C images (no caps) 1920x1080 6.66 -> 6.73, 1280x720 3.63
+// -> 3.64 and 1024x768 3.04 -> 3.05 (the code alone); margins of 32 and 16 were slower
+// on the 1920x1080 disk (49.9-50.8), 32 faster on the 1280x720 one (25.4). Measured and
+// not kept: a bit_bfs that stops at the cap too (the 4C images 5 % slower, the disks
+// 48.4 and 25.8 ms), the capped relabel's pass as a template instance of its own (disks
+// 52.4 and 27.2-28.5, images 3.5-4.6 % slower), and caps on 8C (1920x1080 seed disk
+// 39.4 -> 43.0 ms, seeds_astronaut 3.75 -> 3.85), whose modules keep the plain relabels.
+// The cap of relabel `epoch` (INF: whole); block 0 clears what the next one reads.
+__device__ u32 relabel_cap(const Params& p, Ctl* c, u32 epoch, bool whole) {
+    volatile Ctl* vc = c;
+    const u32 high = vc->gr_hact[(epoch - 1u) & 1u], hit = vc->gr_hit[(epoch - 1u) & 1u];
+    __syncthreads();  // every thread has read them before block 0 clears the other pair
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        c->gr_hact[epoch & 1u] = 0;
+        c->gr_hit[epoch & 1u] = 0;
+    }
+    return !whole && high && !hit ? high + p.gr_cap_margin : INF;
+}
+
+// After relabel `epoch` with cap `cap` (all blocks past its barrier): the highest height
+// of a pixel with excess in the block's active tiles, and whether one is at the cap.
+__device__ void note_active_heights(const Params& p, Ctl* c, u32 epoch, u32 cap) {
+    u32 high = 0, hit = 0;
+    for (u32 t = blockIdx.x; t < p.ntiles; t += p.nblocks) {
+        if (!p.tile_active[t]) continue;
+        for (u32 i = threadIdx.x; i < TP; i += BDIM) {
+            const u32 h = p.h[t * TP + i];
+            if (h < INF && p.exc[t * TP + i]) {
+                high = max(high, h);
+                hit |= h >= cap ? 1u : 0u;
+            }
+        }
+    }
+    high = __reduce_max_sync(0xffffffffu, high);
+    hit = __reduce_or_sync(0xffffffffu, hit);
+    if (threadIdx.x % 32u == 0u) {
+        if (high) atomicMax(&c->gr_hact[epoch & 1u], high);
+        if (hit) atomicOr(&c->gr_hit[epoch & 1u], 1u);
+    }
+}
+
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
@@ -2252,6 +2319,10 @@ __device__ void solve_persistent(const Params& p) {
     // grids whose rounds go by phases keep it: the rule times the relabel from it, and in
     // the square tiles' module any change of code measured 1-2 % either way.
     const bool phases8 = D == 8;
+    // capped relabels (relabel_cap), not where a relabel follows the rounds: a block may
+    // start it before another has noted the last one's active heights
+    const bool caps = CAPS(D) && p.gr_cap_margin && !follows;
+    bool whole = true;  // the next relabel may not be capped
     for (;;) {
         // 1. exact global relabel, with no barrier in front where the barrier after the
         // last one set it up (NEXT_GR below)
@@ -2259,7 +2330,9 @@ __device__ void solve_persistent(const Params& p) {
         if (!after && !(phases8 && rounds) && !grid_sync(c, nb, &snap, &s_ok, NEXT_GR, &p, rate ? RULE_START : 0u)) return;
         charge(&c->path_discharge);
         const u32 gr_epoch = snap.gr_epoch;
-        if (!bfs_pass<D>(p, bs, snap.stamp, snap.gr_epoch, &bfs_iters, after)) return;
+        const u32 cap = caps ? relabel_cap(p, c, gr_epoch, whole) : INF;
+        if (cap < INF && blockIdx.x == 0 && threadIdx.x == 0) ++c->gr_capped;
+        if (!bfs_pass<D, CAPS(D)>(p, bs, snap.stamp, gr_epoch, &bfs_iters, after, cap)) return;
         if (!grid_sync(c, nb, &snap, &s_ok, follows || phases8 ? NEXT_GR : NEXT_PASS, &p, rate ? RULE_MARK : 0u)) return;
         if (CALM(D) && !p.gr_owners) fill_unreached(p, gr_epoch);
         charge(&c->path_bfs);
@@ -2279,7 +2352,13 @@ __device__ void solve_persistent(const Params& p) {
             }
             c->global_relabels = row + 1u;
         }
-        if (snap.active_tiles == 0) break;  // optimal: no active pixel can reach t
+        if (snap.active_tiles == 0) {
+            if (cap == INF) break;  // optimal: no active pixel can reach t
+            whole = true;           // only a whole relabel decides
+            continue;
+        }
+        if (caps) note_active_heights(p, c, gr_epoch, cap);
+        whole = false;
 
         // 2. discharge rounds until the next global relabel is due
         if (p.owned_discharge && !p.concurrent) {

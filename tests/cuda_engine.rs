@@ -54,6 +54,22 @@ fn schedules() -> Vec<CudaConfig> {
                 ..CudaConfig::default()
             });
         }
+        // seeded energies' relabels all whole, by the queue (they cap them by default)
+        all.push(CudaConfig {
+            tile_height,
+            owner_relabel_tiles: 0,
+            owner_discharge_tiles: 0,
+            relabel_cap_margin: 0,
+            ..CudaConfig::default()
+        });
+        // ... and capped as tightly as it goes: every capped relabel leaves work beyond
+        all.push(CudaConfig {
+            tile_height,
+            owner_relabel_tiles: 0,
+            owner_discharge_tiles: 0,
+            relabel_cap_margin: 1,
+            ..CudaConfig::default()
+        });
     }
     all
 }
@@ -61,7 +77,7 @@ fn schedules() -> Vec<CudaConfig> {
 /// How a test names the schedule settings it ran.
 fn describe(config: &CudaConfig) -> String {
     format!(
-        "{:?}, concurrent {}, 32x{} tiles, owners up to {}/{} tiles a block, relabel after {} rounds (flow-rate rule up to {})",
+        "{:?}, concurrent {}, 32x{} tiles, owners up to {}/{} tiles a block, relabel after {} rounds (flow-rate rule up to {}), relabel cap margin {}",
         config.schedule,
         config.concurrent,
         config.tile_height,
@@ -71,7 +87,8 @@ fn describe(config: &CudaConfig) -> String {
             0 => "auto".to_string(),
             r => r.to_string(),
         },
-        config.relabel_rate_rounds
+        config.relabel_rate_rounds,
+        config.relabel_cap_margin
     )
 }
 
@@ -716,6 +733,35 @@ fn seed_disks_and_images(config: CudaConfig) {
     }
 }
 
+/// Capped global relabels run on seeded grids in square tiles (a cap one level above the
+/// excess leaves work beyond nearly every time, so whole relabels follow) and the flow
+/// stays the reference's, with a certified cut.
+#[test]
+fn capped_relabels_on_seed_disks_stay_exact() {
+    for margin in [1, 64] {
+        let Some(mut engine) = engine_or_skip(CudaConfig {
+            tile_height: 32,
+            relabel_cap_margin: margin,
+            ..CudaConfig::default()
+        }) else {
+            return;
+        };
+        let mut rng = Rng(31);
+        for (w, h) in [(256, 192), (200, 130)] {
+            let p = seeds_disk(&mut rng, w, h, false);
+            let what = format!("seeds disk {w}x{h}, cap margin {margin}");
+            assert_eq!(
+                solve_certified(&mut engine, &p, &what),
+                reference_flow(&p),
+                "{what}"
+            );
+            let d = engine.details();
+            assert!(d.capped_relabels > 0, "{what}: no capped relabel");
+            assert!(d.capped_relabels < d.global_relabels, "{what}");
+        }
+    }
+}
+
 #[test]
 fn update_gives_the_same_flow_as_a_fresh_solve() {
     let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
@@ -864,8 +910,8 @@ fn a_large_object_energy_takes_half_height_tiles_and_the_owners_ways() {
     assert!(d.owner_relabel && d.step_budget == 32, "{d:?}");
 }
 
-/// Small solves (4 tiles, 4C and 8C, coloured and concurrent) for
-/// `compute-sanitizer --tool racecheck|memcheck`.
+/// Small solves (4 tiles, 4C and 8C, coloured and concurrent, and a seeded 4C grid whose
+/// relabels in square tiles are capped) for `compute-sanitizer --tool racecheck|memcheck`.
 fn sanitizer_solves(schedule: Schedule) {
     for config in schedules().into_iter().filter(|c| c.schedule == schedule) {
         let Some(mut engine) = engine_or_skip(config) else {
@@ -882,6 +928,17 @@ fn sanitizer_solves(schedule: Schedule) {
             );
             eprintln!("{what}: ok");
         }
+        // a seeded grid, whose relabels in square tiles are capped
+        if config.tile_height != 32 {
+            continue;
+        }
+        let p = seeds_disk(&mut rng, 64, 48, false);
+        let what = format!("small seeds disk {}", describe(&config));
+        assert_eq!(
+            solve_certified(&mut engine, &p, &what),
+            reference_flow(&p),
+            "{what}"
+        );
     }
 }
 
@@ -1091,6 +1148,10 @@ fn report_schedules() {
             c.global_relabel_rounds = 4;
             c.step_budget = 32;
         }),
+        with("whole", &|c| c.relabel_cap_margin = 0),
+        with("cap16", &|c| c.relabel_cap_margin = 16),
+        with("cap32", &|c| c.relabel_cap_margin = 32),
+        with("cap128", &|c| c.relabel_cap_margin = 128),
         with("qp", &|c| {
             c.owner_relabel_tiles = 0;
             c.owner_discharge_tiles = 0;

@@ -187,6 +187,7 @@ pub struct Params {
     pub gr_rate_pct: u32,
     pub gr_few_tiles: u32,
     pub gr_few_rounds: u32,
+    pub gr_cap_margin: u32,
     pub res: u64,
     pub tres: u64,
     pub exc: u64,
@@ -267,6 +268,10 @@ pub struct Ctl {
     pub gr_epoch: u32,
     pub pad: u32,
     pub snap: Snap,
+    pub gr_hact: [u32; 2],
+    pub gr_hit: [u32; 2],
+    pub gr_capped: u32,
+    pub pad2: u32,
 }
 
 /// `Ctl` is read back as this many 64-bit words.
@@ -293,10 +298,10 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device):
-        // Params holds 25 u32 (100 bytes, padded to 104) before its 22 pointers.
+        // Params holds 26 u32 (104 bytes) before its 22 pointers.
         assert_eq!(std::mem::size_of::<Params>(), 104 + 22 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 32);
-        assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32);
+        assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32 + 4 * 6);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 

@@ -135,6 +135,18 @@ pub struct CudaConfig {
     /// block) 3.04 -> 3.78 and, at 1920×1080 (15 a block), the seed disk 49.9 -> 60.9
     /// and the image 6.68 -> 7.04: the limit stays.
     pub owner_discharge_tiles: u32,
+    /// Persistent solve of a seeded 4C energy ([`Terminals::sparse`]) in square tiles: a
+    /// global relabel after one that left excess stops its BFS this many levels above the
+    /// highest height of that excess, giving the pixels beyond a lower bound of their
+    /// distance; one that leaves excess at that bound, or finds none, is followed by a
+    /// whole one, and only a whole one ends the solve (0: every relabel whole). In the
+    /// seed disks' tail the excess sits at a third to two thirds of the highest height, and
+    /// a whole relabel's wave runs on through the detours beyond. Measured on the H100
+    /// (same run, two rounds, against whole relabels only): generated seed disks 1920×1080
+    /// 49.8 -> 46.8 ms and 1280×720 26.4 -> 25.0; 4C image energies, which take no caps,
+    /// 0.3–1 % slower from the code; 16 or 32 levels slower on the 1920×1080 disk. The
+    /// kernels' `relabel_cap` has the details and what was tried on 8C.
+    pub relabel_cap_margin: u32,
 }
 
 impl Default for CudaConfig {
@@ -155,6 +167,7 @@ impl Default for CudaConfig {
             tile_height: 0,
             owner_relabel_tiles: 4,
             owner_discharge_tiles: 4,
+            relabel_cap_margin: 64,
         }
     }
 }
@@ -287,6 +300,9 @@ pub struct CudaDetails {
     /// Persistent solve: tiles taken from the global relabel's queue, or woken tiles an
     /// owner took (with each block's last, empty take).
     pub queue_takes: u64,
+    /// Persistent solve: global relabels whose BFS stopped at a cap
+    /// ([`CudaConfig::relabel_cap_margin`]).
+    pub capped_relabels: u32,
     /// Passes over the whole grid's memory: tile loads and BFS tiles over the tile
     /// count, plus the full-grid passes of each global relabel (2) and the output (1).
     pub sweeps: f64,
@@ -443,6 +459,9 @@ impl CudaEngine {
         if persistent && dirs == 4 && params.owned_discharge == 0 {
             params.gr_rate_max = config.relabel_rate_rounds;
         }
+        if persistent && dirs == 4 && tile_h == 32 && terminals().sparse() {
+            params.gr_cap_margin = config.relabel_cap_margin;
+        }
         schedule::launch_init(&kernels, &stream, &params, dirs)?;
         stream.synchronize().map_err(cuda_err("upload"))?;
         let upload_ms = t0.elapsed().as_secs_f64() * 1e3;
@@ -531,6 +550,7 @@ impl CudaEngine {
             wait_cycles: (ctl.bfs_wait, ctl.barrier_cycles),
             owner_relabel: params.gr_owners != 0,
             queue_takes: ctl.bfs_pops,
+            capped_relabels: ctl.gr_capped,
             sweeps: (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
                 + 2.0 * ctl.global_relabels as f64
                 + 1.0,
