@@ -86,6 +86,9 @@ typedef unsigned short u16;
 // Capped global relabels (relabel_cap): 4C square tiles only (the large seeded 4C grids
 // take them).
 #define CAPS(D) ((D) == 4 && TH == 32)
+// A calm tile's INF after a relabel (fill_unreached) claims t out of reach, which a capped
+// relabel could not: the two never meet (8C / 4C).
+static_assert(!(CALM(4) && CAPS(4)) && !(CALM(8) && CAPS(8)), "calm tiles in a capped relabel");
 
 // Status codes written to Ctl::status.
 #define ST_RUNNING 0u
@@ -2058,9 +2061,7 @@ __device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64*
             own += p.nblocks;
             if (rounds && !wait_edge_neighbours(p, t % p.tiles_x, t / p.tiles_x, rounds, &s.item)) return false;
             if (!owners) {
-                // a capped relabel leaves no tile to a wake: one no wake reaches may lie
-                // beyond the cap, not out of reach (relabel_cap)
-                if (threadIdx.x == 0) s.item = CALM(D) && cap == INF && lazy_skip(p, t) ? 0u : q_take(p, t, stamp);
+                if (threadIdx.x == 0) s.item = CALM(D) && lazy_skip(p, t) ? 0u : q_take(p, t, stamp);
                 __syncthreads();
                 const u32 taken = s.item;
                 __syncthreads();  // everyone has read it before thread 0 writes the next
