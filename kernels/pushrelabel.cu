@@ -145,8 +145,8 @@ struct Ctl {
     u32 gr_epoch;      // global relabels started (tile heights carry the epoch they belong to)
     u32 pad;           // an even number of u32: snap stays 8-byte aligned
     Snap snap;
-    u32 gr_hact[2];    // by relabel epoch parity: the highest height of a pixel with excess after
-    u32 gr_hit[2];     // ... it, and whether one was at its cap (relabel_cap)
+    u32 gr_hact[2];    // by relabel epoch parity: the highest height of a pixel with excess
+                       // after it (relabel_cap)
     u32 gr_capped;     // global relabels whose BFS stopped at a cap
     u32 pad2;
 };
@@ -2251,38 +2251,32 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // 48.4 and 25.8 ms), the capped relabel's pass as a template instance of its own (disks
 // 52.4 and 27.2-28.5, images 3.5-4.6 % slower), and caps on 8C (1920x1080 seed disk
 // 39.4 -> 43.0 ms, seeds_astronaut 3.75 -> 3.85), whose modules keep the plain relabels.
-// The cap of relabel `epoch` (INF: whole); block 0 clears what the next one reads.
-__device__ u32 relabel_cap(const Params& p, Ctl* c, u32 epoch, bool whole) {
+// The cap of relabel `epoch` (INF: whole) after one capped at `last` (INF: whole): that
+// one left a pixel with excess at its cap where the highest such height is at the cap
+// (a flag of its own, set by note_active_heights, measured the same: H100, same run, two
+// rounds, 1920x1080 4C seed disk 46.71-46.74 -> 46.64-46.66 ms, 1280x720 25.44-25.50 ->
+// 25.47-25.82, 4C images within 0.8 %). Block 0 clears what the next one reads.
+__device__ u32 relabel_cap(const Params& p, Ctl* c, u32 epoch, bool whole, u32 last) {
     volatile Ctl* vc = c;
-    const u32 high = vc->gr_hact[(epoch - 1u) & 1u], hit = vc->gr_hit[(epoch - 1u) & 1u];
-    __syncthreads();  // every thread has read them before block 0 clears the other pair
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        c->gr_hact[epoch & 1u] = 0;
-        c->gr_hit[epoch & 1u] = 0;
-    }
-    return !whole && high && !hit ? high + p.gr_cap_margin : INF;
+    const u32 high = vc->gr_hact[(epoch - 1u) & 1u];
+    __syncthreads();  // every thread has read it before block 0 clears the other one
+    if (blockIdx.x == 0 && threadIdx.x == 0) c->gr_hact[epoch & 1u] = 0;
+    return !whole && high && high < last ? high + p.gr_cap_margin : INF;
 }
 
-// After relabel `epoch` with cap `cap` (all blocks past its barrier): the highest height
-// of a pixel with excess in the block's active tiles, and whether one is at the cap.
-__device__ void note_active_heights(const Params& p, Ctl* c, u32 epoch, u32 cap) {
-    u32 high = 0, hit = 0;
+// After relabel `epoch` (all blocks past its barrier): the highest height of a pixel with
+// excess in the block's active tiles.
+__device__ void note_active_heights(const Params& p, Ctl* c, u32 epoch) {
+    u32 high = 0;
     for (u32 t = blockIdx.x; t < p.ntiles; t += p.nblocks) {
         if (!p.tile_active[t]) continue;
         for (u32 i = threadIdx.x; i < TP; i += BDIM) {
             const u32 h = p.h[t * TP + i];
-            if (h < INF && p.exc[t * TP + i]) {
-                high = max(high, h);
-                hit |= h >= cap ? 1u : 0u;
-            }
+            if (h < INF && p.exc[t * TP + i]) high = max(high, h);
         }
     }
     high = __reduce_max_sync(0xffffffffu, high);
-    hit = __reduce_or_sync(0xffffffffu, hit);
-    if (threadIdx.x % 32u == 0u) {
-        if (high) atomicMax(&c->gr_hact[epoch & 1u], high);
-        if (hit) atomicOr(&c->gr_hit[epoch & 1u], 1u);
-    }
+    if (threadIdx.x % 32u == 0u && high) atomicMax(&c->gr_hact[epoch & 1u], high);
 }
 
 template <int D>
@@ -2324,6 +2318,8 @@ __device__ void solve_persistent(const Params& p) {
     // start it before another has noted the last one's active heights
     const bool caps = CAPS(D) && p.gr_cap_margin && !follows;
     bool whole = true;  // the next relabel may not be capped
+    __shared__ u32 s_cap;  // the last relabel's cap (in shared memory: no register across the solve)
+    if (CAPS(D) && threadIdx.x == 0) s_cap = INF;
     for (;;) {
         // 1. exact global relabel, with no barrier in front where the barrier after the
         // last one set it up (NEXT_GR below)
@@ -2331,12 +2327,13 @@ __device__ void solve_persistent(const Params& p) {
         if (!after && !(phases8 && rounds) && !grid_sync(c, nb, &snap, &s_ok, NEXT_GR, &p, rate ? RULE_START : 0u)) return;
         charge(&c->path_discharge);
         const u32 gr_epoch = snap.gr_epoch;
-        const u32 cap = caps ? relabel_cap(p, c, gr_epoch, whole) : INF;
+        const u32 cap = caps ? relabel_cap(p, c, gr_epoch, whole, s_cap) : INF;
         if (cap < INF && blockIdx.x == 0 && threadIdx.x == 0) ++c->gr_capped;
         if (!bfs_pass<D, CAPS(D)>(p, bs, snap.stamp, gr_epoch, &bfs_iters, after, cap)) return;
         if (!grid_sync(c, nb, &snap, &s_ok, follows || phases8 ? NEXT_GR : NEXT_PASS, &p, rate ? RULE_MARK : 0u)) return;
         if (CALM(D) && !p.gr_owners) fill_unreached(p, gr_epoch);
         charge(&c->path_bfs);
+        if (caps && threadIdx.x == 0) s_cap = cap;  // read by all before the barrier above
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             volatile Ctl* vc = c;
             const u32 row = vc->global_relabels;
@@ -2358,7 +2355,7 @@ __device__ void solve_persistent(const Params& p) {
             whole = true;           // only a whole relabel decides
             continue;
         }
-        if (caps) note_active_heights(p, c, gr_epoch, cap);
+        if (caps) note_active_heights(p, c, gr_epoch);
         whole = false;
 
         // 2. discharge rounds until the next global relabel is due

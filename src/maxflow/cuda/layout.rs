@@ -269,7 +269,6 @@ pub struct Ctl {
     pub pad: u32,
     pub snap: Snap,
     pub gr_hact: [u32; 2],
-    pub gr_hit: [u32; 2],
     pub gr_capped: u32,
     pub pad2: u32,
 }
