@@ -53,6 +53,9 @@
 // tiles in 256-thread blocks with 128 registers, 32x32 in 512) measured 20-40 % slower
 // on the H100 on every instance: a tile step (~120 instructions per warp, two barriers)
 // is bound by latency, not issue, and wants every warp it can get.
+//
+// Alternatives measured on the GPU and not kept, and where the time goes:
+// kernels/NOTES.md.
 
 #ifndef LIVECUT_EMU
 typedef unsigned int u32;
@@ -472,25 +475,8 @@ __device__ __forceinline__ u32 rate_rule(const Params* p, Ctl* c, u32 rule) {
 // copy right after its acquiring poll. H100, same run, median of three: camera 8C 2.064
 // -> 2.007 ms, chelsea 8C 6.50 -> 6.41, seeds_astronaut 3.60 -> 3.54, coins 1.319 ->
 // 1.304, rocket 1.383 -> 1.372, seeds_disk 2.246 -> 2.228; a second run, 0.2-2.7 % on
-// every instance, a generated 1920x1080 4C seed disk 53.9 -> 52.5. Measured and not kept
-// (H100, same run, three rounds, against it): no sleep between the waiters' polls (no
-// change); the snapshot and the barrier's number packed into the one 64-bit word the
-// waiters poll, so that no load follows the poll (4C the same, 8C 1-4 % slower: chelsea
-// 6.36 -> 6.72 ms, seeds_astronaut 3.52 -> 3.67, the 1920x1080 4C seed disk 52.5 ->
-// 55.2); and, where owners run both the relabels and the discharge rounds, no barrier
-// after a relabel: the block whose acquire-release decrement of q_pending reaches 0
-// publishes the end of the pass with the active tile count, which the others poll for
-// instead of q_pending (0.2-1.7 % slower: seeds_disk 2.232 -> 2.242, the 640x480 and
-// 512x384 seed disks 1.5-1.7 %; a decrement that waits for its atomic's return at the
-// end of every relaxation costs more than the barrier it saves; racecheck clean). Nor with
-// the decrements left fire-and-forget (a release reduction by a warp that does not poll)
-// and the active tiles counted per relabel, so that a block seeing q_pending at 0 reads
-// a count no discharge visit changes: rocket 1.368 -> 1.353 ms, coins 1.304 -> 1.295,
-// seeds_disk 2.217 either way, the 640x480 and 512x384 seed disks 0.5 % slower, and the
-// 8C instances, which keep the barrier, 4-6 % slower (chelsea 6.41 -> 6.81). Nor (within
-// 0.4 %, three rounds) block 0 keeping its critical-path sums and relabel count in
-// registers and logging through a second warp, so that it loads nothing after a
-// barrier, with the hang status copied into the snapshot instead of a load of its own.
+// every instance, a generated 1920x1080 4C seed disk 53.9 -> 52.5.
+// Other forms measured and not kept: kernels/NOTES.md, grid_sync.
 #define NEXT_PASS 1u
 #define NEXT_GR 2u
 __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next = 0,
@@ -764,36 +750,8 @@ template <> struct Inb<8> { typedef u64 T; };
 // the region relabels 50.2), a 1280x720 4C seed disk 30.56 -> 26.4-27.5, 4C image
 // energies 1024x768 3.20 -> 3.03, 1280x720 3.78 -> 3.62 and 1920x1080 6.74 -> 6.67; the
 // 8C region relabels by it too made the 8C seed disk 39.9 -> 41.0 (spills in the steps).
-// Not in the half-height tiles' module, whose 16-warp iterations are cheaper and whose
-// relaxations shorter (~6 k cycles on coins, where the inputs' ballots alone add ~0.5 k
-// outside the fixpoint): there every instance was 4-30 % slower (coins
-// 1.21 -> 1.30 ms, rocket 1.27 -> 1.41, seeds_disk 2.02 -> 2.34, a generated 640x480
-// seed disk 9.17 -> 11.95, chelsea 8C 6.34 -> 6.57), and still up to 13 % with the one
-// warp taking only tiles whose seeds span at most 0, 4 or 16 levels, else the Jacobi
-// iterations (coins 1.27-1.31, rocket 1.35-1.41, seeds_disk 2.19-2.23, the 640x480 seed
-// disk 10.2-10.4, chelsea 6.53-6.63; only seeds_astronaut 8C within 1.5 %).
-// In square tiles such a limit cost more than the levels it saves (at 24 or 6 levels:
-// the 1920x1080 4C seed disk 55.3-56.9 ms, its 1280x720 image 4.13-4.25). Timed inside
-// the relaxations (thread 0's clock around the fixpoint, H100): on a generated 640x480
-// seed disk in half-height tiles the Jacobi iterations take 6.9 k cycles a relaxation
-// (~12 iterations), the one warp 12.0 k (~34 levels: the border seeds of a relaxation
-// lie tens of levels apart, and every level between them is one); on coins 2.5 k against
-// 4.6 k. A level then costs ~300 cycles for ~70 instructions, likely because the warp
-// shares its scheduler with the other block's warps, busy with their own tile, where in
-// square tiles (one block an SM) the other warps wait at the barrier (not measured apart). Loops of
-// fewer instructions did not help: the next level's border seeds ballotted ahead and no
-// lane tests in the loop (4C square tiles 3-9 % slower, the 8C seed disk 40.1 -> 37.5
-// ms), or the upper five level planes written once every eight levels (4C 1-9 % slower,
-// 8C seed disk 38.0; in half-height tiles still slower than the Jacobi iterations: coins
-// 7 %, rocket 12 %, a 640x480 seed disk 25 %, only chelsea 8C 6.35 -> 6.29 and camera 8C
-// the same); each moved the kernel's spills, which seem to decide it. Nor ten level
-// planes (seeds within 511 levels, levels within 1023), so that fewer relaxations fall
-// back to the Jacobi iterations: 4C 1-7 % slower (the 1280x720 seed disk 26.4 -> 28.2
-// ms), the 8C seed disk 40.05 -> 39.09. With it the
-// tile heights were measured again (t32 / t16 variants): the half-height tiles stay
-// faster on the grids that take them (a 1920x1080 8C image 7.23 against 9.79 ms in
-// square tiles, a 1920x1080 4C object 1.33 against 1.76, a 640x480 4C image 1.84
-// against 2.02; a 640x480 4C seed disk 9.13 against 9.06).
+// Not in the half-height tiles' module (4-30 % slower there), nor other forms of the
+// warp's loop: kernels/NOTES.md, bit_bfs.
 #ifndef LIVECUT_EMU
 #define BIT_BFS (TH == 32)
 #else
@@ -890,51 +848,8 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
 // f.v[0]). Each iteration, pixels next to the frontier pull from it (own arcs, bit d of
 // arcs[k]), so no atomics; those that improved form the next frontier, written as row
 // words by ballot. Pixels away from the frontier cost three shared loads. Same fixpoint
-// as Bellman-Ford. Heights are read and written in `h` (shared, with halo). Closing
-// each row the frontier touches along its horizontal arcs as well, by two warp scans per
-// iteration, measured slower on the H200 (chelsea 8C 8.12 -> 9.61 ms, camera 2.53 ->
-// 2.81, rocket 1.78 -> 1.84; only 1280x720 and 1920x1080 4C image energies 2-3 % faster):
-// the scans cost every touched row more than the iterations they save. Measured again
-// with the current kernels (H100, same run, three rounds; rows whose warp saw a pixel get
-// lower close along the arcs' ballots, a shuffle scan each way): 25 % fewer iterations
-// on a generated 1920x1080 4C seed disk but longer relaxations (13.2 -> 14.2 k cycles);
-// 4C image energies 1920x1080, 1280x720 and 640x480 2.5, 3.2 and 2.2 % faster, but the
-// 4C seed disks 1920x1080 and 1280x720 2.0 and 7.2 % slower, rocket 4.4 %, coins 1.4 %,
-// and every 8C instance 4.5-17 %: not kept for any tile height. Also measured
-// and not kept (H200, same run): each pixel's own height kept in a register across
-// iterations (8C 3-4 % slower from the registers, 4C the same); the frontier bits of all
-// directions read for every pixel from the row words shifted to its column, no range
-// tests (chelsea 8C 7.46 -> 7.57, the pixels away from the frontier do the extra work).
-// Nor a warp whose row and neighbour rows hold no frontier bit skipping straight to an
-// empty row word (no ballot, no per-lane tests): 5-9 % slower on every instance (H100,
-// same run, three rounds: seeds_disk 2.53 -> 2.77 ms, coins 1.37 -> 1.47, a generated
-// 1920x1080 image 6.89 -> 7.29). Nor barrier-free relaxation by rows (warp r relaxes row r
-// whenever a neighbour row flags it, closes the row along its horizontal arcs by segmented
-// min-scans, and flags rows r - 1 and r + 1 when it got lower; shared atomics count the
-// rows flagged or in progress to detect the end): exact, with 7x fewer row relaxations
-// than Jacobi iterations on seeds_disk, but slower everywhere (H100, same run, two
-// rounds: seeds_disk 2.52 -> 2.82 ms, rocket 1.40 -> 1.58, coins 1.37 -> 1.50, chelsea 8C
-// 7.51 -> 9.83, a generated 1920x1080 seed disk 55.8 -> 66.6; with a 32 ns sleep between
-// polls no better): a row relaxation's chain of shared atomics, fences and shuffles is
-// as long as a Jacobi iteration, and the idle warps' polls queue on the same atomics.
-// Nor closures by one warp (4C, 32x16 tiles; lane c holds column c: each closure closes
-// every column along its vertical arcs in registers, a pass down and one up, then every
-// row along its horizontal arcs by doubling min-plus scans over shuffles, until one
-// changes nothing), exact (14 GPU tests, every instance certified) but slower. By warp 0
-// in place of the Jacobi iterations (H100, same run, two rounds): rocket 1.39 -> 2.11
-// ms, seeds_disk 2.25 -> 2.48, a generated 640x480 seed disk 9.58 -> 10.08; the fixpoint
-// of a rocket relaxation 1.76 -> 7.6 k cycles (1.75 closures of ~4.3 k: one warp's
-// shuffle and min chains have nothing to hide their latency behind), 5.2 -> 5.6 k on the
-// seed disk. With each warp owning tiles and relaxing them alone, from its own loads to
-// its wakes (no block barrier at all), worse still: rocket 1.39 -> 2.00, seeds_disk 2.25
-// -> 3.10, the 640x480 seed disk 9.54 -> 13.28 (23-28 k cycles a relaxation against
-// 5.6-8.4 k).
-// Nor, on 4C, pulling from frontier pixels two arcs away as well (through any in-tile
-// neighbour, its residual bits in shared memory), which halves the levels a relabel's
-// iterations cover: 36 % fewer iterations (seeds_disk 62 k -> 39 k) but 31 % longer
-// relaxations (8.1 -> 10.6 k cycles, with more spills), 12-22 % slower on every 4C
-// instance (H100, same run, three rounds: seeds_disk 2.225 -> 2.568 ms, rocket 1.369 ->
-// 1.563, a generated 640x480 seed disk 9.52 -> 11.57).
+// as Bellman-Ford. Heights are read and written in `h` (shared, with halo).
+// Other forms measured and not kept: kernels/NOTES.md, frontier_fixpoint.
 template <int D>
 __device__ u32 frontier_fixpoint(u32* h, Frontier& f, const u32* arcs) {
     u32 iters = 0;
@@ -1197,17 +1112,8 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u
 // the neighbour tiles that may see a lower border height (initial: a finite one); in a
 // global relabel `epoch` of the persistent solve, wakes those that must relax again.
 // With CAP, a relabel capped at `cap` (relabel_cap; INF: whole).
-// Loading the tile's own arrays before the halo barrier, so that they and the mail's
-// atomics overlap the halo loads, measured no faster (H200): the 8C kernels spill twice
-// as much; nor for repeat relaxations alone (their heights and residual bits: rocket
-// 2.15 -> 2.19 ms, a 1080p seed disk 75.4 -> 76.4), nor kept in shared memory by the
-// owner from one relaxation to the next (no change); nor a first compare-and-swap in
-// q_push that guesses the tile's state instead of loading it (no change). Nor the
-// residual bits kept up to date by every discharge visit (store_tile), so that an
-// initial relaxation loads only them where it takes no mail: a relaxation 5.7 -> 5.2 k
-// cycles on rocket, but the solves no faster (H100, same run, two rounds: rocket 1.388
-// -> 1.383 ms, a generated 1920x1080 4C image 6.76 -> 6.67), the 8C ones slower
-// (chelsea 6.49 -> 6.86, camera 2.06 -> 2.14, seeds_astronaut 3.60 -> 3.78).
+// Other orders of its loads, and residual bits kept by the visits, measured and not
+// kept: kernels/NOTES.md, gr_tile.
 template <int D, bool CAP = false>
 __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters, u32 cap) {
     if (!CAP) cap = INF;
@@ -1401,15 +1307,8 @@ template <int D>
 __device__ void load_tile(const Params& p, TileSmem<D>& s, Px<D>* px, u32 t) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
-    // s.flag and s.mail: taken by wants_visit. Loading the halo heights before the pixels
-    // (branch-free, so that their round trips overlap) measured no faster (H200, same
-    // run): ptxas still stores the first words to shared memory before the other loads.
-    // Nor loading the pixels before wants_visit, so that its round trip overlaps theirs
-    // (idle tiles load them for nothing; H100, same run, three rounds: coins 1.370 ->
-    // 1.376 ms, a generated 1920x1080 8C seed disk 56.9 -> 59.2, 1280x720 4C 30.0 -> 31.6).
-    // Nor taking the mail before the barrier below, so that its atomics' round trip
-    // overlaps the loads' (H100, same run, three rounds: -0.4 to +0.1 %, seeds_disk 2.230
-    // -> 2.226 ms).
+    // s.flag and s.mail: taken by wants_visit.
+    // Other orders of its loads measured and not kept: kernels/NOTES.md, load_tile.
     if (threadIdx.x == 0) {
         s.sink = 0;
         s.relabels = 0;
@@ -1513,22 +1412,8 @@ __device__ u32 region_relabel(const Params& p, TileSmem<D>& s, Px<D>* px, int cu
 // the mailbox accumulator. Returns whether flow left the tile (to t or the border).
 // A step costs what its slowest warp's chain of dependent instructions costs (PC
 // sampling: the other warps wait at the barriers), so steps are written for short
-// chains. A one-barrier step (take arrivals, relabel, push; flows, flags and heights by
-// step parity; a label left more than one above by a neighbour's same-step push is
-// repaired downwards) measured no cheaper per step and needed more rounds: H200, same
-// run, rocket 1.77 -> 1.88 ms, seeds_disk 2.67 -> 3.14, seeds_astronaut 4.06 -> 5.03
-// (camera 2.54 -> 2.29 and a 1920x1080 seed disk 71.7 -> 68.9 faster).
-// Nor, on 4C, row chains: after the t-link, each warp (a tile row) moves the flow right
-// and left along every run of admissible arcs in one go, by min-plus shuffle scans of
-// the links f(x) = min(r, a + x) (a pixel passes on what arrives with its own; both
-// directions in one scan, since only a pixel with both row neighbours lower pushes both
-// ways and it gets no inflow), then up and down one pixel as here. Exact (GPU tests and
-// the emulation), 8-45 % fewer steps (a 640x480 object 10 % more), but each 1.4-1.5x as
-// long (coins 1830 -> 2680 cycles, a 1920x1080 image 2160 -> 3360; the scans' shuffles
-// of every row with work): H100, same run, two rounds: coins 1.21 -> 1.39 ms, rocket
-// 1.28 -> 1.34, seeds_disk 2.04 -> 2.45, generated 4C image energies 1920x1080 6.73 ->
-// 8.55 and 640x480 1.86 -> 1.90, seed disks 1920x1080 54.7 -> 64.7 and 1280x720 30.6 ->
-// 41.1; only the 640x480 seed disk faster (9.16 -> 8.09).
+// chains.
+// Other step forms measured and not kept: kernels/NOTES.md, push_phase.
 template <int D>
 __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
     const u32* h = s.h[cur];
@@ -1877,95 +1762,8 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 //    energy 2.49 -> 2.32). On grids of many tiles per block a busy owner holds up its
 //    other woken tiles, which then relax later and more often (a 1920x1080 seed disk
 //    75.7 -> 82.2 ms with 39 % more relaxations): those keep the queue.
-// What lies on the pass's critical path, measured by making every relaxation (or every
-// discharge visit) 2-4 k cycles longer with a spin (H100, owners): the relabel's critical
-// path grows by ~9 relaxations a relabel on rocket (of ~133 k cycles a relabel), ~21 on a
-// generated 640x480 seed disk (of ~386 k), ~4.5 on coins (of ~115 k) and ~2.8 on camera
-// 8C (of ~148 k); a discharge round's by 1.4-2 visits. So relaxations are only 13-50 % of
-// a relabel's critical path (and visits 55-75 % of a round's): the rest is time the chain
-// spends between them (hand-overs, the pass's start and end), which is why making
-// relaxations cheaper (the residual bits kept by the visits, see gr_tile) moved the
-// solves so little.
-// The hand-overs, timed (temporary instrumentation, not kept: the waker stores the global
-// timer beside the tile's wake before its fence, the owner compares when its poll sees the
-// wake; H100, owners): a hop takes 5.6 us on rocket, 2.0 on seeds_disk, 2.9 on a generated
-// 640x480 seed disk, 2.1 on coins, 2.3 on chelsea 8C and 1.9 on camera 8C, against
-// relaxations of 3-4.5 us. Of that only 0.74-0.96 us is the fence, the increment and the
-// poll; the rest (4.8 us on rocket, 1.1-1.9 elsewhere) the wake waits for its owner to
-// finish a relaxation it is in (of the same tile, or on rocket with 2-3 tiles a block
-// mostly of another). Measured and not kept (H100, same run, two or three rounds): four
-// warps polling, staggered, here and in wait_edge_neighbours (1-2 % slower on every
-// instance, 3-4 % with both); a tile's initial relaxation taking the wakes that came
-// before its halo loads, so that they are not relaxed again (thread 0 acquires the count
-// first: the same number of relaxations, no faster); release reductions for the wakes
-// instead of a fence and an atomic (within 0.5 %). Nor a relaxation taking the wakes that
-// came while it ran (thread 0 acquires the tile's wake count after the fixpoint; where it
-// grew, the halo is loaded again and the fixpoint goes on from the border pixels it
-// lowers, once or up to four times, before the heights are stored and the neighbours
-// woken): fewer relaxations (seeds_disk 67.9 -> 57.8 tile sweeps, camera 8C 52.4 -> 44.2)
-// but each longer (8.1 -> 10.9 k cycles, camera 7.0 -> 10.8 k), so slower on every
-// instance but coins (H100, same run, three rounds, once / four times: coins -0.5 /
-// +0.2 %, seeds_disk +0.4 / +1.1 %, rocket +2.5 / +3.7 %, a generated 640x480 seed disk
-// +3.2 / +3.9 %, camera, chelsea and seeds_astronaut 8C +6 to +8 %). Nor, on blocks
-// of several tiles, a woken tile going before the block's next first relaxation (one
-// poll of the tiles relaxed already between first relaxations): more relaxations
-// (rocket 42.1 -> 45.0 tile sweeps), rocket 1.370 -> 1.436 ms, a generated 640x480 seed
-// disk 9.54 -> 9.62, the others within +-0.7 % (H100, same run, three rounds).
-// A block going on with a woken idle neighbour itself instead of queueing it measured no
-// faster (H100, same run: rocket 2.28 -> 2.27 ms, the 8C instances 1-2 % slower from the
-// extra registers). Nor, with owners, leaving the tiles that have no t-link residual
-// (known from their last initial relaxation) to wait for a first wake, and filling those
-// never woken with INF at the end of the pass (H100, same run, two rounds: seeds_disk
-// 2.25 -> 2.30 ms, a generated 640x480 seed disk 9.58 -> 9.95, rocket 1.385 -> 1.42):
-// fewer relaxations, but a woken tile's first one, which loads and builds its whole
-// residual state, then lies on the relabel's critical path (8.5 -> 10.3 k cycles a
-// relaxation), where the initial pass had done it ahead of the wave. Nor blocks owning
-// neighbouring tiles (a run of 2-3 in row-major or column-major order, for the relabels
-// and the rounds, instead of tiles nblocks apart), so that a wave going from one to the
-// next needs no hand-over: a front then crosses a block's tiles at once more often than
-// it follows them (H100, same run, three rounds, rows / columns: rocket 1.266 -> 1.363 /
-// 1.701 ms, generated 640x480 image 1.85 -> 2.26 / 2.47 and seed disk 9.15 -> 9.75 /
-// 10.31, chelsea 8C 6.36 -> 6.98 / 6.90). Nor, where blocks own several tiles, a block
-// also taking the woken tiles of a buddy block half the grid of blocks away when their
-// owner is busy (a per-tile claim word: compare-and-swap before every relaxation after
-// the first, release after it): exact, the same relaxations, but every hop pays the
-// claim's round trip and the owners were seldom busy when a buddy was idle (H100, same
-// run, three rounds: rocket 1.267 -> 1.314 ms, generated 640x480 image 1.85 -> 1.91 and
-// object 0.536 -> 0.553, chelsea 8C 6.36 -> 6.59). Nor, on small 4C grids, the whole
-// relabel by one block: every block writes its tiles' residual, t-link and excess bits
-// as one word a tile row; after a grid barrier block 0 copies them into its shared
-// memory and runs a level-synchronous BFS (visited and frontier words, shared atomics, a
-// barrier a level), writes the tiles' border heights, from which each tile's first
-// visit computes the rest by a region relabel, and the active flags; a barrier, then
-// the rounds. Exact (every GPU test), and only 20-103 levels deep on coins, but one
-// block takes 6-10 k cycles a level (a scan of every row word, and the frontier words'
-// chains of shared loads and atomics over 16 warps): 190-650 k cycles a relabel on block
-// 0's path against 57-340 k for the tile relaxations, and the first visits' region
-// relabels and the barriers added ~200 k to the rounds before each relabel (H100, same
-// binary: coins 1.206 -> 3.09 ms, seeds_disk 2.02 -> 6.49, a generated 400x300 image 1.57
-// -> 3.52; with every height stored by block 0, 3.76 and 9.38).
-// Nor by one thread-block cluster in distributed shared memory (a standalone nvcc
-// microbenchmark on the H100 over the initial residual bits of coins, rocket and
-// seeds_disk, 20-123 levels: a cluster of 4-16 blocks, each holding its share of the
-// row words, visited and frontier words, one cluster barrier a level, exact): pushing
-// the frontier with remote atomics 4.9-5.3 k cycles a level at 8 or 16 blocks (8-14 k
-// for one block), pulling it (each thread keeps its words' arcs and visited bits in
-// registers and reads the frontier words around them, no atomics) 3.1-4.5 k at 16
-// blocks, 3.9-4.6 k with the heights stored; an empty level (a block barrier and a
-// cluster barrier) alone costs 1.3-1.5 k cycles at 1-16 blocks. The tile relaxations'
-// relabels cost about as much a level (coins' first, 20 levels deep, 56 k cycles; rocket's, 51 levels, 90 k),
-// without the grid barriers and the bit words a cluster would need first.
-// Nor handing the owners' tiles to blocks from a table (Params::tile_order, block b
-// owning positions b, b + nblocks, ... of it) so that the tiles with pixels off the
-// sink get a block each (rocket: 214 of 600 tiles; the others drain every pixel into t
-// and relax at height 1): the table alone, holding the plain order, made every small 4C
-// grid 15-19 % slower (H100, same run, two rounds: coins 1.204 -> 1.394 ms, rocket 1.27
-// -> 1.46, seeds_disk 2.02 -> 2.39, a generated 640x480 seed disk 9.15 -> 10.67; longer
-// steps, 1828 -> 2027 cycles on coins, and more relaxations; all of it from the table in
-// the rounds' loop, where the tile id is no longer uniform: through the table in the
-// relabels' loop and polls alone, within 0.5 %), and the busy tiles first
-// measured the same as the plain order through it (rocket 1.46), busy tiles on blocks
-// 0-131 and the drained ones on 132-263 slower (1.53), a random order slower still (1.59).
+// Where its time goes, and the hand-overs and schedules measured and not kept:
+// kernels/NOTES.md, bfs_pass.
 __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
 
 // 8C global relabels by the queue in square tiles (CALM) leave a calm tile (tile_calm: no
@@ -2013,36 +1811,8 @@ __device__ void fill_unreached(const Params& p, u32 epoch) {
 // that module's SASS is the same as before. Owners wait for their own tiles' neighbours
 // one tile at a time: waiting for all of them before the first relaxation was slower on
 // rocket (1.266 -> 1.288 ms, H200, same run), whose blocks own two or three tiles.
-// Reading the logs (report_schedules): with the relabel following the rounds, block 0's
-// path charges the rounds' tail to the relabel. coins' relabels log 243 k cycles each
-// here, where every schedule with a barrier in front of the relabel shows the wave alone
-// at 105-128 k (H100, same run: phases 113 k, queue 128 k, concurrent rounds 119 k,
-// square tiles 105 k) and its rounds at 160-200 k a relabel; 2.35 M cycles in all here
-// against 2.66-2.93 M there. So on the small 4C grids the rounds' visits, two visits of
-// ~40 k cycles a round on the critical path, weigh more than the relabels' waves. A
-// visit with steps, timed by thread 0 (H100, coins): loading the tile 2.9 k cycles, the
-// region relabel first (half the visits) 8.6 k, 22.3 steps of 1.36 k, storing 4.1 k; on
-// rocket 15.6 steps of 1.30 k, on a generated 640x480 image 27.2 of 1.48 k: the steps,
-// two block barriers each, are three quarters of a visit. Nsight Compute's source
-// counters on the persistent solve of coins (H100): a step is 110 instructions a warp,
-// and of its stall samples 40 % are at its two barriers (warps waiting for the slowest),
-// 21 % fixed-latency dependencies, 13 % shared-memory loads, none of the rest above 9 %;
-// the kernel as a whole stalls 84 % at barriers (warps waiting while warp 0 polls).
-// Nor relabels over taller tiles than the rounds' (two half-height tiles stacked, 32x32
-// pixels relaxed by one 512-thread block, two pixels a thread, each taking both tiles'
-// mail and setting both active flags, a tile's first relaxation waiting for both tiles
-// and their edge neighbours), meant to halve the hops of a relabel's wave across tile
-// rows: in the square tiles' module coins' relabels take 104 k cycles each against 244
-// k in half-height tiles (but its rounds 6x longer). Exact (every GPU test), but a
-// relaxation took 1.87x as long (11.4 k cycles against 6.1 k; 7.5 k for a square tile
-// with one pixel a thread) and the relabels were longer, not shorter (coins 244 -> 286
-// k cycles each): H100, same run, two rounds: coins 1.21 -> 1.36 ms, rocket 1.27 ->
-// 1.44, seeds_disk 2.02 -> 2.53, generated 640x480 image 1.85 -> 2.30, object 0.53 ->
-// 0.59 and seed disk 9.13 -> 11.46, 512x512 image 2.42 -> 2.72. Nor square tiles with
-// the shorter visits that would keep their rounds short (H100, same run, 8 / 12 / 16 steps
-// a visit against the default half-height tiles): coins 1.20 -> 2.14 / 1.71 / 1.46 ms,
-// rocket 1.27 -> 2.28 / 1.95 / 1.67, seeds_disk 2.02 -> 5.34 / 4.61 / 3.82 (more rounds
-// and relabels: coins 16 -> 40 / 30 / 22 rounds).
+// Where a small 4C grid's time goes, and taller relabel tiles measured and not kept:
+// kernels/NOTES.md, RELABEL_FOLLOWS.
 #define RELABEL_FOLLOWS (TH == 16)
 
 // With `rounds` > 0 the pass follows that many discharge rounds by owners with no grid
@@ -2162,14 +1932,8 @@ __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 
 // coins 1.385 -> 1.265 ms and chelsea 640x480 4.75 -> 4.44, but seeds_disk 2.555 ->
 // 2.695 and a 640x480 image 2.05 -> 2.20; only for tiles flagged active: coins 1.295,
 // rocket 1.665 -> 1.86. Kept for all but 8C tiles that got mail (see discharge_tile).
-// Nor the concurrent variant by owners (one visit of every tile a round, each waiting
-// only for its edge neighbours' visits of the round before, so that a round's chain is
-// one visit instead of two; stale halo heights): exact (every GPU test), coins 1.21 ->
-// 1.16 ms and a generated 384x288 object 0.75 -> 0.67-0.70, but more rounds and relabels
-// elsewhere (H100, same run, two rounds): rocket 1.27 -> 1.32, seeds_disk 2.03 -> 2.42,
-// generated 640x480 image 1.86 -> 2.21-2.28, object 0.53 -> 0.73 and seed disk 9.16 ->
-// 13.96, 400x300 seed disk 4.94 -> 5.53; the code alone made the default schedule up to
-// 1 % slower.
+// The concurrent variant by owners measured and not kept: kernels/NOTES.md,
+// discharge_owned.
 template <int D>
 __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32 nrounds) {
     for (u32 k = 0; k < nrounds; ++k) {
@@ -2194,44 +1958,6 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
     }
 }
 
-// The whole solve: an exact global relabel, then discharge rounds (one phase per tile
-// colour, a grid barrier after each) until the next global relabel is due, until a
-// global relabel finds no active tile. A relabel is due after gr_rounds rounds, or on
-// 4C grids whose rounds go by phases once the flow-rate rule (rate_rule) says another
-// round would lower the long-run rate (H200: a 1920x1080 seed disk 65.3 -> 60.7 ms,
-// 1280x720 39.8 -> 36.0, image energies within 0.5 %); where owners run the rounds,
-// after gr_few_rounds when the relabel found at most gr_few_tiles active tiles. On
-// small grids most of the time goes to the tail (rocket 640x480: once a relabel finds
-// <= 24 active tiles, 58 % of the critical path for 6.5 % of the flow), where each
-// phase waits on one tile's visit. Measured on the H100 and not kept: a tail mode (one
-// phase for all tiles, 16- or 64-step visits, relabels every round or every 4: each
-// helped some instances and cost others up to 10-50 %), and walks that send every
-// active pixel's excess down admissible arcs to t right after each relabel (exact, but
-// 30-55 % slower: a walk step is a chain of L2 round trips and the paths are hundreds
-// of pixels long). Nor regional relabels in the tail (only the tiles changed since the
-// last relabel relax, bounded by the heights the others keep, which stay valid labels;
-// a whole relabel decides the end): rocket 2.28 -> 6.07 ms with 31 relabels instead of
-// 9, coins 1.95 -> 6.73, from 1/4 of the tiles active chelsea 8C 17.6 -> 1931 ms. The
-// tail's excess mostly has to go back to s, and only a whole relabel shows it trapped:
-// a kept tile's stale finite height keeps it looking close. Nor relabels that keep
-// the last one's heights as exact seeds wherever they lie below every height at which a
-// pixel was relabelled or an arc or t-link was spent since (L, the least such height,
-// gathered by each visit's store): such a pixel's old shortest path is intact and
-// min(old height, L) stays a valid labelling, so its distance is unchanged, and the wave
-// would start from the band at L. Exact (every GPU test), but on the generated seed
-// disks arcs a few pixels from the frame (the texture's stripe edges) are spent once flow
-// reaches t, so L was 2-6 (8C) and 6-56 (4C) on every relabel after the first few and
-// almost nothing was kept, while the code alone moved the square tiles' 4C spills from
-// 228 to 292 bytes. H100, same run, two rounds: 1920x1080 4C seed disk 48.5-49.8 ->
-// 53.4-53.6 ms, 1280x720 26.4 -> 29.0-29.9, 8C 40.1-40.7 -> 44.1, 4C images 1920x1080
-// 6.69 -> 7.00 and 1280x720 3.63 -> 3.83. What keeps the seed disks slow is the tail: on
-// the 1280x720 one the last 18 of 39 relabels (at most 21 active tiles of 920) take 46 %
-// of the critical path (28.0 of 60.6 M cycles) for 9 % of the flow, each wave ~0.9 M
-// cycles, as long as the detours around the disk have grown. There the highest height
-// of a pixel with excess (a sweep after each relabel, temporary) stays at 330-620 while
-// the highest finite height grows to 900 (1280x720) and 1450 (1920x1080), and a wave
-// costs ~0.7 k cycles a level above a fixed ~0.2-0.5 M: hence capped relabels
-// (relabel_cap), which take 5-6 % off the large 4C seed disks.
 // Capped global relabels (Params::gr_cap_margin; seeded energies on 4C square tiles): the
 // BFS stops at a cap gr_cap_margin above the highest height a pixel with excess had after
 // the last relabel (note_active_heights). A pixel it does not reach gets the cap where it
@@ -2246,11 +1972,8 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // two rounds, against whole relabels only: generated 4C seed disks 1920x1080 49.8 -> 46.8
 // ms and 1280x720 26.4 -> 25.0, 4C images (no caps) 1920x1080 6.66 -> 6.73, 1280x720 3.63
 // -> 3.64 and 1024x768 3.04 -> 3.05 (the code alone); margins of 32 and 16 were slower
-// on the 1920x1080 disk (49.9-50.8), 32 faster on the 1280x720 one (25.4). Measured and
-// not kept: a bit_bfs that stops at the cap too (the 4C images 5 % slower, the disks
-// 48.4 and 25.8 ms), the capped relabel's pass as a template instance of its own (disks
-// 52.4 and 27.2-28.5, images 3.5-4.6 % slower), and caps on 8C (1920x1080 seed disk
-// 39.4 -> 43.0 ms, seeds_astronaut 3.75 -> 3.85), whose modules keep the plain relabels.
+// on the 1920x1080 disk (49.9-50.8), 32 faster on the 1280x720 one (25.4).
+// Other forms measured and not kept: kernels/NOTES.md, relabel_cap.
 // The cap of relabel `epoch` (INF: whole) after one capped at `last` (INF: whole): that
 // one left a pixel with excess at its cap where the highest such height is at the cap
 // (a flag of its own, set by note_active_heights, measured the same: H100, same run, two
@@ -2279,6 +2002,17 @@ __device__ void note_active_heights(const Params& p, Ctl* c, u32 epoch) {
     if (threadIdx.x % 32u == 0u && high) atomicMax(&c->gr_hact[epoch & 1u], high);
 }
 
+// The whole solve: an exact global relabel, then discharge rounds (one phase per tile
+// colour, a grid barrier after each) until the next global relabel is due, until a
+// global relabel finds no active tile. A relabel is due after gr_rounds rounds, or on
+// 4C grids whose rounds go by phases once the flow-rate rule (rate_rule) says another
+// round would lower the long-run rate (H200: a 1920x1080 seed disk 65.3 -> 60.7 ms,
+// 1280x720 39.8 -> 36.0, image energies within 0.5 %); where owners run the rounds,
+// after gr_few_rounds when the relabel found at most gr_few_tiles active tiles. On
+// small grids most of the time goes to the tail (rocket 640x480: once a relabel finds
+// <= 24 active tiles, 58 % of the critical path for 6.5 % of the flow), where each
+// phase waits on one tile's visit.
+// What the tail costs and what was measured against it: kernels/NOTES.md, the tail.
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
@@ -2362,7 +2096,7 @@ __device__ void solve_persistent(const Params& p) {
         if (p.owned_discharge && !p.concurrent) {
             // the next global relabel's barrier ends the rounds
             // a relabel that found few active tiles is followed by more rounds (CudaConfig::
-            // few_active_tiles has the measurements)
+            // few_active_tiles; kernels/NOTES.md has the measurements)
             const u32 nr = snap.active_tiles <= p.gr_few_tiles ? p.gr_few_rounds : p.gr_rounds;
             discharge_owned<D>(p, ts, rounds, nr);
             rounds += nr;

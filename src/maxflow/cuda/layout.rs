@@ -66,24 +66,10 @@ pub fn few_square_tiles(width: u32, height: u32, sms: u32) -> bool {
 /// square tiles would fill the device only a few times over, half-height tiles (512
 /// threads, two blocks per SM) give twice the tiles to spread over it and shorter paths
 /// across each tile; on large grids they double the tile hops of the global relabel and
-/// the border traffic. Measured on the H100 (132 SMs), 16 against 32 rows: 640×480 4C
-/// image energies 2–23 % faster, the shared instances of 80–300 square tiles 2–19 %
-/// faster except chelsea 451×300 8C (7 % slower); 1920×1080 (2,040 square tiles) image
-/// and seed energies 15–25 % slower. Eight-row tiles (256 threads, four blocks per SM)
-/// measured slower still on the H200 (rocket 1.88 -> 2.11 ms, seeds_disk 2.89 -> 3.67,
-/// chelsea 8C 10.4 -> 12.9; only coins faster, 1.58 -> 1.52). Large 8C image energies
-/// gain from half-height tiles too (H200: 1920×1080 11.5 -> 9.9 ms, 1280×720 6.89 ->
-/// 6.71), large 8C seeded ones ([`Terminals::sparse`]) do not (a 1920×1080 seed disk
-/// 55.9 -> 75.4). Large 4C energies of an object on a large background
-/// ([`Terminals::lopsided`], not seeded) gain as well (H100, same run, generated
-/// objects: 1920×1080 2.20 -> 1.87 ms, 1280×720 1.67 -> 1.38, 1024×768 1.41 -> 1.37);
-/// balanced 4C image energies mostly do not (1920×1080 6.72 -> 8.20, 1024×768 3.19 ->
-/// 4.13, but 1280×720 3.78 -> 3.60), seeded ones neither (seed disks 1280×720 30.6 ->
-/// 34.4, 1920×1080 53.7 -> 54.1). Measured again once the square tiles' BFS ran on bit
-/// rows (`BIT_BFS` in `kernels/pushrelabel.cu`), which made only square tiles faster: the
-/// same choices (H100: a 1920×1080 8C image 7.23 ms in half-height tiles against 9.79 in
-/// square ones, a 1920×1080 4C object 1.33 against 1.76, a 640×480 4C image 1.84
-/// against 2.02). `terminals` is asked only for grids of many tiles.
+/// the border traffic, but large 8C energies that are not seeded and large 4C energies of
+/// an object on a large background ([`Terminals::lopsided`], not seeded) still gain from
+/// them. `terminals` is asked only for grids of many tiles. Measurements in
+/// `kernels/NOTES.md`.
 pub fn auto_tile_height(
     width: u32,
     height: u32,

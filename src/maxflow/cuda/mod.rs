@@ -7,7 +7,8 @@
 //! decides termination: when no pixel with excess can reach the sink the preflow is
 //! maximum, and the pixels that cannot reach the sink are the source side of a minimum
 //! cut (`CutSide::CannotReachSink`). The kernels (`kernels/*.cu`) are compiled once per
-//! process with NVRTC. See `kernels/pushrelabel.cu` for the algorithm in detail.
+//! process with NVRTC. See `kernels/pushrelabel.cu` for the algorithm in detail and
+//! `kernels/NOTES.md` for the measurements behind its schedule.
 
 mod buffers;
 mod kernels;
@@ -60,44 +61,16 @@ pub struct CudaConfig {
     /// after `global_relabel_rounds`, further rounds (at most this many in all; 0: none)
     /// while the last round's flow into t came at least [`Self::relabel_rate_percent`] %
     /// as fast as the flow since the global relabel began, its own time included (a
-    /// relabel is due once more rounds would lower the long-run rate). Measured on the
-    /// H200 against a fixed 2 rounds: the generated 1920×1080 seed disk 65.3 -> 60.7 ms,
-    /// the 1280×720 one 39.8 -> 36.0, image energies within ±0.5 %; at 100 % the
-    /// 1280×720 image 3.8 -> 4.0. Tried where the owners run the rounds (small 4C grids,
-    /// a barrier before each further round): rocket 1.66 -> 1.48 at 100 % but 2.03 at
-    /// 150 %, seeds_disk 2.53 -> 2.89–2.97, coins 1.37 -> 1.39–1.50; on 8C at 150 %
-    /// camera 2.46 -> 2.39 but chelsea 7.9 -> 8.3: those keep the fixed rounds.
+    /// relabel is due once more rounds would lower the long-run rate). Large seed disks
+    /// are 7–10 % faster than with fixed rounds; measurements in `kernels/NOTES.md`.
     pub relabel_rate_rounds: u32,
     /// See [`Self::relabel_rate_rounds`].
     pub relabel_rate_percent: u32,
     /// Where tile owners run the discharge rounds ([`Self::owner_discharge_tiles`]): after
     /// a global relabel that finds at most this many active tiles,
     /// [`Self::few_active_rounds`] rounds before the next one instead of
-    /// `global_relabel_rounds` (0: never). Measured on the H100 against the fixed 2
-    /// rounds, 8 tiles and 4 rounds (same run, two rounds each): seeds_disk 2.50 -> 2.26
-    /// ms, coins 1.365 -> 1.325, generated seed disks 512×384 8.76 -> 7.72, 352×256 4.85
-    /// -> 4.45 and 640×480 9.87 -> 9.64, a 512×384 object 0.89 -> 0.86, 640×480 real-image
-    /// energies of `make_instances.py` 0.7–2 % faster (chelsea, astronaut, coffee); rocket
-    /// 1.386 -> 1.395, generated 640×480 energies 0.6–1.6 % slower, a 512×512 image 2.46
-    /// -> 2.52. At most 4 tiles: seeds_disk 2.33, coins unchanged; 16 tiles: rocket 1.32
-    /// but seeds_disk 2.67; 8 tiles and 3, 6 or 8 rounds: seeds_disk 2.44, 2.36, 2.67.
-    /// Applied where the rounds go by phases as well (8C and large 4C grids), camera 2.07
-    /// -> 2.03 and a 1920×1080 4C seed disk 55.5 -> 53.6, but the 1920×1080 8C and
-    /// 1280×720 4C seed disks 51.3 -> 62.0 and 30.5 -> 33.4: those keep the fixed rounds.
-    /// Measured again with the current kernels (H200, same run, three rounds): 5 rounds
-    /// seeds_disk 2.22 -> 2.39 ms and a generated 640×480 seed disk 9.51 -> 10.08, but a
-    /// 400×300 one 5.20 -> 4.65; 12 tiles a 640×480 image 1.98 -> 1.93 but coins 1.30 ->
-    /// 1.34; 6 tiles seeds_disk 2.28. The choices jump by whole rounds, so single
-    /// instances move by several percent either way: the defaults stay. Once more with
-    /// relabels that follow the rounds (H100, same run, three rounds, 13 small 4C
-    /// instances): 4, 12 or 16 tiles, 3, 5 or 6 rounds, 12 tiles with 6 rounds and 16
-    /// with 3 were 0.4–3.6 % slower in geometric mean (16 tiles with 3 rounds: rocket
-    /// 1.268 -> 1.161 ms, but seeds_disk 2.015 -> 2.209), none better. Nor a third
-    /// round after a relabel that found at most 16 active tiles, a quarter fewer than the
-    /// relabel before (a shrinking tail): rocket 1.270 -> 1.173, the 400×300 seed disk
-    /// 4.91 -> 4.75, but coins 1.204 -> 1.232 and the 512×384 and 352×256 seed disks
-    /// 7.38 -> 7.83 and 4.02 -> 4.14 (geometric mean of 13 instances -0.2 %); with any
-    /// tail that does not grow, seeds_disk 2.015 -> 2.379.
+    /// `global_relabel_rounds` (0: never), so that a small tail gets more rounds a relabel
+    /// (seeds_disk 10 % faster); measurements in `kernels/NOTES.md`.
     pub few_active_tiles: u32,
     /// See [`Self::few_active_tiles`].
     pub few_active_rounds: u32,
@@ -113,27 +86,18 @@ pub struct CudaConfig {
     /// large ones a busy owner holds up its other tiles. Energies of an object on a
     /// large background ([`Terminals::lopsided`], not seeded), whose work stays near the
     /// object, take the owners' ways at any size (with a nonzero limit; on 4C for the
-    /// rounds too, and see [`auto_step_budget`] for 8C): H100, same run, two rounds,
-    /// generated 4C objects 1920×1080 1.88 -> 1.33 ms, 1280×720 1.38 -> 1.08, 1024×768
-    /// 1.38 -> 1.09 (owners for the relabels alone 1.50, 1.27, 1.28), where balanced
-    /// image energies are slower with both (1920×1080 4C 6.74 -> 7.12, 1024×768 3.20 ->
-    /// 3.89) and a 1920×1080 seed disk with owners for the relabels (75.7 -> 82.2 ms,
-    /// H200).
+    /// rounds too, and see [`auto_step_budget`] for 8C): large generated objects 20–30 %
+    /// faster; measurements in `kernels/NOTES.md`.
     pub owner_relabel_tiles: u32,
     /// Persistent solve, coloured, 4-connected: a tile's discharge visit waits only for
     /// its edge neighbours' visits before it (each block visits the tiles it owns) where
     /// the grid has at most this many tiles per block, instead of a grid barrier after
-    /// each phase (0: always the barriers). Measured on the H200: the shared 4C instances
-    /// 6–7 % faster; 8C ones up to 7 % slower (they keep the barriers), and so are grids
-    /// of many tiles per block, where a block's busy tile holds up its others. Where
-    /// owners run the relabels as well, on half-height tiles, each global relabel
-    /// follows the rounds with no barrier either: a tile relaxes once its edge
-    /// neighbours are done (H200: coins, rocket and seeds_disk 7–9 % faster).
-    /// Measured again with the square tiles' one-warp BFS (H100, same run, three rounds,
-    /// owners against the barriers): the generated 1280×720 4C seed disk (7 square tiles
-    /// a block) 26.3 -> 24.7 ms and image 3.64 -> 3.60, but the 1024×768 image (6 a
-    /// block) 3.04 -> 3.78 and, at 1920×1080 (15 a block), the seed disk 49.9 -> 60.9
-    /// and the image 6.68 -> 7.04: the limit stays.
+    /// each phase (0: always the barriers). The shared 4C instances are 6–7 % faster; 8C
+    /// ones are up to 7 % slower (they keep the barriers), and so are grids of many tiles
+    /// per block, where a block's busy tile holds up its others. Where owners run the
+    /// relabels as well, on half-height tiles, each global relabel follows the rounds with
+    /// no barrier either: a tile relaxes once its edge neighbours are done. Measurements in
+    /// `kernels/NOTES.md`.
     pub owner_discharge_tiles: u32,
     /// Persistent solve of a seeded 4C energy ([`Terminals::sparse`]) in square tiles: a
     /// global relabel after one that left excess stops its BFS this many levels above the
@@ -141,11 +105,8 @@ pub struct CudaConfig {
     /// distance; one that leaves excess at that bound, or finds none, is followed by a
     /// whole one, and only a whole one ends the solve (0: every relabel whole). In the
     /// seed disks' tail the excess sits at a third to two thirds of the highest height, and
-    /// a whole relabel's wave runs on through the detours beyond. Measured on the H100
-    /// (same run, two rounds, against whole relabels only): generated seed disks 1920×1080
-    /// 49.8 -> 46.8 ms and 1280×720 26.4 -> 25.0; 4C image energies, which take no caps,
-    /// 0.3–1 % slower from the code; 16 or 32 levels slower on the 1920×1080 disk. The
-    /// kernels' `relabel_cap` has the details and what was tried on 8C.
+    /// a whole relabel's wave runs on through the detours beyond: large seed disks are 5–6 %
+    /// faster (the kernels' `relabel_cap`; measurements in `kernels/NOTES.md`).
     pub relabel_cap_margin: u32,
 }
 
@@ -173,37 +134,14 @@ impl Default for CudaConfig {
 }
 
 /// Steps per tile visit for a `width`×`height` grid of `dirs` arcs per pixel on a
-/// device of `sms` multiprocessors, given its `terminals`.
-/// Where the grid fills the device only a few times over ([`few_square_tiles`]),
-/// shorter visits let tile borders exchange flow and heights more often; on large grids
-/// longer visits save passes. Measured on the H100 (132 SMs), 32 against 64 steps: with
-/// square tiles the shared instances of 80–135 tiles 6–14 % faster, rocket (300) equal,
-/// a 1920×1080 4C image energy (2,040) 50 % slower; with the half-height tiles such
-/// grids get, rocket 2.4 % and a 640×480 image energy 7.5 % faster.
-///
-/// The kind of energy moves both (H200, same runs). Small grids of an object on a large
-/// background ([`Terminals::lopsided`], not seeded) take 24: rocket 1.67 -> 1.43 ms,
-/// generated objects 640×480 4C 0.86 -> 0.59, 400×300 8C 1.46 -> 1.37, 384×288 4C 0.85 ->
-/// 0.82, where balanced image energies are mixed at 24 (camera 2.36 -> 2.12, coins 1.37 ->
-/// 1.31, but chelsea 8C 7.49 -> 7.67, a 640×480 image 2.01 -> 2.12; with no grid size
-/// between them: generated images 320×240 4C 2.38 -> 2.68, 400×300 4C 1.75 -> 3.17, but
-/// 512×384 8C 4.32 -> 4.09, H100) and seeded ones slower (seeds_disk 2.53 -> 2.98). Large
-/// 4C grids of seeded energies ([`Terminals::sparse`]) keep 32: their flow travels hundreds
-/// of pixels, tile to tile (generated seed disks: 1920×1080 60.6 -> 55.1 ms, 1280×720 36.0
-/// -> 30.6, where 1280×720 and 1920×1080 image energies are 13–27 % slower at 32, and a
-/// 1920×1080 8C seed disk 56.0 -> 60.5). So do large 8C grids of image and object
-/// energies (not seeded), with 4 rounds a relabel ([`auto_relabel_rounds`]; H100, same
-/// run, two rounds, generated 8C images 1920×1080 8.06 -> 7.26 ms and 1280×720 5.11 ->
-/// 4.41 with both, 8.32 and 5.37 with 32 steps alone) and on objects the owners'
-/// relabels (1920×1080 3.33 -> 2.55 with 32 steps and owners, 2.16 with 4 rounds too;
-/// 1280×720 1.97 -> 1.55 and 1.49). 16 steps suit coins alone (H100, same run, two
-/// rounds: 1.304 -> 1.236 ms); every other shared or generated instance with few tiles is
-/// slower (seeds_disk 2.23 -> 3.14, rocket 1.37 -> 1.42, camera 2.01 -> 2.12, chelsea
-/// 6.41 -> 7.38, generated images 640×480 4C 1.97 -> 2.47 and 400×300 4C 1.65 -> 1.99, a
-/// 640×480 object 0.55 -> 0.80). Between them the solves jump by whole rounds (H200, same
-/// run, three rounds, 28 / 36 / 40 steps): coins 1.30 -> 1.23 / 1.34 / 1.22 ms, but
-/// seeds_disk 2.22 -> 2.83 / 2.46 / 2.27, rocket (24 by default) 1.37 -> 1.56 / 1.68 / 1.74
-/// and a 640×480 object 0.56 -> 0.72 / 0.81 / 0.82.
+/// device of `sms` multiprocessors, given its `terminals`. Where the grid fills the
+/// device only a few times over ([`few_square_tiles`]), shorter visits let tile borders
+/// exchange flow and heights more often: 32 steps, 24 for an object on a large
+/// background ([`Terminals::lopsided`], not seeded), whose work stays near the object.
+/// On large grids longer visits save passes: 64 steps, but 32 for seeded 4C energies
+/// ([`Terminals::sparse`]), whose flow travels hundreds of pixels tile to tile, and for
+/// 8C energies that are not seeded (with 4 rounds a relabel,
+/// [`auto_relabel_rounds`]). Measurements in `kernels/NOTES.md`.
 pub fn auto_step_budget(
     width: u32,
     height: u32,
@@ -223,17 +161,8 @@ pub fn auto_step_budget(
 
 /// Discharge rounds between global relabels on a grid of `dirs` arcs per pixel, given
 /// whether it fills the device many times over (not [`few_square_tiles`]) and its
-/// `terminals`: 2 on 4C, 3 on 8C. Measured on the H100, 3 against 2 (same run, two rounds),
-/// on 8C: chelsea 6.72 -> 6.51 ms, camera 2.24 -> 2.07, generated images 1920×1080 8.94 ->
-/// 8.17 and 1280×720 5.36 -> 5.22, a 1920×1080 seed disk 56.0 -> 51.3, a 400×300 object
-/// 1.37 -> 1.23, but seeds_astronaut 3.37 -> 3.61 (4 rounds: 1–7 % slower than 3). On 4C
-/// (one run): a 640×480 image 1.98 -> 1.80 and a 384×288 object 0.81 -> 0.75, but coins
-/// 1.36 -> 1.41, rocket 1.39 -> 1.45, seeds_disk 2.49 -> 2.56, a 640×480 object 0.57 ->
-/// 0.82, the 1280×720 and 1920×1080 images 3.84 -> 4.67 and 6.82 -> 7.56, a 1280×720 seed
-/// disk 29.9 -> 37.1. Large 8C grids that are not seeded take 4, with visits of 32 steps
-/// ([`auto_step_budget`] has the figures; 4 rounds with 64 steps were slower: 1920×1080 and
-/// 1280×720 8C images 8.45 and 5.18 ms); large seeded ones keep 3 (a 1920×1080 8C seed disk
-/// 48.0 -> 49.7 ms with 4 rounds and 32 steps).
+/// `terminals`: 2 on 4C, 3 on 8C, and 4 on large 8C grids that are not seeded (with
+/// visits of 32 steps, [`auto_step_budget`]). Measurements in `kernels/NOTES.md`.
 pub fn auto_relabel_rounds(
     dirs: u32,
     many_tiles: bool,
