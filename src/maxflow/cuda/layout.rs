@@ -286,7 +286,7 @@ mod tests {
         // Params holds 26 u32 (104 bytes) before its 22 pointers.
         assert_eq!(std::mem::size_of::<Params>(), 104 + 22 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 32);
-        assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32 + 4 * 6);
+        assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32 + 4 * 4);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
 
