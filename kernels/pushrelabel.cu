@@ -1978,13 +1978,15 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // one left a pixel with excess at its cap where the highest such height is at the cap
 // (a flag of its own, set by note_active_heights, measured the same: H100, same run, two
 // rounds, 1920x1080 4C seed disk 46.71-46.74 -> 46.64-46.66 ms, 1280x720 25.44-25.50 ->
-// 25.47-25.82, 4C images within 0.8 %). Block 0 clears what the next one reads.
-__device__ u32 relabel_cap(const Params& p, Ctl* c, u32 epoch, bool whole, u32 last) {
+// 25.47-25.82, 4C images within 0.8 %). The last relabel's highest height is 0 (whole)
+// where it noted none: the solve's first relabel (Ctl starts zeroed) and one after a
+// relabel that found no active tile. Block 0 clears what the next one reads.
+__device__ u32 relabel_cap(const Params& p, Ctl* c, u32 epoch, u32 last) {
     volatile Ctl* vc = c;
     const u32 high = vc->gr_hact[(epoch - 1u) & 1u];
     __syncthreads();  // every thread has read it before block 0 clears the other one
     if (blockIdx.x == 0 && threadIdx.x == 0) c->gr_hact[epoch & 1u] = 0;
-    return !whole && high && high < last ? high + p.gr_cap_margin : INF;
+    return high && high < last ? high + p.gr_cap_margin : INF;
 }
 
 // After relabel `epoch` (all blocks past its barrier): the highest height of a pixel with
@@ -2051,7 +2053,6 @@ __device__ void solve_persistent(const Params& p) {
     // capped relabels (relabel_cap), not where a relabel follows the rounds: a block may
     // start it before another has noted the last one's active heights
     const bool caps = CAPS(D) && p.gr_cap_margin && !follows;
-    bool whole = true;  // the next relabel may not be capped
     __shared__ u32 s_cap;  // the last relabel's cap (in shared memory: no register across the solve)
     if (CAPS(D) && threadIdx.x == 0) s_cap = INF;
     for (;;) {
@@ -2061,7 +2062,7 @@ __device__ void solve_persistent(const Params& p) {
         if (!after && !(phases8 && rounds) && !grid_sync(c, nb, &snap, &s_ok, NEXT_GR, &p, rate ? RULE_START : 0u)) return;
         charge(&c->path_discharge);
         const u32 gr_epoch = snap.gr_epoch;
-        const u32 cap = caps ? relabel_cap(p, c, gr_epoch, whole, s_cap) : INF;
+        const u32 cap = caps ? relabel_cap(p, c, gr_epoch, s_cap) : INF;
         if (cap < INF && blockIdx.x == 0 && threadIdx.x == 0) ++c->gr_capped;
         if (!bfs_pass<D, CAPS(D)>(p, bs, snap.stamp, gr_epoch, &bfs_iters, after, cap)) return;
         if (!grid_sync(c, nb, &snap, &s_ok, follows || phases8 ? NEXT_GR : NEXT_PASS, &p, rate ? RULE_MARK : 0u)) return;
@@ -2086,11 +2087,9 @@ __device__ void solve_persistent(const Params& p) {
         }
         if (snap.active_tiles == 0) {
             if (cap == INF) break;  // optimal: no active pixel can reach t
-            whole = true;           // only a whole relabel decides
-            continue;
+            continue;               // only a whole relabel decides (none noted: relabel_cap)
         }
         if (caps) note_active_heights(p, c, gr_epoch);
-        whole = false;
 
         // 2. discharge rounds until the next global relabel is due
         if (p.owned_discharge && !p.concurrent) {
