@@ -4,9 +4,9 @@ rounds on one pinned core, and prints each one's median solve time and the ratio
 
 Usage: vs_pymaxflow.py [--rounds 3] [--core 1] [--livecut target/release/livecut] FILE...
 
-On a shared machine both move by tens of percent from minute to minute; alternating
-the two within each round and taking the median of the rounds' ratios keeps such drift
-out of the ratio. Without FILE it times the public image and seed instances of
+On a shared machine both move by tens of percent from minute to minute; timing the two
+back to back on each instance in every round and taking the median of the rounds'
+ratios keeps such drift out of the ratio. Without FILE it times the public image and seed instances of
 ../shared/data/grids. Needs PyMaxflow (`pip install PyMaxflow`) and `taskset`.
 """
 
@@ -50,14 +50,15 @@ def main():
         out = f"{tmp}/rows.json"
         for r in range(args.rounds):
             print(f"round {r + 1}/{args.rounds}", file=sys.stderr, flush=True)
-            rows = run_json("PyMaxflow", pin + [sys.executable, str(HERE / "pymaxflow_time.py"), "--runs", "5",
-                                   "--json", out] + files, out)
-            for k, row in rows.items():
-                py.setdefault(k, []).append(row["median_ms"])
-            rows = run_json("livecut bench", pin + [str(args.livecut), "bench", "--engine", "cpu", "--runs", "9",
-                                   "--warmup", "2", "--json", out] + files, out)
-            for k, row in rows.items():
-                lc.setdefault(k, []).append(row["solve_ms_median"])
+            for f in files:
+                rows = run_json("PyMaxflow", pin + [sys.executable, str(HERE / "pymaxflow_time.py"),
+                                       "--runs", "5", "--json", out, f], out)
+                for k, row in rows.items():
+                    py.setdefault(k, []).append(row["median_ms"])
+                rows = run_json("livecut bench", pin + [str(args.livecut), "bench", "--engine", "cpu",
+                                       "--runs", "9", "--warmup", "2", "--json", out, f], out)
+                for k, row in rows.items():
+                    lc.setdefault(k, []).append(row["solve_ms_median"])
     print(f"{'instance':<34} {'PyMaxflow ms':>12} {'livecut ms':>10} {'ratio':>6}  rounds' ratios")
     for k in sorted(py):
         ratios = [p / l if l > 0 else float("inf") for p, l in zip(py[k], lc[k])]
