@@ -58,6 +58,18 @@ proptest! {
     }
 }
 
+/// `p`'s neighbour capacities with the terminal capacities `source` and `sink`.
+fn with_terminals(p: &GridProblem, source: Vec<i32>, sink: Vec<i32>) -> GridProblem {
+    let edges = p
+        .connectivity()
+        .directions()
+        .iter()
+        .map(|&d| p.edges(d).to_vec())
+        .collect();
+    GridProblem::from_arrays(p.width(), p.height(), p.connectivity(), source, sink, edges)
+        .expect("same shape")
+}
+
 /// `p` with s feeding at most one pixel in sixteen: the sink pulls many times more
 /// nodes than s feeds, as on an object over a large background (the engine then
 /// leaves the sink tree's roots passive).
@@ -68,27 +80,7 @@ fn sink_heavy(rng: &mut Rng, p: &GridProblem) -> GridProblem {
         .map(|&c| if rng.below(16) == 0 { c } else { 0 })
         .collect();
     let sink = p.sink().iter().map(|&c| c.max(1)).collect();
-    let edges = p
-        .connectivity()
-        .directions()
-        .iter()
-        .map(|&d| p.edges(d).to_vec())
-        .collect();
-    GridProblem::from_arrays(p.width(), p.height(), p.connectivity(), source, sink, edges)
-        .expect("same shape")
-}
-
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 800, ..ProptestConfig::default() })]
-
-    #[test]
-    fn sink_heavy_problems_match_reference((w, h, eight, seed) in shape()) {
-        let mut rng = Rng(seed);
-        let p = random_problem(&mut rng, w.max(4), h.max(4), connectivity(eight));
-        let p = sink_heavy(&mut rng, &p);
-        let s = CpuEngine::new().solve(&p).unwrap();
-        check_against_reference(&p, &s)?;
-    }
+    with_terminals(p, source, sink)
 }
 
 /// `p` with its terminal arcs kept on about one pixel in twenty-four, as seed strokes
@@ -97,26 +89,33 @@ fn seeded(rng: &mut Rng, p: &GridProblem) -> GridProblem {
     let mut keep = |c: &i32| if rng.below(24) == 0 { *c } else { 0 };
     let source = p.source().iter().map(&mut keep).collect();
     let sink = p.sink().iter().map(&mut keep).collect();
-    let edges = p
-        .connectivity()
-        .directions()
-        .iter()
-        .map(|&d| p.edges(d).to_vec())
-        .collect();
-    GridProblem::from_arrays(p.width(), p.height(), p.connectivity(), source, sink, edges)
-        .expect("same shape")
+    with_terminals(p, source, sink)
+}
+
+/// Solves `variant` of a random problem of the given shape (sides at least 4) and
+/// checks it against the reference.
+fn check_variant(
+    (w, h, eight, seed): (u32, u32, bool, u64),
+    variant: fn(&mut Rng, &GridProblem) -> GridProblem,
+) -> Result<(), TestCaseError> {
+    let mut rng = Rng(seed);
+    let p = random_problem(&mut rng, w.max(4), h.max(4), connectivity(eight));
+    let p = variant(&mut rng, &p);
+    let s = CpuEngine::new().solve(&p).unwrap();
+    check_against_reference(&p, &s)
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 800, ..ProptestConfig::default() })]
 
     #[test]
-    fn seeded_problems_match_reference((w, h, eight, seed) in shape()) {
-        let mut rng = Rng(seed);
-        let p = random_problem(&mut rng, w.max(4), h.max(4), connectivity(eight));
-        let p = seeded(&mut rng, &p);
-        let s = CpuEngine::new().solve(&p).unwrap();
-        check_against_reference(&p, &s)?;
+    fn sink_heavy_problems_match_reference(shape in shape()) {
+        check_variant(shape, sink_heavy)?;
+    }
+
+    #[test]
+    fn seeded_problems_match_reference(shape in shape()) {
+        check_variant(shape, seeded)?;
     }
 }
 

@@ -38,10 +38,11 @@ const SPARSE: usize = 8;
 /// this many is a terminal node, as from seed strokes. Measured (pinned, alternating,
 /// three rounds, median solve ms): seeds_disk 4C (1.7 % terminal nodes) 2.8 → 1.7
 /// (tree paths 143 → 82 arcs, orphans 27.7 k → 10.9 k), seeds_astronaut 8C (4.5 %)
-/// 31–33 → 26–27, uniform random terminals on 1.5 % and 4 % of 320×240 grids 10–30 %
-/// faster; but rand_128x128_8c_d10 (8.7 %, spread evenly) 10.5 → 13.5, with a third
-/// more orphans: there every node is a few arcs from a terminal either way, and
-/// growing in memory order keeps the adoption's walks in cache.
+/// 31–33 → 26–27; random grids with terminals on 1.5 % or 4 % of the pixels, spread
+/// evenly (320×240, 400×300), 13–17 % fewer augmentations and faster in 7 of 8
+/// alternated pairs (by 7–31 %). At 8.7 % it no longer paid: rand_128x128_8c_d10
+/// 10.5 → 13.5, a third more orphans (and dense image energies, rocket's passive
+/// sink roots included, were no faster either).
 const BREADTH_FIRST: usize = 16;
 
 /// Sink roots start passive where deficit nodes outnumber supply nodes this many
@@ -162,7 +163,7 @@ mod tests {
         source[0] = 5;
         source[1] = 5;
         sink[n - 1] = 5;
-        let edges = |s: Vec<i32>, t: Vec<i32>| {
+        let grid = |s: Vec<i32>, t: Vec<i32>| {
             let c = Connectivity::Four;
             let inside = |i: i32, d: Direction| {
                 let (x, y) = (i % 16 + d.offset().0, i / 16 + d.offset().1);
@@ -177,11 +178,11 @@ mod tests {
                 .collect();
             GridProblem::from_arrays(16, 16, c, s, t, edges).unwrap()
         };
-        let (queued, swept) = planned(&edges(source, sink));
+        let (queued, swept) = planned(&grid(source, sink));
         assert!(swept, "the sweep is skipped");
         assert_eq!(queued.len(), 3, "every terminal node is queued");
         // Every pixel a terminal node: the sweep picks them up in memory order.
-        let (queued, swept) = planned(&edges(vec![5; n], (0..n as i32).map(|i| i % 7).collect()));
+        let (queued, swept) = planned(&grid(vec![5; n], (0..n as i32).map(|i| i % 7).collect()));
         assert!(!swept && queued.is_empty());
     }
 
