@@ -6,8 +6,9 @@
 //! solve pushes flow along the s → u → v → t paths (`prepush`) and, as the terminal
 //! counts suggest (`plan`), moves deficits towards supply (or supplies towards
 //! deficits) in one pass (`transport`) or lets only the source tree search, so BK is
-//! left the paths that need a search; a path whose root's terminal arc is its
-//! bottleneck also draws on neighbouring roots.
+//! left the paths that need a search, and from sparse terminals (seed strokes) has
+//! the trees grow breadth first; a path whose root's terminal arc is its bottleneck
+//! also draws on neighbouring roots.
 //! Single-threaded, exact, and dynamic: `update` continues from the kept residual
 //! graph and trees.
 
