@@ -76,23 +76,29 @@ impl<T: Topology> Solver<T> {
         let (supplies, deficits) = self.terminals;
         #[cfg(debug_assertions)]
         assert_eq!((supplies, deficits), self.terminal_nodes());
-        let (terminals, pixels) = (supplies + deficits, self.layout.pixels());
-        if supplies > 0 && deficits > 0 {
-            if deficits >= PASSIVE_SINK * supplies {
-                self.make_sink_roots_passive();
-            } else if supplies.min(deficits) * SCARCE >= supplies.max(deficits)
-                && terminals * SPARSE >= pixels
-            {
-                let (supply, deficit) = self.amounts;
-                if deficit >= MOVE_SUPPLIES * supply {
-                    self.move_supplies();
-                } else {
-                    self.move_deficits();
-                }
-            }
-        }
-        if terminals * BREADTH_FIRST < pixels {
+        self.place_terminals(supplies, deficits);
+        if (supplies + deficits) * BREADTH_FIRST < self.layout.pixels() {
             self.grow_breadth_first();
+        }
+    }
+
+    /// Moves deficits or supplies, or makes the sink roots passive, as the counts of
+    /// `supplies` and `deficits` suggest (or neither).
+    fn place_terminals(&mut self, supplies: usize, deficits: usize) {
+        if supplies == 0 || deficits == 0 {
+            return;
+        }
+        if deficits >= PASSIVE_SINK * supplies {
+            self.make_sink_roots_passive();
+        } else if supplies.min(deficits) * SCARCE >= supplies.max(deficits)
+            && (supplies + deficits) * SPARSE >= self.layout.pixels()
+        {
+            let (supply, deficit) = self.amounts;
+            if deficit >= MOVE_SUPPLIES * supply {
+                self.move_supplies();
+            } else {
+                self.move_deficits();
+            }
         }
     }
 
