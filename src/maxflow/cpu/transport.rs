@@ -1,6 +1,7 @@
 //! Deficits moved towards supply before the search. A breadth-first search from
 //! every node s still feeds (folded terminal residual > 0) gives each node within
-//! `RADIUS` its residual distance from the nearest supply; then, farthest first, every
+//! `RADIUS` its residual distance from the nearest supply (over the axis arcs, also
+//! on 8C grids: `AXES`); then, farthest first, every
 //! node the sink still pulls passes its deficit to neighbours one step closer to a
 //! supply, as far as the arcs allow. Deficits merge on the way and each node passes
 //! its share on once, where BK would carry the same flow one augmenting path at a
@@ -51,6 +52,19 @@ use super::state::{MARK, PARENT, TREE, Topology, in_mask, out_mask};
 /// While deficits move no node is in a tree, so a labelled node (MARK set) keeps its
 /// distance from the nearest supply in the tree and parent fields.
 const LEVEL: u32 = TREE | PARENT;
+
+/// The arcs both passes use: the four axis directions (the first four of
+/// `Direction::ALL`), so that on 8C grids terminals move over the 4-connected
+/// sub-grid. Levels and pulls over all eight arcs cost twice the work for moves that
+/// leave BK no less to do. Instructions in the solve (callgrind), all eight → axes:
+/// camera 8C 60.6 → 56.9 M, chelsea 451×300 8C 1841 → 1793 M, 640×480 8C image
+/// energies of `make_instances.py` (coffee, chelsea, astronaut) 291 → 273, 1264 →
+/// 1220, 1263 → 1251 M; timed in one process, solves of both alternating (median of
+/// paired ratios): camera −3.6 %, the three 640×480 images −5 to −11 %, coffee
+/// 1920×1080 8C −1.4 %, chelsea 451×300 +0.8 %. Diagonal levels with axis pulls, or
+/// axis levels with pulls over all eight, were mixed (coffee 8C 290 → 325 and 262 M,
+/// camera 60.3 → 60.3 and 59.4 M).
+const AXES: u32 = 0xF;
 
 /// Farthest distance labelled (fits `LEVEL`; measured on the 8C instances: 16 and
 /// 64 do no better, beyond that the moves cost more than they save). On 4C, 8 makes
@@ -137,7 +151,7 @@ impl<T: Topology> Solver<T> {
                 out_mask::<T>(self.w(w))
             } else {
                 in_mask::<T>(self.w(w))
-            };
+            } & AXES;
             while bits != 0 {
                 let d = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -185,7 +199,7 @@ impl<T: Topology> Solver<T> {
                 in_mask::<T>(self.w(u))
             } else {
                 out_mask::<T>(self.w(u))
-            };
+            } & AXES;
             while bits != 0 {
                 let d = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -225,7 +239,7 @@ impl<T: Topology> Solver<T> {
                 in_mask::<T>(self.w(v))
             } else {
                 out_mask::<T>(self.w(v))
-            };
+            } & AXES;
             while bits != 0 && amount > 0 {
                 let d = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
