@@ -147,11 +147,7 @@ impl<T: Topology> Solver<T> {
             if next > RADIUS {
                 continue;
             }
-            let mut bits = if UP {
-                out_mask::<T>(self.w(w))
-            } else {
-                in_mask::<T>(self.w(w))
-            } & AXES;
+            let mut bits = self.search_arcs::<UP>(w);
             while bits != 0 {
                 let d = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -195,11 +191,7 @@ impl<T: Topology> Solver<T> {
                 self.set_level(u, 0);
                 continue;
             }
-            let mut bits = if UP {
-                in_mask::<T>(self.w(u))
-            } else {
-                out_mask::<T>(self.w(u))
-            } & AXES;
+            let mut bits = self.back_arcs::<UP>(u);
             while bits != 0 {
                 let d = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
@@ -212,6 +204,30 @@ impl<T: Topology> Solver<T> {
             }
         }
         tail
+    }
+
+    /// Directions of `u`'s arcs the search follows: residual arcs out of `u` when
+    /// searching from the supplies (`UP`), into `u` from the deficits.
+    #[inline(always)]
+    fn search_arcs<const UP: bool>(&self, u: u32) -> u32 {
+        let w = self.w(u);
+        AXES & if UP {
+            out_mask::<T>(w)
+        } else {
+            in_mask::<T>(w)
+        }
+    }
+
+    /// Directions of `u`'s arcs the search would reach `u` over, and the pull
+    /// moves amounts over: the reverse of `search_arcs`.
+    #[inline(always)]
+    fn back_arcs<const UP: bool>(&self, u: u32) -> u32 {
+        let w = self.w(u);
+        AXES & if UP {
+            in_mask::<T>(w)
+        } else {
+            out_mask::<T>(w)
+        }
     }
 
     /// Whether the search starts at `u`: s feeds it (`UP`) or the sink pulls it.
@@ -235,11 +251,7 @@ impl<T: Topology> Solver<T> {
             if amount <= 0 || lv == 0 {
                 continue;
             }
-            let mut bits = if UP {
-                in_mask::<T>(self.w(v))
-            } else {
-                out_mask::<T>(self.w(v))
-            } & AXES;
+            let mut bits = self.back_arcs::<UP>(v);
             while bits != 0 && amount > 0 {
                 let d = bits.trailing_zeros() as usize;
                 bits &= bits - 1;
