@@ -12,6 +12,16 @@ impl<T: Topology> Solver<T> {
     /// Runs BK to the maximum flow from the current residual graph and trees. On
     /// return the source tree is the set of nodes reachable from s.
     pub(super) fn run(&mut self) {
+        if T::GROW_MARK && self.rehang {
+            self.search::<true>();
+        } else {
+            self.search::<false>();
+        }
+    }
+
+    /// `run`, re-hanging nodes in growth where `REHANG` (see `Solver::rehang`): one
+    /// loop for each, so that growth tests no flag per arc.
+    fn search<const REHANG: bool>(&mut self) {
         let mut current: Option<u32> = None;
         loop {
             let resumed = current.take().and_then(|p| {
@@ -24,9 +34,9 @@ impl<T: Topology> Solver<T> {
             };
             let w = self.w(p);
             let hit = if w & TREE == SOURCE {
-                self.grow::<true>(p, w)
+                self.grow::<true, REHANG>(p, w)
             } else {
-                self.grow::<false>(p, w)
+                self.grow::<false, REHANG>(p, w)
             };
             self.count(p);
             if let Some((a, d)) = hit {
@@ -107,7 +117,11 @@ impl<T: Topology> Solver<T> {
     /// but measured slower everywhere (same run, best of 8 alternations: seeds_disk
     /// 2.98 → 3.34 ms, camera 8.17 → 8.87).
     #[inline(always)]
-    fn grow<const SRC: bool>(&mut self, p: u32, w: u32) -> Option<(u32, usize)> {
+    fn grow<const SRC: bool, const REHANG: bool>(
+        &mut self,
+        p: u32,
+        w: u32,
+    ) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
         let mut bits = if SRC {
             out_mask::<T>(w)
@@ -132,7 +146,7 @@ impl<T: Topology> Solver<T> {
                 }
             } else if tree == other {
                 return Some(if SRC { (p, d) } else { (q, d ^ 1) });
-            } else if T::GROW_MARK && wq & PARENT < TERMINAL {
+            } else if T::GROW_MARK && REHANG && wq & PARENT < TERMINAL {
                 // BK's marking heuristic: re-hang q below p when p is closer to the
                 // terminal by information at least as recent.
                 let (tp, dp) = (*self.ts_mut(p), *self.dist_mut(p));
