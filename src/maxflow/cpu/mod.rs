@@ -7,8 +7,8 @@
 //! counts suggest (`plan`), moves deficits towards supply (or supplies towards
 //! deficits) in one pass (`transport`) or lets only the source tree search, so BK is
 //! left the paths that need a search, and from sparse terminals (seed strokes) has
-//! the trees grow breadth first; a path whose root's terminal arc is its bottleneck
-//! also draws on neighbouring roots.
+//! the trees grow breadth first (with no re-hanging on 8C); a path whose root's
+//! terminal arc is its bottleneck also draws on neighbouring roots.
 //! Single-threaded, exact, and dynamic: `update` continues from the kept residual
 //! graph and trees.
 

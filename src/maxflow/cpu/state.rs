@@ -42,7 +42,8 @@ pub(super) trait Topology: Send + 'static {
     /// heuristic; needs one `u32` per node) instead of the first valid one.
     const MARKING: bool;
     /// Whether growth re-parents same-tree neighbours that are closer to the terminal
-    /// (BK's marking heuristic in growth; needs timestamps and distances).
+    /// (BK's marking heuristic in growth; needs timestamps and distances), where the
+    /// search allows it (`Solver::rehang`).
     const GROW_MARK: bool;
     /// Storage of the state word (16 bits suffice for 4 arcs).
     type Word: Copy + Default + Send + 'static;
