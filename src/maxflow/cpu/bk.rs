@@ -11,16 +11,19 @@ use super::state::{
 impl<T: Topology> Solver<T> {
     /// Runs BK to the maximum flow from the current residual graph and trees. On
     /// return the source tree is the set of nodes reachable from s.
+    /// Growth re-hangs nodes (8C's marking heuristic) only where the trees grow by
+    /// the sweep: `grow_breadth_first` ends the sweep before it starts, and trees
+    /// grown breadth first are not re-hung (see there).
     pub(super) fn run(&mut self) {
-        if T::GROW_MARK && self.rehang {
+        if T::GROW_MARK && self.sweep < self.st.len() {
             self.search::<true>();
         } else {
             self.search::<false>();
         }
     }
 
-    /// `run`, re-hanging nodes in growth where `REHANG` (see `Solver::rehang`): one
-    /// loop for each, so that growth tests no flag per arc.
+    /// `run`, re-hanging nodes in growth where `REHANG`: one loop for each, so that
+    /// growth tests no flag per arc.
     fn search<const REHANG: bool>(&mut self) {
         let mut current: Option<u32> = None;
         loop {

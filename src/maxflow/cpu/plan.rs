@@ -108,7 +108,7 @@ impl<T: Topology> Solver<T> {
     /// terminal, which is cheap where nearly every node starts active (image
     /// energies) but, from a few seed strokes, grows long winding tree paths whose
     /// augmentations orphan more. Such trees are not re-hung in growth either (8C's
-    /// marking heuristic, `rehang`): breadth-first trees start as shortest-path trees,
+    /// marking heuristic, see `run`): breadth-first trees start as shortest-path trees,
     /// and re-hanging them cost more augmentations than it saved walking
     /// (seeds_astronaut 8C: 19,061 → 16,302 augmentations, 177 → 122 M instructions
     /// in the solve, 37.2 → 26.0 ms in alternated rounds). Dense 8C energies, whose
@@ -122,7 +122,6 @@ impl<T: Topology> Solver<T> {
             }
         }
         self.sweep = self.st.len();
-        self.rehang = false;
     }
 
     /// Clears the active flag of every sink root. One branch-free pass over the state
@@ -159,14 +158,14 @@ mod tests {
     use crate::maxflow::cpu::state::Four;
 
     /// The nodes a planned search of `p` has queued, and whether its sweep is over
-    /// and growth re-hangs nodes.
-    fn planned(p: &GridProblem) -> (Vec<u32>, bool, bool) {
+    /// (so that growth re-hangs no nodes, see `run`).
+    fn planned(p: &GridProblem) -> (Vec<u32>, bool) {
         let mut s = Solver::<Four>::new(Layout::new(p.width(), p.height()).unwrap());
         s.load(p).unwrap();
         s.push_short_paths();
         s.plan_search();
         let queued = std::iter::from_fn(|| s.queue.pop_front()).collect();
-        (queued, s.sweep == s.st.len(), s.rehang)
+        (queued, s.sweep == s.st.len())
     }
 
     #[test]
@@ -193,14 +192,12 @@ mod tests {
                 .collect();
             GridProblem::from_arrays(16, 16, c, s, t, edges).unwrap()
         };
-        let (queued, swept, rehang) = planned(&grid(source, sink));
-        assert!(swept, "the sweep is skipped");
+        let (queued, swept) = planned(&grid(source, sink));
+        assert!(swept, "the sweep is skipped, and with it re-hanging");
         assert_eq!(queued.len(), 3, "every terminal node is queued");
-        assert!(!rehang, "breadth-first trees are not re-hung");
         // Every pixel a terminal node: the sweep picks them up in memory order.
-        let (queued, swept, rehang) =
-            planned(&grid(vec![5; n], (0..n as i32).map(|i| i % 7).collect()));
-        assert!(!swept && queued.is_empty() && rehang);
+        let (queued, swept) = planned(&grid(vec![5; n], (0..n as i32).map(|i| i % 7).collect()));
+        assert!(!swept && queued.is_empty());
     }
 
     #[test]

@@ -58,10 +58,6 @@ pub(super) struct Solver<T: Topology> {
     pub(super) queue: Ring,
     /// Next node of the sweep that picks up nodes flagged active in bulk.
     pub(super) sweep: usize,
-    /// Whether growth re-hangs same-tree neighbours below a node closer to the
-    /// terminal (with `T::GROW_MARK`): not where the trees grow breadth first (see
-    /// `grow_breadth_first`), until the next fresh start.
-    pub(super) rehang: bool,
     /// Orphans waiting for adoption.
     pub(super) orphans: Ring,
     /// The augmenting path being pushed, source side then sink side: (node, its
@@ -115,7 +111,6 @@ impl<T: Topology> Solver<T> {
             time: 0,
             queue: Ring::default(),
             sweep: 0,
-            rehang: true,
             orphans: Ring::default(),
             path: (Vec::new(), Vec::new()),
             held: None,
@@ -409,7 +404,6 @@ impl<T: Topology> Solver<T> {
         self.orphans.clear();
         self.marked.clear();
         self.sweep = 0;
-        self.rehang = true;
         self.time = 0;
     }
 

@@ -43,7 +43,7 @@ pub(super) trait Topology: Send + 'static {
     const MARKING: bool;
     /// Whether growth re-parents same-tree neighbours that are closer to the terminal
     /// (BK's marking heuristic in growth; needs timestamps and distances), where the
-    /// search allows it (`Solver::rehang`).
+    /// trees grow by the sweep (see `Solver::run`).
     const GROW_MARK: bool;
     /// Storage of the state word (16 bits suffice for 4 arcs).
     type Word: Copy + Default + Send + 'static;
