@@ -1,7 +1,8 @@
 //! How a fresh solve searches, chosen from how many nodes each terminal still touches
 //! after the short-path sweep. Where supplies and deficits are both common, deficits
-//! are moved towards supply first (`transport`), or supplies towards the deficits
-//! where those far outweigh them in amount. Where the sink pulls far more nodes than
+//! are moved towards supply first (`transport`), on 4C grids followed by the
+//! supplies left where they outnumber the deficits left, or supplies towards the
+//! deficits where those far outweigh them in amount. Where the sink pulls far more nodes than
 //! s feeds (an object on a large background), nothing is moved and the sink
 //! tree's roots start passive (not flagged active, so BK's initial sweep passes over
 //! them), so that the source tree alone searches; a sink root that adoption
@@ -68,7 +69,23 @@ const PASSIVE_SINK: usize = 8;
 /// augmentations, though rand_256x192_4c_d50_asym and rand_64x64_4c_d100 (1.2 and
 /// 0.9 times) were 15 % faster. Moving supplies after the deficits (both passes,
 /// radius 8): coins −2 to −5 %, astronaut 640×480 4C −13 %, camera 8C +9–12 %.
+///
 const MOVE_SUPPLIES: u64 = 2;
+
+/// On 4C, the supplies left after the deficits moved move too, towards the
+/// deficits left, where the supply nodes left are at least this many percent of
+/// the deficit nodes left: each such supply would cost BK a path of its own to a
+/// deficit it now reaches merged with its neighbours'. Deficits only → both passes
+/// on every such grid (augmentations; solve ms, median of three alternated rounds
+/// of `livecut bench`, pinned; supply to deficit nodes left): 640×480 4C images of
+/// `make_instances.py` person7 102.5 k → 68.2 k, 236 → 199 ms (2.05); astronaut 59.2
+/// k → 26.5 k, 55.2 → 46.0 (2.27); llama 97.6 k → 55.8 k, 194 → 172 (2.18); chelsea
+/// 62.4 k → 42.2 k, 65.9 → 61.7 (1.44); but coffee 24.3 k → 11.4 k, 21.7 → 22.4
+/// (1.45), rand_256x192_4c_d50_asym 5.24 → 5.81 (0.73) and rand_64x64_4c_d100 1.13
+/// → 1.16 (1.10). 1920×1080 4C (one run each): person7 1258 → 1169 ms (2.33),
+/// astronaut 606 → 554 (1.60), chelsea 440 → 426 (1.20). 8C grids keep the one pass:
+/// camera 6.7 → 8.3 ms (chelsea 451×300 219 → 206, 640×480 images −1 to −5 %).
+const SUPPLIES_LEFT_PERCENT: usize = 150;
 
 impl<T: Topology> Solver<T> {
     /// Prepares the search of a freshly loaded problem (after `push_short_paths`).
@@ -82,8 +99,9 @@ impl<T: Topology> Solver<T> {
         }
     }
 
-    /// Moves deficits or supplies, or makes the sink roots passive, as the counts of
-    /// `supplies` and `deficits` suggest (or neither).
+    /// Moves deficits or supplies (on 4C, where many supplies are left, supplies
+    /// after deficits: `SUPPLIES_LEFT_PERCENT`), or makes the sink roots passive, as
+    /// the counts of `supplies` and `deficits` suggest (or neither).
     fn place_terminals(&mut self, supplies: usize, deficits: usize) {
         if supplies == 0 || deficits == 0 {
             return;
@@ -98,6 +116,10 @@ impl<T: Topology> Solver<T> {
                 self.move_supplies();
             } else {
                 self.move_deficits();
+                let (left_s, left_d) = self.terminals;
+                if T::K == 4 && 100 * left_s >= SUPPLIES_LEFT_PERCENT * left_d {
+                    self.move_supplies();
+                }
             }
         }
     }
@@ -198,6 +220,19 @@ mod tests {
         // Every pixel a terminal node: the sweep picks them up in memory order.
         let (queued, swept) = planned(&grid(vec![5; n], (0..n as i32).map(|i| i % 7).collect()));
         assert!(!swept && queued.is_empty());
+    }
+
+    #[test]
+    fn on_4c_the_supplies_left_after_the_deficits_moved_move_too() {
+        // Supplies of 1 on pixels 0..=9, deficits of 2 on pixels 16..=20: the
+        // deficits gather at pixel 9, which covers 1 of them; the 9 left would take
+        // BK a path per supply, but the supplies gather at pixel 9 in turn.
+        let (mut source, mut sink) = (vec![0; 21], vec![0; 21]);
+        source[..10].fill(1);
+        sink[16..].fill(2);
+        let s = CpuEngine::new().solve(&line_with(source, sink)).unwrap();
+        assert_eq!((s.flow, s.stats.iterations), (10, 0));
+        assert_eq!(s.mask.count_source(), 0);
     }
 
     #[test]

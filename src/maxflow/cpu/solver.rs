@@ -89,7 +89,8 @@ pub(super) struct Solver<T: Topology> {
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
     /// Nodes with a supply (residual s → u) and with a deficit (u → t), counted by
-    /// `load` and kept by the short-path sweep for the search plan.
+    /// `load`, kept by the short-path sweep and counted again whenever the trees are
+    /// set afresh (`roots_by_terminal`), for the search plan.
     pub(super) terminals: (usize, usize),
     /// Σ |s − t| over the supply nodes and over the deficit nodes whose outgoing arcs
     /// could pass that much on (nodes pulled harder than their arcs carry, hard
@@ -390,11 +391,17 @@ impl<T: Topology> Solver<T> {
         self.init_distance(u, u32::from(root));
     }
 
-    /// `root_by_terminal` for every node: fresh trees on the current residual graph.
+    /// `root_by_terminal` for every node: fresh trees on the current residual graph,
+    /// with the supply and deficit nodes counted afresh (`terminals`).
     pub(super) fn roots_by_terminal(&mut self) {
+        let (mut supplies, mut deficits) = (0, 0);
         for u in 0..self.st.len() as u32 {
+            let t = self.tr[u as usize];
+            supplies += usize::from(t > 0);
+            deficits += usize::from(t < 0);
             self.root_by_terminal(u);
         }
+        self.terminals = (supplies, deficits);
     }
 
     /// Empties the growth queue, orphan list and marks and restarts the clock, as
