@@ -4,8 +4,8 @@
 //! reverse arcs by `d ^ 1`, structure of arrays, terminal pairs folded into one
 //! signed residual, and saturation bits in a per-node state word. Before the search a
 //! solve pushes flow along the s → u → v → t paths (`prepush`) and, as the terminal
-//! counts suggest (`plan`), moves deficits towards supply (on 4C then, where many
-//! are left, the supplies towards the deficits left; or supplies alone towards
+//! counts suggest (`plan`), moves deficits towards supply (then, where many are
+//! left, the supplies towards the deficits left; or supplies alone towards
 //! deficits), a pass each (`transport`), or lets only the source tree search, so BK is
 //! left the paths that need a search, and from sparse terminals (seed strokes) has
 //! the trees grow breadth first (with no re-hanging on 8C); a path whose root's

@@ -1,7 +1,7 @@
 //! How a fresh solve searches, chosen from how many nodes each terminal still touches
 //! after the short-path sweep. Where supplies and deficits are both common, deficits
-//! are moved towards supply first (`transport`), on 4C grids followed by the
-//! supplies left where they outnumber the deficits left, or supplies towards the
+//! are moved towards supply first (`transport`), followed by the supplies left
+//! where they outnumber the deficits left, or supplies towards the
 //! deficits where those far outweigh them in amount. Where the sink pulls far more nodes than
 //! s feeds (an object on a large background), nothing is moved and the sink
 //! tree's roots start passive (not flagged active, so BK's initial sweep passes over
@@ -72,7 +72,7 @@ const PASSIVE_SINK: usize = 8;
 ///
 const MOVE_SUPPLIES: u64 = 2;
 
-/// On 4C, the supplies left after the deficits moved move too, towards the
+/// The supplies left after the deficits moved move too, towards the
 /// deficits left, where the supply nodes left are at least this many percent of
 /// the deficit nodes left: each such supply would cost BK a path of its own to a
 /// deficit it now reaches merged with its neighbours'. Deficits only → both passes
@@ -83,8 +83,12 @@ const MOVE_SUPPLIES: u64 = 2;
 /// 62.4 k → 42.2 k, 65.9 → 61.7 (1.44); but coffee 24.3 k → 11.4 k, 21.7 → 22.4
 /// (1.45), rand_256x192_4c_d50_asym 5.24 → 5.81 (0.73) and rand_64x64_4c_d100 1.13
 /// → 1.16 (1.10). 1920×1080 4C (one run each): person7 1258 → 1169 ms (2.33),
-/// astronaut 606 → 554 (1.60), chelsea 440 → 426 (1.20). 8C grids keep the one pass:
-/// camera 6.7 → 8.3 ms (chelsea 451×300 219 → 206, 640×480 images −1 to −5 %).
+/// astronaut 606 → 554 (1.60), chelsea 440 → 426 (1.20). On 8C, where both passes
+/// on every such grid cost camera 6.7 → 8.3 ms (1.11), the same bound passes over
+/// camera and takes (one run each, 1-pass → gated 2-pass): 640×480 images llama 283
+/// → 233 ms (1.77), astronaut 154 → 139 (2.23), person7 352 → 347 (1.92); chelsea
+/// 451×300 211 → 200 (5.62); 1920×1080 astronaut 1252 → 1118 (1.56), llama 3493 →
+/// 3426 (1.98).
 const SUPPLIES_LEFT_PERCENT: usize = 150;
 
 impl<T: Topology> Solver<T> {
@@ -99,8 +103,8 @@ impl<T: Topology> Solver<T> {
         }
     }
 
-    /// Moves deficits or supplies (on 4C, where many supplies are left, supplies
-    /// after deficits: `SUPPLIES_LEFT_PERCENT`), or makes the sink roots passive, as
+    /// Moves deficits or supplies (where many supplies are left, supplies after
+    /// deficits: `SUPPLIES_LEFT_PERCENT`), or makes the sink roots passive, as
     /// the counts of `supplies` and `deficits` suggest (or neither).
     fn place_terminals(&mut self, supplies: usize, deficits: usize) {
         if supplies == 0 || deficits == 0 {
@@ -117,7 +121,7 @@ impl<T: Topology> Solver<T> {
             } else {
                 self.move_deficits();
                 let (left_s, left_d) = self.terminals;
-                if T::K == 4 && 100 * left_s >= SUPPLIES_LEFT_PERCENT * left_d {
+                if 100 * left_s >= SUPPLIES_LEFT_PERCENT * left_d {
                     self.move_supplies();
                 }
             }
@@ -223,7 +227,7 @@ mod tests {
     }
 
     #[test]
-    fn on_4c_the_supplies_left_after_the_deficits_moved_move_too() {
+    fn the_supplies_left_after_the_deficits_moved_move_too() {
         // Supplies of 1 on pixels 0..=9, deficits of 2 on pixels 16..=20: the
         // deficits gather at pixel 9, which covers 1 of them; the 9 left would take
         // BK a path per supply, but the supplies gather at pixel 9 in turn.
