@@ -1,9 +1,9 @@
 //! How a fresh solve searches, chosen from how many nodes each terminal still touches
 //! after the short-path sweep. Where supplies and deficits are both common, deficits
 //! are moved towards supply first (`transport`), followed by the supplies left
-//! where they outnumber the deficits left, or supplies towards the
-//! deficits where those far outweigh them in amount. Where the sink pulls far more nodes than
-//! s feeds (an object on a large background), nothing is moved and the sink
+//! where they outnumber the deficits left, or supplies towards the deficits where
+//! those far outweigh them in amount. Where the sink pulls far more nodes than s
+//! feeds (an object on a large background), nothing is moved and the sink
 //! tree's roots start passive (not flagged active, so BK's initial sweep passes over
 //! them), so that the source tree alone searches; a sink root that adoption
 //! re-activates later grows like any node. Where terminal nodes are rare (seed
@@ -68,8 +68,8 @@ const PASSIVE_SINK: usize = 8;
 /// and chelsea 640×480 4C 24–43 % (more augmentations) and camera 8C 1.9× the
 /// augmentations, though rand_256x192_4c_d50_asym and rand_64x64_4c_d100 (1.2 and
 /// 0.9 times) were 15 % faster. Moving supplies after the deficits (both passes,
-/// radius 8): coins −2 to −5 %, astronaut 640×480 4C −13 %, camera 8C +9–12 %.
-///
+/// radius 8): coins −2 to −5 %, astronaut 640×480 4C −13 %, camera 8C +9–12 %;
+/// where many supplies are left, that second pass is made (`SUPPLIES_LEFT_PERCENT`).
 const MOVE_SUPPLIES: u64 = 2;
 
 /// The supplies left after the deficits moved move too, towards the
