@@ -40,7 +40,8 @@
 //    whole ones may stop its wave at a cap above the excess (relabel_cap).
 //  * termination: after an exact (whole) global relabel, no pixel with excess has a finite
 //    height, i.e. no active pixel can reach the sink: the preflow's value is maximum and
-//    the pixels at INF (cannot reach t) are the source side of a minimum cut.
+//    the pixels at INF (cannot reach t) are the source side of a minimum cut. No gap
+//    heuristic: gaps seldom form with excess above them (kernels/NOTES.md, gap heuristic).
 //
 // Every entry point exists in a persistent cooperative form (pr_solve*, the whole solve
 // in one launch with a grid barrier between passes, or on small 4C grids only after each
