@@ -100,6 +100,14 @@ static_assert(!(CALM(4) && CAPS(4)) && !(CALM(8) && CAPS(8)), "calm tiles in a c
 #define ST_HANG 2u
 #define ST_ROUND_CAP 3u
 
+// Words of Params::sums (pr_reparam*): the offsets' total, the capacities that changed,
+// and the pixels whose capacities plus offset would not fit 32 bits (then the host solves
+// afresh).
+#define SUM_OFFSET 0
+#define SUM_CHANGED 1
+#define SUM_OVERFLOW 2
+#define REPARAM_SUMS 3
+
 // Counters shared by all blocks. Totals only grow (active/mail counts follow their flags);
 // decisions compare snapshots that the last block to reach a grid barrier copies, so every
 // block decides the same.
@@ -204,6 +212,11 @@ struct Params {
     const int* in_sink;
     const int* in_edges; // D * W*H
     unsigned char* mask; // row-major W*H output: 255 = cannot reach t
+    const int* old_src;  // row-major input capacities of the previous solve (pr_reparam*)
+    const int* old_sink;
+    const int* old_edges;
+    u32* off;            // npix: constant added to both terminal capacities of the pixel
+    u64* sums;           // REPARAM_SUMS words: what pr_reparam* added up
 };
 
 // ---------------------------------------------------------------------------------
@@ -804,6 +817,22 @@ struct BfsSmem {
 // ---------------------------------------------------------------------------------
 // Initialisation: fold terminal arcs, build the blocked residual arrays.
 
+// Clears tile t's flags and its share of the work queue, as a solve starts with them.
+__device__ void reset_tile(const Params& p, u32 t) {
+    for (u32 k = t * BDIM + threadIdx.x; k < p.qcap; k += p.ntiles * BDIM) p.queue[k] = 0;
+    if (threadIdx.x == 0) {
+        p.tile_q[t] = 0;
+        p.tile_q[p.ntiles + t] = 0;
+        p.tile_active[t] = 0;
+        p.tile_mail[t] = 0;
+        p.activity[t] = 0;
+        p.tile_dirty[t] = 0;
+        p.tile_dirty[p.ntiles + t] = 0;
+        p.tile_round[t] = 0;
+        p.tile_calm[t] = 0;
+    }
+}
+
 template <int D>
 __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
@@ -823,24 +852,14 @@ __device__ void init_tile(const Params& p, u32 t, u64* s_folded) {
         folded += m;
         p.exc[base + i] = s - m;
         p.tres[base + i] = k - m;
+        p.off[base + i] = 0;
         p.h[base + i] = 0;
         p.gh[base + i] = 0;
         for (int d = 0; d < D; ++d) p.res[(size_t)d * p.npix + base + i] = real ? (u32)p.in_edges[(size_t)d * wh + q] : 0u;
     }
     for (u32 k = threadIdx.x; k < (u32)D * PSLOTS; k += BDIM) p.pend[t * D * PSLOTS + k] = 0;
     if (folded) atomicAdd(s_folded, folded);
-    for (u32 k = t * BDIM + threadIdx.x; k < p.qcap; k += p.ntiles * BDIM) p.queue[k] = 0;
-    if (threadIdx.x == 0) {
-        p.tile_q[t] = 0;
-        p.tile_q[p.ntiles + t] = 0;
-        p.tile_active[t] = 0;
-        p.tile_mail[t] = 0;
-        p.activity[t] = 0;
-        p.tile_dirty[t] = 0;
-        p.tile_dirty[p.ntiles + t] = 0;
-        p.tile_round[t] = 0;
-        p.tile_calm[t] = 0;
-    }
+    reset_tile(p, t);
 }
 
 // ---------------------------------------------------------------------------------
@@ -1699,6 +1718,82 @@ __device__ void init_entry(const Params& p) {
 
 extern "C" __global__ void __launch_bounds__(BDIM) pr_init4(const Params p) { init_entry<4>(p); }
 extern "C" __global__ void __launch_bounds__(BDIM) pr_init8(const Params p) { init_entry<8>(p); }
+
+// ---------------------------------------------------------------------------------
+// Dynamic update (Kohli & Torr, as in CUDA Cuts): the residual graph the last solve left
+// becomes a preflow of the new capacities (Params::in_*; the last ones in old_*), every
+// height 0, as init_tile builds one from scratch, and the solve resumes from it. Each
+// pixel rewrites only its own arcs: an arc's net flow g = c_old - res stays where the new
+// capacities allow it (-c'(q->p) <= g <= c'(p->q)) and is clamped where they do not; the
+// pixel at the other end clamps the same flow from its side, so the two agree. The flow
+// into t stays up to the new t capacity. Where a pixel's new source capacity plus net
+// inflow falls short of what it sends on, the shortfall is added to both its terminal
+// capacities (off): every cut grows by it, so the solve's flow less the offsets' total is
+// the new max flow, and no excess is ever negative.
+template <int D>
+__device__ void reparam_pixel(const Params& p, u32 t, u32 i, u64* sums) {
+    const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
+    const u32 base = t * TP, wh = p.width * p.height;
+    const int lx = (int)(i % TW), ly = (int)(i / TW);
+    const u32 gx = tx * TW + (u32)lx, gy = ty * TH + (u32)ly;
+    p.h[base + i] = 0;
+    p.gh[base + i] = 0;
+    if (gx >= p.width || gy >= p.height) return;  // padding: no arcs, no terminals
+    const u32 q = gy * p.width + gx;
+    long long net = p.in_src[q];  // what the pixel takes in: the source arc, saturated ...
+    u64 changed = p.in_src[q] != p.old_src[q] || p.in_sink[q] != p.old_sink[q];
+    for (int d = 0; d < D; ++d) {
+        const size_t a = (size_t)d * p.npix + base + i;
+        u32 r = p.res[a];
+        if (!inside_tile(lx + dir_dx(d), ly + dir_dy(d))) r += take_pending<D>(p, tx, ty, lx, ly, d);
+        const int nx = (int)gx + dir_dx(d), ny = (int)gy + dir_dy(d);
+        const bool neighbour = nx >= 0 && ny >= 0 && nx < (int)p.width && ny < (int)p.height;
+        const long long c_old = p.old_edges[(size_t)d * wh + q], c_new = p.in_edges[(size_t)d * wh + q];
+        const long long c_back = neighbour ? p.in_edges[(size_t)(d ^ 1) * wh + (u32)ny * p.width + (u32)nx] : 0;
+        long long g = c_old - (long long)r;  // net flow p -> q
+        g = g > c_new ? c_new : g < -c_back ? -c_back : g;
+        p.res[a] = (u32)(c_new - g);
+        net -= g;  // ... less its net outflow
+        changed += c_old != c_new;
+    }
+    const long long t_new = p.in_sink[q];
+    const long long sent = (long long)((u64)(u32)p.old_sink[q] + p.off[base + i] - p.tres[base + i]);
+    long long into_t = sent < t_new ? sent : t_new, offset = 0;
+    if (net < into_t) into_t = net > 0 ? net : 0;
+    if (net < 0) offset = -net;
+    long long e = net + offset - into_t, tres = t_new + offset - into_t;
+    const long long fold = e < tres ? e : tres;  // as init_tile folds min(s, t)
+    e -= fold;
+    tres -= fold;
+    into_t += fold;
+    if (t_new + offset > 0xffffffffLL) atomicAdd(&sums[SUM_OVERFLOW], 1ull);
+    p.exc[base + i] = (u64)e;
+    p.tres[base + i] = (u32)tres;
+    p.off[base + i] = (u32)offset;
+    if (into_t) atomicAdd(&sums[REPARAM_SUMS], (u64)into_t);
+    if (offset) atomicAdd(&sums[SUM_OFFSET], (u64)offset);
+    if (changed) atomicAdd(&sums[SUM_CHANGED], changed);
+}
+
+// One block a tile: the block's sums in shared memory (REPARAM_SUMS words and the flow
+// kept into t), then one atomic each into Params::sums and Ctl::sink_flow.
+template <int D>
+__device__ void reparam_entry(const Params& p) {
+    __shared__ u64 sums[REPARAM_SUMS + 1];
+    for (u32 k = threadIdx.x; k <= REPARAM_SUMS; k += BDIM) sums[k] = 0;
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < TP; i += BDIM) reparam_pixel<D>(p, blockIdx.x, i, sums);
+    reset_tile(p, blockIdx.x);
+    __syncthreads();
+    for (u32 k = threadIdx.x; k <= REPARAM_SUMS; k += BDIM) {
+        if (!sums[k]) continue;
+        if (k < REPARAM_SUMS) atomicAdd(&p.sums[k], sums[k]);
+        else atomicAdd(&p.ctl->sink_flow, sums[k]);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(BDIM) pr_reparam4(const Params p) { reparam_entry<4>(p); }
+extern "C" __global__ void __launch_bounds__(BDIM) pr_reparam8(const Params p) { reparam_entry<8>(p); }
 
 template <int D>
 __device__ void gr_round_entry(const Params& p, u32 round) {

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{Rng, grid_edges, max_flow, random_problem};
+use common::{Change, Rng, change, grid_edges, max_flow, random_problem};
 use livecut::grid::{Connectivity, GridProblem, Mask, cut_capacity};
 use livecut::maxflow::cuda::TILE_HEIGHTS;
 use livecut::maxflow::dimacs;
@@ -245,6 +245,115 @@ fn shared_instances_give_the_manifest_flow() {
             let what = format!("{file}, 32x{tile_h} tiles");
             assert_eq!(run.flow, expected, "{what}");
             assert_eq!(cut_capacity(&p, &run.mask), expected, "{what}");
+        }
+    }
+}
+
+/// What each frame of an emulated sequence printed: how it was solved (`solve`, `update`
+/// or `fresh` where the update fell back), its flow and its mask.
+fn emulate_sequence(driver: &Path, frames: &[GridProblem]) -> Vec<(String, u64, Mask)> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let id = format!(
+        "seq-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    );
+    let files: Vec<PathBuf> = (0..frames.len())
+        .map(|k| dir.join(format!("{id}-{k}.max")))
+        .collect();
+    for (p, file) in frames.iter().zip(&files) {
+        dimacs::write(p, std::fs::File::create(file).expect("problem file")).expect("write");
+    }
+    let mask_file = dir.join(format!("{id}.mask"));
+    let mut command = Command::new(driver);
+    command.arg(&files[0]).arg(&mask_file);
+    for file in &files[1..] {
+        command.arg("next").arg(file);
+    }
+    let out = command.output().expect("run the emulation driver");
+    assert!(
+        out.status.success(),
+        "driver failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let runs = text
+        .lines()
+        .enumerate()
+        .map(|(k, line)| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let flow = words[words.iter().position(|w| *w == "flow").expect("flow") + 1];
+            let path = match k {
+                0 => mask_file.clone(),
+                k => PathBuf::from(format!("{}.{k}", mask_file.display())),
+            };
+            let data = std::fs::read(&path).expect("mask");
+            let _ = std::fs::remove_file(&path);
+            let mask = Mask {
+                width: frames[k].width(),
+                height: frames[k].height(),
+                data,
+            };
+            (words[0].to_string(), flow.parse().expect("number"), mask)
+        })
+        .collect::<Vec<_>>();
+    for file in files {
+        let _ = std::fs::remove_file(file);
+    }
+    assert_eq!(runs.len(), frames.len(), "one line per frame:\n{text}");
+    runs
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
+
+    /// A dynamic update (pr_reparam*, then the solve resumes) gives every frame of a
+    /// sequence of random changes of every kind the flow of a fresh solve and the same
+    /// canonical cut (the pixels that cannot reach t); capacities zeroed come back.
+    #[test]
+    fn emulated_updates_match_fresh_solves(w in side(), h in side(), eight in any::<bool>(), seed in any::<u64>(), kinds in prop::collection::vec(prop::sample::select(Change::ALL.to_vec()), 1..4), tile_h in prop::sample::select(TILE_HEIGHTS.to_vec())) {
+        let Some(driver) = driver(tile_h) else { return Ok(()) };
+        let mut rng = Rng(seed);
+        let mut frames = vec![random_problem(&mut rng, w, h, connectivity(eight))];
+        for kind in kinds {
+            let last = frames.last().expect("a frame").clone();
+            frames.push(change(&mut rng, &last, kind));
+            if kind == Change::Zeroed {
+                frames.push(last);
+            }
+        }
+        let runs = emulate_sequence(driver, &frames);
+        for (k, (p, (how, flow, mask))) in frames.iter().zip(&runs).enumerate() {
+            let fresh = emulate(driver, p, &[]);
+            prop_assert_eq!(*flow, max_flow(p).flow, "frame {} ({})", k, how);
+            prop_assert_eq!(&mask.data, &fresh.mask.data, "frame {} ({})", k, how);
+        }
+    }
+}
+
+/// Seeded sequences where the flow crosses many tiles: an update after a moved seed
+/// stroke stays exact, and updates resume rather than fall back.
+#[test]
+fn updates_of_seeded_grids_across_many_tiles_are_exact() {
+    for tile_h in TILE_HEIGHTS {
+        let Some(driver) = driver(tile_h) else { return };
+        for (w, h, eight) in [(150, 97, false), (97, 150, true)] {
+            let first = seeds_only(w, h, eight);
+            let mut rng = Rng(11);
+            let frames = vec![
+                first.clone(),
+                change(&mut rng, &first, Change::Scribble),
+                change(&mut rng, &first, Change::Few),
+                first.clone(),
+            ];
+            let runs = emulate_sequence(driver, &frames);
+            for (k, (p, (how, flow, mask))) in frames.iter().zip(&runs).enumerate() {
+                let what = format!("{w}x{h}, 32x{tile_h} tiles, frame {k}");
+                assert_eq!(how, if k == 0 { "solve" } else { "update" }, "{what}");
+                assert_eq!(*flow, max_flow(p).flow, "{what}");
+                assert_eq!(cut_capacity(p, mask), *flow, "{what}");
+            }
         }
     }
 }

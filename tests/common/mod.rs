@@ -288,3 +288,85 @@ pub fn perturb_backward(rng: &mut Rng, p: &GridProblem, rate: u64) -> GridProble
     GridProblem::from_arrays(p.width(), p.height(), c, source, sink, edges)
         .expect("valid perturbed problem")
 }
+
+/// Kinds of change between two frames' problems, for the dynamic-update tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    /// One neighbour arc gets a new capacity.
+    OneArc,
+    /// A few percent of all values change.
+    Few,
+    /// Every value may change.
+    Every,
+    /// Only terminal capacities change.
+    Terminals,
+    /// Only neighbour capacities change.
+    Neighbours,
+    /// Every capacity of a rectangle drops to zero (apply again to the original to go back).
+    Zeroed,
+    /// A stroke of hard seeds: a disk of pixels tied to s or to t with a large capacity.
+    Scribble,
+}
+
+impl Change {
+    /// Every kind, for strategies that pick one.
+    pub const ALL: [Change; 7] = [
+        Change::OneArc,
+        Change::Few,
+        Change::Every,
+        Change::Terminals,
+        Change::Neighbours,
+        Change::Zeroed,
+        Change::Scribble,
+    ];
+}
+
+/// A copy of `p` changed as `kind` says, drawn from `rng`.
+pub fn change(rng: &mut Rng, p: &GridProblem, kind: Change) -> GridProblem {
+    let (w, h, c) = (p.width(), p.height(), p.connectivity());
+    let mut source = p.source().to_vec();
+    let mut sink = p.sink().to_vec();
+    let mut edges: Vec<Vec<i32>> = c.directions().iter().map(|&d| p.edges(d).to_vec()).collect();
+    let n = source.len();
+    let (cx, cy) = (rng.below(w as u64) as i64, rng.below(h as u64) as i64);
+    let (rx, ry) = (1 + rng.below(1 + w as u64 / 3) as i64, 1 + rng.below(1 + h as u64 / 3) as i64);
+    let near = |i: usize| {
+        let (x, y) = ((i as u32 % w) as i64, (i as u32 / w) as i64);
+        (x - cx).abs() <= rx && (y - cy).abs() <= ry
+    };
+    match kind {
+        Change::Few | Change::Every | Change::Terminals | Change::Neighbours => {
+            let rate = if kind == Change::Few { 3 } else if kind == Change::Every { 100 } else { 10 };
+            let q = perturb(rng, p, rate);
+            if kind != Change::Neighbours {
+                source = q.source().to_vec();
+                sink = q.sink().to_vec();
+            }
+            if kind != Change::Terminals {
+                edges = c.directions().iter().map(|&d| q.edges(d).to_vec()).collect();
+            }
+        }
+        Change::OneArc => {
+            let (d, i) = (rng.below(edges.len() as u64) as usize, rng.below(n as u64) as usize);
+            if probe_neighbour(w, h, i as u32 % w, i as u32 / w, c.directions()[d]) {
+                edges[d][i] = rng.capacity();
+            }
+        }
+        Change::Zeroed => {
+            for i in (0..n).filter(|&i| near(i)) {
+                source[i] = 0;
+                sink[i] = 0;
+                for e in edges.iter_mut() {
+                    e[i] = 0;
+                }
+            }
+        }
+        Change::Scribble => {
+            let foreground = rng.below(2) == 0;
+            for i in (0..n).filter(|&i| near(i)) {
+                (source[i], sink[i]) = if foreground { (1 << 30, 0) } else { (0, 1 << 30) };
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, source, sink, edges).expect("valid changed problem")
+}
