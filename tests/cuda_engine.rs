@@ -12,6 +12,8 @@ use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine
 use std::collections::VecDeque;
 use std::path::PathBuf;
 
+mod common;
+
 // ---------------------------------------------------------------------------------
 // Helpers
 
@@ -789,6 +791,99 @@ fn update_gives_the_same_flow_as_a_fresh_solve() {
     }
 }
 
+/// Solves `frames` in turn, the first from scratch and the others as updates, and checks
+/// that every update has the reference flow and gives the same cut as a fresh solve (both
+/// engines return the pixels that cannot reach t). Returns how many updates resumed from
+/// the kept graph (the others had an offset too large for 32 bits and were solved afresh).
+fn check_updates(
+    engine: &mut CudaEngine,
+    fresh: &mut CudaEngine,
+    frames: &[GridProblem],
+    what: &str,
+) -> usize {
+    solve_certified(engine, &frames[0], what);
+    let mut resumed = 0;
+    for (k, p) in frames.iter().enumerate().skip(1) {
+        let updated = engine.update(p).expect("update");
+        let again = fresh.solve(p).expect("fresh solve");
+        let what = format!("{what}, frame {k}");
+        assert_eq!(updated.flow, reference_flow(p), "{what}");
+        assert_eq!(updated.flow, again.flow, "{what}");
+        assert!(updated.mask.data == again.mask.data, "{what}: another cut");
+        resumed += usize::from(updated.stats.dynamic);
+    }
+    resumed
+}
+
+/// Sequences of every kind of change (one arc, a few percent, every value, terminals
+/// only, neighbours only, a rectangle zeroed and back, a scribble) on 4C and 8C grids,
+/// under every schedule.
+#[test]
+fn updates_of_every_kind_match_fresh_solves() {
+    use common::{Change, change};
+    for config in schedules() {
+        let Some(mut engine) = engine_or_skip(config) else {
+            return;
+        };
+        let mut fresh = engine_or_skip(config).expect("a second engine");
+        let (mut updates, mut resumed) = (0, 0);
+        for (seed, eight) in [(1u64, false), (2, true), (3, false), (4, true)] {
+            let mut rng = common::Rng(seed);
+            let (w, h) = (40 + rng.below(90) as u32, 30 + rng.below(70) as u32);
+            let mut frames = vec![common::random_problem(&mut rng, w, h, conn(eight))];
+            for kind in Change::ALL {
+                let last = frames.last().expect("a frame").clone();
+                frames.push(change(&mut rng, &last, kind));
+                if kind == Change::Zeroed {
+                    frames.push(last);
+                }
+            }
+            let what = format!(
+                "{} {w}x{h} {}C",
+                describe(&config),
+                if eight { 8 } else { 4 }
+            );
+            resumed += check_updates(&mut engine, &mut fresh, &frames, &what);
+            updates += frames.len() - 1;
+        }
+        // capacities near 2^31 make some offsets too large; most updates resume
+        assert!(
+            2 * resumed > updates,
+            "{}: {resumed} of {updates} resumed",
+            describe(&config)
+        );
+    }
+}
+
+/// Seed-disk sequences, whose flow crosses many tiles: the stroke moves, a few percent
+/// of the values change, and the first frame comes back.
+#[test]
+fn updates_of_seed_disks_match_fresh_solves() {
+    use common::{Change, change};
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    let mut fresh = engine_or_skip(CudaConfig::default()).expect("a second engine");
+    let mut rng = Rng(31);
+    for eight in [false, true] {
+        let first = seeds_disk(&mut rng, 300, 200, eight);
+        let mut crng = common::Rng(5);
+        let frames = [
+            first.clone(),
+            change(&mut crng, &first, Change::Scribble),
+            change(&mut crng, &first, Change::Few),
+            first.clone(),
+        ];
+        let resumed = check_updates(
+            &mut engine,
+            &mut fresh,
+            &frames,
+            &format!("seed disk {eight}"),
+        );
+        assert_eq!(resumed, frames.len() - 1, "seed disk {eight}");
+    }
+}
+
 #[test]
 fn stochastic_cuts_skip_idle_tiles_and_off_visits_every_tile() {
     let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
@@ -926,6 +1021,14 @@ fn sanitizer_solves(schedule: Schedule) {
                 solve_certified(&mut engine, &p, &what),
                 reference_flow(&p),
                 "{what}"
+            );
+            let next = common::change(&mut common::Rng(7), &p, common::Change::Few);
+            let updated = engine.update(&next).expect("update");
+            assert_eq!(updated.flow, reference_flow(&next), "{what}: update");
+            assert_eq!(
+                cut_capacity(&next, &updated.mask),
+                updated.flow,
+                "{what}: update cut"
             );
             eprintln!("{what}: ok");
         }

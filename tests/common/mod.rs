@@ -326,28 +326,48 @@ pub fn change(rng: &mut Rng, p: &GridProblem, kind: Change) -> GridProblem {
     let (w, h, c) = (p.width(), p.height(), p.connectivity());
     let mut source = p.source().to_vec();
     let mut sink = p.sink().to_vec();
-    let mut edges: Vec<Vec<i32>> = c.directions().iter().map(|&d| p.edges(d).to_vec()).collect();
+    let mut edges: Vec<Vec<i32>> = c
+        .directions()
+        .iter()
+        .map(|&d| p.edges(d).to_vec())
+        .collect();
     let n = source.len();
     let (cx, cy) = (rng.below(w as u64) as i64, rng.below(h as u64) as i64);
-    let (rx, ry) = (1 + rng.below(1 + w as u64 / 3) as i64, 1 + rng.below(1 + h as u64 / 3) as i64);
+    let (rx, ry) = (
+        1 + rng.below(1 + w as u64 / 3) as i64,
+        1 + rng.below(1 + h as u64 / 3) as i64,
+    );
     let near = |i: usize| {
         let (x, y) = ((i as u32 % w) as i64, (i as u32 / w) as i64);
         (x - cx).abs() <= rx && (y - cy).abs() <= ry
     };
     match kind {
         Change::Few | Change::Every | Change::Terminals | Change::Neighbours => {
-            let rate = if kind == Change::Few { 3 } else if kind == Change::Every { 100 } else { 10 };
+            let rate = if kind == Change::Few {
+                3
+            } else if kind == Change::Every {
+                100
+            } else {
+                10
+            };
             let q = perturb(rng, p, rate);
             if kind != Change::Neighbours {
                 source = q.source().to_vec();
                 sink = q.sink().to_vec();
             }
             if kind != Change::Terminals {
-                edges = c.directions().iter().map(|&d| q.edges(d).to_vec()).collect();
+                edges = c
+                    .directions()
+                    .iter()
+                    .map(|&d| q.edges(d).to_vec())
+                    .collect();
             }
         }
         Change::OneArc => {
-            let (d, i) = (rng.below(edges.len() as u64) as usize, rng.below(n as u64) as usize);
+            let (d, i) = (
+                rng.below(edges.len() as u64) as usize,
+                rng.below(n as u64) as usize,
+            );
             if probe_neighbour(w, h, i as u32 % w, i as u32 / w, c.directions()[d]) {
                 edges[d][i] = rng.capacity();
             }
@@ -364,7 +384,11 @@ pub fn change(rng: &mut Rng, p: &GridProblem, kind: Change) -> GridProblem {
         Change::Scribble => {
             let foreground = rng.below(2) == 0;
             for i in (0..n).filter(|&i| near(i)) {
-                (source[i], sink[i]) = if foreground { (1 << 30, 0) } else { (0, 1 << 30) };
+                (source[i], sink[i]) = if foreground {
+                    (1 << 30, 0)
+                } else {
+                    (0, 1 << 30)
+                };
             }
         }
     }

@@ -2,7 +2,8 @@
 //! flags, the counters and the row-major input and output arrays.
 
 use super::layout::{
-    CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, Tiling,
+    CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, REPARAM_SUMS,
+    Tiling,
 };
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
@@ -51,6 +52,12 @@ pub struct DeviceState {
     in_src: CudaSlice<i32>,
     in_sink: CudaSlice<i32>,
     in_edges: CudaSlice<i32>,
+    old_src: CudaSlice<i32>,
+    old_sink: CudaSlice<i32>,
+    old_edges: CudaSlice<i32>,
+    off: CudaSlice<u32>,
+    /// What `pr_reparam*` added up (`REPARAM_SUMS` words).
+    pub sums: CudaSlice<u64>,
     /// Output mask, row-major.
     pub mask: CudaSlice<u8>,
     /// Bytes held on the device.
@@ -92,8 +99,8 @@ impl DeviceState {
         let real = tiling.pixels();
         let dirs = tiling.dirs as u64;
         let nt = tiling.ntiles() as u64;
-        let need = npix * (4 * dirs + 4 + 8 + 4 + 2)
-            + real * (4 * (2 + dirs) + 1)
+        let need = npix * (4 * dirs + 4 + 8 + 4 + 2 + 4)
+            + real * (2 * 4 * (2 + dirs) + 1)
             + nt * (32 + 4 * dirs * MAIL_SLOTS as u64)
             + 4 * queue_slots(nt);
         let (free, _) = stream
@@ -140,9 +147,28 @@ impl DeviceState {
             in_src: alloc(stream, real, &mut bytes)?,
             in_sink: alloc(stream, real, &mut bytes)?,
             in_edges: alloc(stream, real * dirs, &mut bytes)?,
+            old_src: alloc(stream, real, &mut bytes)?,
+            old_sink: alloc(stream, real, &mut bytes)?,
+            old_edges: alloc(stream, real * dirs, &mut bytes)?,
+            off: alloc(stream, npix, &mut bytes)?,
+            sums: alloc(stream, REPARAM_SUMS as u64, &mut bytes)?,
             mask: alloc(stream, real, &mut bytes)?,
             bytes,
         })
+    }
+
+    /// Copies the next frame's capacities for an update: into the arrays of the frame
+    /// before last, which then trade places with the last frame's, so that `pr_reparam*`
+    /// reads the last capacities as `old_*` and the new ones as `in_*`.
+    pub fn upload_next(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        problem: &GridProblem,
+    ) -> Result<(), EngineError> {
+        std::mem::swap(&mut self.in_src, &mut self.old_src);
+        std::mem::swap(&mut self.in_sink, &mut self.old_sink);
+        std::mem::swap(&mut self.in_edges, &mut self.old_edges);
+        self.upload(stream, problem)
     }
 
     /// Copies the problem's capacities (row-major, as given) to the device and clears
@@ -165,6 +191,15 @@ impl DeviceState {
                 .memcpy_htod(problem.edges(dir), &mut view)
                 .map_err(cuda_err("upload of edge capacities"))?;
         }
+        self.clear_counters(stream)
+    }
+
+    /// Clears the counters and the update's sums (before solving afresh what an update
+    /// could not take).
+    pub fn clear_counters(&mut self, stream: &Arc<CudaStream>) -> Result<(), EngineError> {
+        stream
+            .memset_zeros(&mut self.sums)
+            .map_err(cuda_err("clearing counters"))?;
         stream
             .memset_zeros(&mut self.ctl)
             .map_err(cuda_err("clearing counters"))
@@ -205,6 +240,11 @@ impl DeviceState {
             in_sink: self.in_sink.device_ptr(stream).0,
             in_edges: self.in_edges.device_ptr(stream).0,
             mask: self.mask.device_ptr(stream).0,
+            old_src: self.old_src.device_ptr(stream).0,
+            old_sink: self.old_sink.device_ptr(stream).0,
+            old_edges: self.old_edges.device_ptr(stream).0,
+            off: self.off.device_ptr(stream).0,
+            sums: self.sums.device_ptr(stream).0,
             ..Params::default()
         }
     }

@@ -21,6 +21,8 @@ pub const KERNEL_SOURCES: &[KernelSource] = &[KernelSource {
         "pr_layout",
         "pr_init4",
         "pr_init8",
+        "pr_reparam4",
+        "pr_reparam8",
         "pr_gr_round4",
         "pr_gr_round8",
         "pr_discharge4",

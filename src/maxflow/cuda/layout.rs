@@ -24,6 +24,17 @@ pub const LOG_COLS: usize = 8;
 /// Height meaning "cannot reach the sink" (`INF`).
 pub const INF_HEIGHT: u32 = 0x7fff_ffff;
 
+/// Words of the update's sums (`REPARAM_SUMS`): the offsets' total (`SUM_OFFSET`), the
+/// capacities that changed (`SUM_CHANGED`) and the pixels whose offset would overflow
+/// (`SUM_OVERFLOW`).
+pub const REPARAM_SUMS: usize = 3;
+/// Word of the offsets' total in the update's sums.
+pub const SUM_OFFSET: usize = 0;
+/// Word of the changed capacities.
+pub const SUM_CHANGED: usize = 1;
+/// Word of the pixels whose offset would overflow.
+pub const SUM_OVERFLOW: usize = 2;
+
 /// Largest number of real pixels: heights up to `pixels + 1` must stay below `INF`.
 pub const MAX_PIXELS: u64 = INF_HEIGHT as u64 - 2;
 
@@ -196,6 +207,11 @@ pub struct Params {
     pub in_sink: u64,
     pub in_edges: u64,
     pub mask: u64,
+    pub old_src: u64,
+    pub old_sink: u64,
+    pub old_edges: u64,
+    pub off: u64,
+    pub sums: u64,
 }
 
 // SAFETY: plain old data with the C layout of the kernels' `Params`; checked against
@@ -283,8 +299,8 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device):
-        // Params holds 26 u32 (104 bytes) before its 22 pointers.
-        assert_eq!(std::mem::size_of::<Params>(), 104 + 22 * 8);
+        // Params holds 26 u32 (104 bytes) before its 27 pointers.
+        assert_eq!(std::mem::size_of::<Params>(), 104 + 27 * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 32);
         assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32 + 4 * 4);
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);

@@ -27,7 +27,7 @@ use crate::grid::{GridProblem, Mask};
 use buffers::{DeviceState, cuda_err};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
-use layout::{Ctl, Tiling, status};
+use layout::{Ctl, SUM_CHANGED, SUM_OFFSET, SUM_OVERFLOW, Tiling, status};
 use runtime::Runtime;
 use serde::Serialize;
 use std::sync::Arc;
@@ -312,7 +312,9 @@ impl CudaEngine {
             .collect())
     }
 
-    fn run(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+    /// Solves `problem`, from scratch or, where `resume` and the kept residual graph has
+    /// the same tiling, as a dynamic update of it.
+    fn run(&mut self, problem: &GridProblem, resume: bool) -> Result<Solution, EngineError> {
         let config = self.config;
         let rt = self.rt.clone();
         // counted once, and only where a choice below depends on it
@@ -340,8 +342,13 @@ impl CudaEngine {
         let stream = self.stream.clone();
 
         let t0 = Instant::now();
+        let resume = resume && self.state.as_ref().is_some_and(|s| s.tiling == tiling);
         let state = state_for(&mut self.state, &stream, tiling)?;
-        state.upload(&stream, problem)?;
+        if resume {
+            state.upload_next(&stream, problem)?;
+        } else {
+            state.upload(&stream, problem)?;
+        }
         let mut params = state.params(&stream);
         params.step_budget = match config.step_budget {
             0 => auto_step_budget(
@@ -391,7 +398,22 @@ impl CudaEngine {
         if persistent && dirs == 4 && tile_h == 32 && terminals().sparse() {
             params.gr_cap_margin = config.relabel_cap_margin;
         }
-        schedule::launch_init(&kernels, &stream, &params, dirs)?;
+        let sums = if resume {
+            schedule::launch_reparam(&kernels, &stream, &params, dirs)?;
+            let sums = stream
+                .clone_dtoh(&state.sums)
+                .map_err(cuda_err("reading the update's sums"))?;
+            Some(sums).filter(|s| s[SUM_OVERFLOW] == 0)
+        } else {
+            None
+        };
+        if resume && sums.is_none() {
+            // an offset would not fit 32 bits: this frame is solved afresh
+            state.clear_counters(&stream)?;
+        }
+        if sums.is_none() {
+            schedule::launch_init(&kernels, &stream, &params, dirs)?;
+        }
         stream.synchronize().map_err(cuda_err("upload"))?;
         let upload_ms = t0.elapsed().as_secs_f64() * 1e3;
 
@@ -492,8 +514,8 @@ impl CudaEngine {
             global_relabels: ctl.global_relabels as u64,
             launches: outcome.launches + 1,
             engine_bytes: state.bytes,
-            dynamic: false,
-            changed_arcs: 0,
+            dynamic: sums.is_some(),
+            changed_arcs: sums.as_ref().map_or(0, |s| s[SUM_CHANGED]),
             activity: Some(BlockActivity {
                 block_width: TILE_W,
                 block_height: tile_h,
@@ -507,7 +529,10 @@ impl CudaEngine {
                 .map(|bandwidth| self.details.sweeps * sweep_ms(&tiling, bandwidth)),
         };
         Ok(Solution {
-            flow: ctl.sink_flow,
+            // the offsets added the same constant to every cut (pr_reparam*)
+            flow: ctl
+                .sink_flow
+                .wrapping_sub(sums.as_ref().map_or(0, |s| s[SUM_OFFSET])),
             mask: Mask {
                 width: problem.width(),
                 height: problem.height(),
@@ -515,6 +540,17 @@ impl CudaEngine {
             },
             stats,
         })
+    }
+}
+
+impl CudaEngine {
+    fn call(&mut self, problem: &GridProblem, resume: bool) -> Result<Solution, EngineError> {
+        let result = self.run(problem, resume);
+        if result.is_err() {
+            // a failed solve may leave the arrays half-written: start afresh next time
+            self.state = None;
+        }
+        result
     }
 }
 
@@ -565,17 +601,14 @@ impl Engine for CudaEngine {
     }
 
     fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        let result = self.run(problem);
-        if result.is_err() {
-            // a failed solve may leave the arrays half-written: start afresh next time
-            self.state = None;
-        }
-        result
+        self.call(problem, false)
     }
 
-    /// Re-uploads the capacities and solves from scratch (`stats.dynamic` is false).
+    /// Reparameterises the kept residual graph on the device (`pr_reparam*`) and resumes
+    /// the solve from it; afresh where nothing is kept, the tiling changed or an offset
+    /// would overflow (`stats.dynamic` says which).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        self.solve(problem)
+        self.call(problem, true)
     }
 
     fn has_stochastic(&self) -> bool {

@@ -54,6 +54,26 @@ pub fn launch_init(
     .map_err(cuda_err("init kernel"))
 }
 
+/// Turns the kept residual graph into a preflow of the uploaded capacities
+/// (`pr_reparam*`), the start of a dynamic update.
+pub fn launch_reparam(
+    k: &Kernels,
+    stream: &Arc<CudaStream>,
+    params: &Params,
+    dirs: u32,
+) -> Result<(), EngineError> {
+    let f = k.function(&kernel_name("pr_reparam", dirs))?;
+    // SAFETY: as for `launch_init`; `old_*` hold the last solve's capacities.
+    unsafe {
+        stream
+            .launch_builder(f)
+            .arg(params)
+            .launch(per_tile(k, params.ntiles, 0))
+    }
+    .map(|_| ())
+    .map_err(cuda_err("reparameterisation kernel"))
+}
+
 /// What a schedule reports besides the device counters.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Outcome {
