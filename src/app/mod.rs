@@ -1,7 +1,7 @@
 //! The desktop window (eframe/egui, wgpu renderer): the live view with its mask in
 //! several looks, the active-block heatmap, scribbles, controls, the timing plot and
 //! recording. It talks to the segmentation worker only through [`backend`], and knows
-//! engines only by their choice and names.
+//! engines only by their choice and kind.
 //!
 //! The UI thread composes pictures and draws; capture, solving, decoding and file
 //! writing happen on the pipeline's threads, the recorder's writer thread and

@@ -529,7 +529,7 @@ impl LivecutApp {
                 Some(last) => {
                     ui.label(format!(
                         "capture {:.1} · energy {:.1} · cut {:.1} · cleanup {:.1} · display {:.1} ms",
-                        last.capture_ms, last.energy_ms, last.cut_ms, last.cleanup_ms, last.display_ms
+                        last.timing.decode_ms, last.timing.energy_ms, last.timing.cut_ms, last.timing.cleanup_ms, last.display_ms
                     ));
                     ui.separator();
                     ui.label(format!("{} iterations · flow {}", last.iterations, last.flow));

@@ -13,7 +13,7 @@ use super::tasks::{Done, Pick, Tasks};
 use super::timing::{FrameSample, Timing};
 use crate::capture::{CameraDescription, DemoConfig, FrameSource, SourceSpec, list_cameras};
 use crate::energy::{SeedLabel, Seeds};
-use crate::maxflow::EngineChoice;
+use crate::maxflow::{EngineChoice, EngineKind};
 use crate::pipeline::{Event, FrameResult, SourceInfo};
 use egui::{ColorImage, TextureHandle, TextureOptions};
 use image::RgbImage;
@@ -113,7 +113,7 @@ pub struct LivecutApp {
     pub(super) source: Option<SourceInfo>,
     pub(super) source_state: SourceState,
     pub(super) falling_back: bool,
-    pub(super) engine_in_use: &'static str,
+    pub(super) engine_in_use: EngineKind,
     pub(super) engine_has_stochastic: bool,
     pub(super) cuda: DeviceStatus,
     pub(super) cameras: CameraList,
@@ -173,7 +173,7 @@ impl LivecutApp {
             source: None,
             source_state: SourceState::Opening,
             falling_back: false,
-            engine_in_use: "cpu",
+            engine_in_use: EngineKind::Cpu,
             engine_has_stochastic: false,
             cuda: DeviceStatus::Probing,
             cameras: CameraList::Listing,
@@ -221,8 +221,8 @@ impl LivecutApp {
         self.processed
     }
 
-    /// Short name of the engine cutting the frames.
-    pub fn engine_in_use(&self) -> &'static str {
+    /// The engine cutting the frames.
+    pub fn engine_in_use(&self) -> EngineKind {
         self.engine_in_use
     }
 
@@ -388,10 +388,7 @@ impl LivecutApp {
                 self.timing.push(
                     FrameSample {
                         index: self.processed,
-                        capture_ms: result.timings.decode_ms,
-                        energy_ms: result.timings.energy_ms,
-                        cut_ms: result.timings.cut_ms,
-                        cleanup_ms: result.timings.cleanup_ms,
+                        timing: result.timings,
                         display_ms: 0.0,
                         iterations: output.stats.iterations,
                         flow: output.flow,
@@ -417,8 +414,8 @@ impl LivecutApp {
 
     /// A frame could not be segmented. With usable seeds that is the engine's fault:
     /// a GPU engine falls back to the CPU.
-    fn on_segment_error(&mut self, engine: &'static str, error: &str) {
-        if engine != "cpu" && self.seeds_usable {
+    fn on_segment_error(&mut self, engine: EngineKind, error: &str) {
+        if engine != EngineKind::Cpu && self.seeds_usable {
             self.notify(
                 format!("The {engine} engine failed ({error}); switching to the CPU engine"),
                 true,
