@@ -86,8 +86,8 @@ impl CpuEngine {
 }
 
 impl Engine for CpuEngine {
-    fn name(&self) -> &'static str {
-        "cpu"
+    fn kind(&self) -> super::EngineKind {
+        super::EngineKind::Cpu
     }
 
     fn description(&self) -> String {
