@@ -50,13 +50,12 @@
 // Kernels are written so that every pixel loop runs over the PPT = TP / BDIM pixels a
 // thread owns (one on the GPU) and per-pixel state that crosses a barrier is kept per
 // owned pixel: the same source then also runs with one thread per block on the host (the
-// development emulation), which is one legal schedule. Two pixels per thread (32x16
-// tiles in 256-thread blocks with 128 registers, 32x32 in 512) measured 20-40 % slower
-// on the H100 on every instance: a tile step (~120 instructions per warp, two barriers)
-// is bound by latency, not issue, and wants every warp it can get.
+// development emulation), which is one legal schedule. On the GPU a thread owns one
+// pixel: a tile step is a short chain of dependent instructions between two barriers,
+// bound by latency, not issue, and wants every warp it can get (kernels/NOTES.md, pixels
+// per thread).
 //
-// Alternatives measured on the GPU and not kept, and where the time goes:
-// kernels/NOTES.md.
+// Each choice, the alternatives tried and where their figures are: kernels/NOTES.md.
 
 #ifndef LIVECUT_EMU
 typedef unsigned int u32;
@@ -266,10 +265,8 @@ __device__ __forceinline__ void warp_add(u64* counter, u64 v) {
 }
 #endif
 // Adds every thread's v to a shared total of the block (ORs it into a shared word; every
-// thread must call them): on 8C with one atomic per warp (H100, same run: camera 2.37 ->
-// 2.32 ms, a generated 400x300 object 1.39 -> 1.36), on 4C with one per thread that has
-// something to add, where the reductions measured slower (coins 1.385 -> 1.40, seeds_disk
-// 2.54 -> 2.59, a generated 1920x1080 seed disk 55.4 -> 60.2).
+// thread must call them): on 8C with one atomic per warp, on 4C with one per thread that
+// has something to add, the faster form on each (kernels/NOTES.md, shared_add).
 template <int D, class T>
 __device__ __forceinline__ void shared_add(T* total, T v) {
     if (D == 8)
@@ -291,10 +288,9 @@ __device__ __forceinline__ u64 cycles() { return (u64)clock64(); }
 
 // Loads and stores of words that other blocks read or write meanwhile, with their memory
 // order at GPU scope (ORDER: relaxed, acquire, release), for 32- and 64-bit words.
-// Measured and not kept (H200, same run): acq_rel fences instead of __threadfence()'s
-// sequentially consistent ones (no change); polls on relaxed loads with one fence after
-// the wait, and release atomics for wakes and mail instead of fences (which invalidate
-// the SM's L1): 4C within 1 %, 8C 1-4 % slower.
+// Fences stay __threadfence(): acq_rel fences, relaxed polls with one fence after the
+// wait, and release atomics for wakes and mail were no faster (kernels/NOTES.md,
+// GPU_LOAD).
 #define GPU_LOAD(NAME, ORDER, T, BITS, REG)                                                  \
     __device__ __forceinline__ T NAME(const T* p) {                                          \
         T v;                                                                                 \
@@ -374,10 +370,8 @@ __device__ __forceinline__ void set_tile_active(const Params& p, u32 t, u32 old,
 // receiver takes the flag, fences, then empties the slots. Flow left in a slot therefore
 // always has its flag raised, and a receiver that saw no flag may skip the slots. Flags
 // and slots are exchanged without a load first: a visit waits on each of these round
-// trips, and a load before the exchange was one more wherever there was mail. Taking the
-// flag with an acquiring exchange instead of the exchange and a fence measured within
-// the spread (H100, same run, three rounds: -0.1 to -0.4 % on nine instances, a 640x480
-// object +0.5 %).
+// trips, and a load before the exchange was one more wherever there was mail
+// (kernels/NOTES.md, send_mail).
 __device__ __forceinline__ void send_mail(const Params& p, u32 t) {
     if (atomicExch(&p.tile_mail[t], 1u) == 0u) atomicAdd(&p.ctl->mail_tiles, 1u);
 }
@@ -448,13 +442,9 @@ __device__ __forceinline__ u64 now_ns() {
 // mailed, the local relabels since the global one stay under its work cap, and the last
 // round sent flow to t at a rate of at least gr_rate_pct % of the rate since the global
 // relabel began (its cost included): the marginal rate against the cycle's average, at
-// which a renewal process's long-run rate is best. (The first two tests repeat the round
-// loop's own; without them the kernel measured 1-1.5 % slower on seeds_disk and a
-// 640x480 image, H200, three alternations, though those solves never call the rule:
-// code placement.) Nor more rounds while no flow has reached t since the global relabel
-// began (a seed-only energy's first relabels, while its excess travels; up to the rule's
-// cap): H100, same run, three rounds: generated 4C seed disks 1920x1080 54.7 -> 51.8 ms
-// but 1280x720 30.6 -> 32.4, image energies unchanged.
+// which a renewal process's long-run rate is best. The first two tests repeat the round
+// loop's own: without them the kernel was slower from code placement alone
+// (kernels/NOTES.md, relabel_rate_rounds).
 #define RULE_START 1u
 #define RULE_MARK 2u
 #define RULE_DECIDE 3u
@@ -483,14 +473,10 @@ __device__ __forceinline__ u32 rate_rule(const Params* p, Ctl* c, u32 rule) {
 // it for a new pass (new stamp, one token per block); NEXT_GR also starts a new global
 // relabel epoch. The last block to arrive does this while every other block waits.
 // A block arrives with one acquire-release atomic and takes the barrier's number from the
-// count it returns (every block arrives at every barrier), where it used to load the
-// barrier's generation first and fence before a relaxed atomic; the last block reads the
-// counters it copies once and releases with no fence of its own, and a waiter reads the
-// copy right after its acquiring poll. H100, same run, median of three: camera 8C 2.064
-// -> 2.007 ms, chelsea 8C 6.50 -> 6.41, seeds_astronaut 3.60 -> 3.54, coins 1.319 ->
-// 1.304, rocket 1.383 -> 1.372, seeds_disk 2.246 -> 2.228; a second run, 0.2-2.7 % on
-// every instance, a generated 1920x1080 4C seed disk 53.9 -> 52.5.
-// Other forms measured and not kept: kernels/NOTES.md, grid_sync.
+// count it returns (every block arrives at every barrier), with no load of the
+// generation and fence first; the last block reads the counters it copies once and
+// releases with no fence of its own, and a waiter reads the copy right after its
+// acquiring poll: a round trip less each. Other forms tried: kernels/NOTES.md, grid_sync.
 #define NEXT_PASS 1u
 #define NEXT_GR 2u
 __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next = 0,
@@ -703,13 +689,9 @@ __device__ u32 wait_woken_tile(const Params& p, u32* s_item, u32* s_taken) {
                 over = ld_acquire(&c->q_pending) == 0u || waited_too_long(c, start);
             }
             if (__shfl_sync(0xffffffffu, over, 0)) break;
-            // no sleep between polls: with a 32 ns one here and in wait_edge_neighbours
-            // (H100, same run, two rounds) rocket 1.398 -> 1.389 ms, coins 1.367 -> 1.358,
-            // seeds_disk 2.520 -> 2.508, a generated 640x480 image 2.007 -> 1.987. Loading
-            // q_pending (relaxed) with the polls rather than after them, one round trip a
-            // poll instead of two (and in q_pop), changed nothing (H100, same run, two
-            // rounds: rocket 1.381 -> 1.385, seeds_disk 2.250 -> 2.241, with fixed rounds
-            // the 1280x720 and 1920x1080 4C seed disks 35.9 -> 35.8 and 62.7 -> 62.8)
+            // no sleep between polls: the poll is on the relabel's critical path, and a
+            // sleep here and in wait_edge_neighbours was slower (kernels/NOTES.md,
+            // wait_woken_tile)
         }
         if (threadIdx.x == 0) {
             // the wakes taken are all the tile had got: a store, not a load and a
@@ -758,14 +740,10 @@ template <> struct Inb<8> { typedef u64 T; };
 // Tile BFS by one warp on bit rows (bit_bfs), in the square tiles' module only: its
 // relaxations and region relabels take every one of 32 warps and a block barrier per
 // Jacobi iteration, where one warp's level is a few shifts, two shuffles and a vote. The
-// region relabels of the discharge visits take it on 4C only (see region_relabel).
-// Measured on the H100 (same run, two rounds, against the Jacobi iterations alone):
-// generated 1920x1080 seed disks 8C 47.96 -> 39.93 ms and 4C 53.6 -> 48.5 (without it in
-// the region relabels 50.2), a 1280x720 4C seed disk 30.56 -> 26.4-27.5, 4C image
-// energies 1024x768 3.20 -> 3.03, 1280x720 3.78 -> 3.62 and 1920x1080 6.74 -> 6.67; the
-// 8C region relabels by it too made the 8C seed disk 39.9 -> 41.0 (spills in the steps).
-// Not in the half-height tiles' module (4-30 % slower there), nor other forms of the
-// warp's loop: kernels/NOTES.md, bit_bfs.
+// region relabels of the discharge visits take it on 4C only: on 8C the code spills in
+// the steps (see region_relabel). Not in the half-height tiles' module, whose shorter
+// relaxations it made slower, nor other forms of the warp's loop: kernels/NOTES.md,
+// bit_bfs.
 #ifndef LIVECUT_EMU
 #define BIT_BFS (TH == 32)
 #else
@@ -1065,11 +1043,9 @@ __device__ __forceinline__ u32 outside_bits(int lx, int ly) {
 // in one word: the relabel (16 bits), the residual bits and the height. One load then
 // gives a neighbour the height and whether it is of this relabel, with no acquire of the
 // tile's epoch first: one round trip to L2 instead of two on the relabel's critical path,
-// and the tile's epoch needs no fence and release before neighbours are queued (H200,
-// same run, with 8 more bytes per pixel: rocket 2.25 -> 2.16 ms, seeds_disk 3.42 -> 3.29,
-// chelsea 8C 17.4 -> 17.0, a generated 1920x1080 seed disk 76.9 -> 75.4). Every relabel
-// rewrites every pixel, so a stored epoch is the current one or an earlier one, which
-// differs even modulo 2^16.
+// and the tile's epoch needs no fence and release before neighbours are queued
+// (kernels/NOTES.md, gh_pack). Every relabel rewrites every pixel, so a stored epoch is
+// the current one or an earlier one, which differs even modulo 2^16.
 __device__ __forceinline__ u64 gh_pack(u32 epoch, u32 bits, u32 h) {
     return (u64)(epoch & 0xffffu) << 48 | (u64)(bits & 0xffffu) << 32 | h;
 }
@@ -1104,8 +1080,7 @@ __device__ void q_push(const Params& p, u32 t, u32 stamp);
 // The neighbours' gh words are the ones the relaxation loaded for its halo (`halo`): a
 // pixel with a height of this relabel only gets lower ones, however stale the halo it
 // was computed from, so a stale word only asks for more wakes, never fewer; loading the
-// words again here put a round trip on the relabel's critical path (H200, same run:
-// seeds_disk 2.92 -> 2.88 ms, camera 8C 3.11 -> 3.04, chelsea 8C 10.65 -> 10.46).
+// words again here would put a round trip on the relabel's critical path.
 template <int D>
 __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u32 i, u32 v, u32 epoch) {
     const int lx = (int)(i % TW), ly = (int)(i / TW);
@@ -1145,8 +1120,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
     // mail, while the last threads load the halo: its loads and atomics are not a round
     // trip or more in front of a halo load (a relaxation is a chain of round trips).
     // Loading the tile's own heights and residual bits before the halo, so that their
-    // round trip overlaps the halo's, measured no faster (H200, same run: rocket 1.66
-    // ms either way, the generated instances within 0.5 %).
+    // round trip overlaps the halo's, was no faster (kernels/NOTES.md, gr_tile).
     u32 flag = 0;
     if (threadIdx.x == 0) {
         flag = p.tile_active[t];
@@ -1257,10 +1231,8 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
     // 3x3 bit b). Warp 0 sends them after the block's barrier: owners' wakes go into
     // q_pending first, then the fence of the lanes that wake makes the block's heights
     // visible (the barrier orders every thread's stores before it, as in grid_sync), then
-    // the wakes. Before, every thread fenced its own stores before the barrier, even where
-    // no neighbour was to be woken: the fence took ~1500 cycles of a 7500-cycle relaxation
-    // on rocket (H200); H100, same run: rocket 1.455 -> 1.415 ms, a generated 640x480
-    // object 0.594 -> 0.580, the other instances within their spread.
+    // the wakes: one fence by the lanes that wake, none where no neighbour is woken,
+    // instead of one by every thread before the barrier (kernels/NOTES.md, gr_tile).
     if (epoch) {
         u32 wake = 0;
 #pragma unroll
@@ -1269,14 +1241,8 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
             const u32 v = s.h[halo_index(i)];
             if (v != h0[k] && on_border(i)) wake |= lowered_wakes<D>(p, tx, ty, s.gh, i, v, epoch);
         }
-        // only the bits some lane of the warp wants (most warps hold none): H100, same
-        // run, two rounds, against a ballot for each of the 9: rocket 1.40 -> 1.38 ms, a
-        // generated 640x480 seed disk 9.64 -> 9.55, a 1920x1080 4C image 6.86 -> 6.76
-        // (the wake and store steps of a rocket relaxation 1.85 -> 1.43 k cycles with the
-        // border bits below ORed once per warp, which alone changed nothing); the 4C seed
-        // disks whose rounds go by phases, with fixed rounds, 1280x720 36.3 -> 35.9 and
-        // 1920x1080 64.3 -> 62.9 (by the flow-rate rule, whose choices follow the timing,
-        // five runs each, 29.9-32.1 -> 31.4-31.7 and 55.1-56.7 -> 53.3-56.4)
+        // only the bits some lane of the warp wants (most warps hold none), not a ballot
+        // for each of the 9 (kernels/NOTES.md, gr_tile)
         for (u32 any = __reduce_or_sync(0xffffffffu, wake); any; any &= any - 1u) {
             const u32 b = (u32)__ffs(any) - 1u;
             const u32 n = (u32)__popc(__ballot_sync(0xffffffffu, (wake >> b) & 1u));
@@ -1451,7 +1417,7 @@ __device__ u32 push_phase(TileSmem<D>& s, Px<D>* px, int cur, u64* sink) {
         // The amounts, t-link first, as a chain of 32-bit min / subtract on the excess
         // (capped at 2^32 - 1: a larger excess pushes the rest next step) with no
         // branch in it: the step's latency is the longest such chain of dependent
-        // instructions in the tile, and the branchy per-arc form was twice as long.
+        // instructions in the tile, and the branchy per-arc form's chain was longer.
         const u32 e0 = (q.e >> 32) ? 0xffffffffu : (u32)q.e;
         u32 rest = e0;
         const u32 at = umin32(rest, q.h == 1 ? q.tres : 0u);
@@ -1560,8 +1526,8 @@ __device__ void store_tile(const Params& p, TileSmem<D>& s, const Px<D>* px, u32
     const u32 base = t * TP;
     const u32 flag = s.flag;
     // The neighbours to mail are collected in their own word (cleared at load), so the
-    // store needs no barrier before it to reset one that other threads read (H100, same
-    // run: coins 1.390 -> 1.382 ms, a generated 384x288 object 0.835 -> 0.823).
+    // store needs no barrier before it to reset one that other threads read
+    // (kernels/NOTES.md, send_mail).
 #pragma unroll
     for (u32 k = 0; k < PPT; ++k) {
         const u32 i = threadIdx.x + k * BDIM;
@@ -1624,16 +1590,8 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
     int cur = 0;
     u32 active = any_active<D>(px);
     // An 8C tile that got mail starts its steps from the heights it has, with no region
-    // relabel first. H100, same run, two rounds (the 8C figures with the polls' sleeps
-    // removed too, see wait_woken_tile, which alone moves them by under 0.5 %): chelsea 8C
-    // 7.48 -> 6.74 ms, camera 2.31 -> 2.23, seeds_astronaut 3.69 -> 3.37, generated 8C
-    // images 1920x1080 10.06 -> 8.95 and 1280x720 6.74 -> 5.36, a 1920x1080 8C seed disk
-    // 56.9 -> 55.9, a 400x300 8C object 1.357 -> 1.385. On 4C it depends on the energy:
-    // coins 1.37 -> 1.24, a 384x288 object 0.82 -> 0.71 and a 1920x1080 image 6.87 -> 6.48,
-    // but rocket 1.39 -> 1.51, seeds_disk 2.52 -> 2.67, a 640x480 image 2.01 -> 2.17, a
-    // 640x480 object 0.57 -> 0.69 and the 1280x720 and 1920x1080 seed disks 30 -> 47 and 55
-    // -> 76. Skipping it for every tile, or only for mailed tiles that were idle, or only
-    // for mailed ones flagged active, measured worse overall on both.
+    // relabel first: faster on 8C energies, where on 4C it depends on the energy; other
+    // rules for skipping it were worse overall (kernels/NOTES.md, discharge_tile).
     if (!active || (D == 8 && mailed)) region_first = false;
     if (region_first) {
         iters += region_relabel<D>(p, s, px, cur);
@@ -1845,35 +1803,28 @@ extern "C" __global__ void __launch_bounds__(BDIM) pr_mask(const Params p) { mas
 // scratch, and a tile whose border got lower has the neighbours that can use it
 // (lowered_wakes) relax again, until none is left. Chaotic relaxation reaches the same
 // fixpoint as level-synchronous BFS: exact distances to t. Its critical path is a chain
-// of dependent tile relaxations, each a few BFS iterations but thousands of cycles of
-// loads, fences and atomics (rocket 640x480: ~4 iterations per relaxation). Two ways to
-// hand a tile to a block (see the queue and the wakes above):
+// of dependent tile relaxations, each a few BFS iterations but a long chain of loads,
+// fences and atomics. Two ways to hand a tile to a block (see the queue and the wakes
+// above):
 //  * queue: each block first relaxes its own share (unless a neighbour queued one of
 //    them meanwhile), then whatever neighbours queued, taken by any block;
 //  * owners (Params::gr_owners): each block relaxes its own tiles, first from scratch,
 //    then those that neighbours woke. A hop of the chain is the waker's fence, its
 //    increment and the owner's poll, instead of a queue push (load, compare-and-swap,
-//    slot) and pop (ticket, slot, claim, fence): H200, same run, 4-6 % faster on every
-//    shared instance (rocket 2.14 -> 2.02 ms, chelsea 8C 16.9 -> 16.2, a 640x480 image
-//    energy 2.49 -> 2.32). On grids of many tiles per block a busy owner holds up its
-//    other woken tiles, which then relax later and more often (a 1920x1080 seed disk
-//    75.7 -> 82.2 ms with 39 % more relaxations): those keep the queue.
-// Where its time goes, and the hand-overs and schedules measured and not kept:
-// kernels/NOTES.md, bfs_pass.
+//    slot) and pop (ticket, slot, claim, fence), which small grids wait on. On grids of
+//    many tiles per block a busy owner holds up its other woken tiles, which then relax
+//    later and more often: those keep the queue.
+// Where its time goes, and the hand-overs and schedules tried: kernels/NOTES.md,
+// bfs_pass.
 __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds, u32* s_flag);
 
 // 8C global relabels by the queue in square tiles (CALM) leave a calm tile (tile_calm: no
 // t-link residual and neither a visit nor mail since its last initial relaxation, and
 // not active) to its first wake instead of relaxing it from scratch (all INF, from INF
 // halos) on its own: a tile no wake reaches cannot reach t and gets INF heights after
-// the pass (fill_unreached). H100, same run, three rounds: a generated 1920x1080 8C seed
-// disk 50.4 -> 48.0 ms (tile sweeps 214 -> 183). In the half-height tiles' module it
-// changed no solve by more than 0.5 % but the code alone made chelsea 8C and
-// seeds_astronaut 8C 1 % slower. On 4C it cut the relaxations as much but not the
-// relabels' critical path (a 1920x1080 seed disk 6,300 -> 4,500 relaxations a relabel,
-// ~1.25 M cycles a relabel either way: the chain of hand-overs, not the relaxations,
-// sets it), and the image energies were slower (1920x1080 6.70 -> 6.83 ms, 1280x720
-// 3.76 -> 3.87).
+// the pass (fill_unreached). Not in the half-height tiles' module, where the code cost
+// more than it saved, nor on 4C, where it cut relaxations but not the relabels' critical
+// path, which the chain of hand-overs sets (kernels/NOTES.md, lazy_skip).
 __device__ __forceinline__ bool lazy_skip(const Params& p, u32 t) {
     return p.tile_calm[t] && !ld_relaxed(&p.tile_mail[t]) && !p.tile_active[t];
 }
@@ -1897,18 +1848,13 @@ __device__ void fill_unreached(const Params& p, u32 epoch) {
 // relabel follows the rounds with no grid barrier in between: each tile starts its first
 // relaxation once its edge neighbours are done with the last round, so the relabel's
 // wave runs while the round's slowest visits end, and the barrier that set up the pass
-// (new epoch and stamp, q_pending) is the one after the last relabel. H200, same run,
-// three rounds, against the barrier: coins 1.298 -> 1.200 ms, rocket 1.359 -> 1.260,
-// seeds_disk 2.220 -> 2.019, generated 640x480 image 1.973 -> 1.854 and object 0.553 ->
-// 0.527, 512x512 image 2.503 -> 2.407, 512x384 seed disk 7.62 -> 7.37. Only the module of
+// (new epoch and stamp, q_pending) is the one after the last relabel. Only the module of
 // half-height tiles, which the grids of few tiles take, has it: in the square tiles'
-// module the code alone made the large 4C grids, which never take it, 1-2 % slower (the
-// 1920x1080 and 1280x720 image energies, 6.67 -> 6.76 and 3.76 -> 3.82 ms); without it
-// that module's SASS is the same as before. Owners wait for their own tiles' neighbours
-// one tile at a time: waiting for all of them before the first relaxation was slower on
-// rocket (1.266 -> 1.288 ms, H200, same run), whose blocks own two or three tiles.
-// Where a small 4C grid's time goes, and taller relabel tiles measured and not kept:
-// kernels/NOTES.md, RELABEL_FOLLOWS.
+// module the code alone slowed the large 4C grids, which never take it. Owners wait for
+// their own tiles' neighbours one tile at a time: waiting for all of them before the
+// first relaxation was slower where blocks own two or three tiles.
+// Where a small 4C grid's time goes, and taller relabel tiles tried: kernels/NOTES.md,
+// RELABEL_FOLLOWS.
 #define RELABEL_FOLLOWS (TH == 16)
 
 // With `rounds` > 0 the pass follows that many discharge rounds by owners with no grid
@@ -1996,13 +1942,11 @@ __device__ bool wait_edge_neighbours(const Params& p, u32 tx, u32 ty, u32 rounds
 // want a visit (active, mailed, or all on a revisit round), each visited once. Tiles of
 // one colour share no edge, so the halo heights stay frozen during the phase but for 8C
 // corners (in the concurrent variant one phase holds every tile and they may be stale,
-// which costs work, never exactness). 8C with four colours, so that corners are frozen
-// too, measured 13-32 % slower on every 8C instance (H200, same run, four against two
-// phases: chelsea 13.9 -> 10.7 ms, camera 4.39 -> 3.19, seeds_astronaut 7.61 -> 5.19, a
-// 1920x1080 image energy 15.7 -> 13.7): a phase costs a grid barrier and its slowest
-// visit, and a stale corner height costs little. Blocks claim tiles one by one, idle
-// ones included: measured cheaper than queueing the wanted ones, whose pops and
-// end-of-phase detection cost more than the claims they save.
+// which costs work, never exactness). 8C takes two colours, not the four that would
+// freeze corners too: a phase costs a grid barrier and its slowest visit, and a stale
+// corner height costs little. Blocks claim tiles one by one, idle ones included:
+// queueing the wanted ones costs more in pops and end-of-phase detection than the
+// claims it saves (kernels/NOTES.md, discharge_phase).
 template <int D>
 __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 count, bool revisit, bool region_first) {
     for (u32 k = blockIdx.x; k < count; k = claim(p, &s.item)) {
@@ -2020,16 +1964,10 @@ __device__ void discharge_phase(const Params& p, TileSmem<D>& s, u32 first, u32 
 // the phase schedule, but a tile never waits for tiles it does not touch: a phase's
 // slowest visit holds up only its neighbours. Every dependency points to an earlier
 // (round, colour), which every block works through in order, so some tile can always go.
-// A round is always whole (no early global relabel when all tiles went idle). H200, same
-// run as the phases: rocket 2.04 -> 1.90 ms, coins 1.77 -> 1.64, seeds_disk 3.17 -> 2.99
-// (the same visits and steps, sooner); 8C chelsea 10.6 -> 11.3 (more visits), and a
-// 1920x1080 image energy 7.59 -> 7.96 with 16 tiles a block: those keep the phases.
-// A second round's visit starts with a region relabel. Without it (H200, same run):
-// coins 1.385 -> 1.265 ms and chelsea 640x480 4.75 -> 4.44, but seeds_disk 2.555 ->
-// 2.695 and a 640x480 image 2.05 -> 2.20; only for tiles flagged active: coins 1.295,
-// rocket 1.665 -> 1.86. Kept for all but 8C tiles that got mail (see discharge_tile).
-// The concurrent variant by owners measured and not kept: kernels/NOTES.md,
-// discharge_owned.
+// A round is always whole (no early global relabel when all tiles went idle). 8C grids
+// and grids of many tiles a block keep the phases (CudaConfig::owner_discharge_tiles).
+// A second round's visit starts with a region relabel, as by phases (see discharge_tile).
+// The concurrent variant by owners was tried: kernels/NOTES.md, discharge_owned.
 template <int D>
 __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32 nrounds) {
     for (u32 k = 0; k < nrounds; ++k) {
@@ -2044,10 +1982,7 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
                 __syncthreads();
                 // the tile's state before its neighbours may load it: the barrier orders the
                 // block's stores before the release store, with no fence of its own in front
-                // (H100, same run, three rounds: coins 1.382 -> 1.370 ms, rocket 1.410 ->
-                // 1.396, seeds_disk 2.539 -> 2.524; 8C within 0.5 %). Releasing it before the
-                // visit's counter and flag atomics, not after, measured within the spread
-                // (rocket 1.400 -> 1.393, seeds_disk 2.528 -> 2.515, coins the same).
+                // (kernels/NOTES.md, discharge_owned)
                 if (threadIdx.x == 0) st_release(&p.tile_round[t], g + 1u);
             }
         }
@@ -2064,17 +1999,11 @@ __device__ void discharge_owned(const Params& p, TileSmem<D>& s, u32 round0, u32
 // that decides: only a whole relabel ends the solve, so the termination test and the cut
 // are as before. The cap stops the wave at tile borders (halo heights at the cap are no
 // seeds; the Jacobi iterations start such pixels at the cap); bit_bfs may run on beyond
-// it inside a tile, whose heights above the cap are then lowered to it. H100, same run,
-// two rounds, against whole relabels only: generated 4C seed disks 1920x1080 49.8 -> 46.8
-// ms and 1280x720 26.4 -> 25.0, 4C images (no caps) 1920x1080 6.66 -> 6.73, 1280x720 3.63
-// -> 3.64 and 1024x768 3.04 -> 3.05 (the code alone); margins of 32 and 16 were slower
-// on the 1920x1080 disk (49.9-50.8), 32 faster on the 1280x720 one (25.4).
-// Other forms measured and not kept: kernels/NOTES.md, relabel_cap.
+// it inside a tile, whose heights above the cap are then lowered to it. The margin, and
+// other forms tried: kernels/NOTES.md, relabel_cap and relabel_cap_margin.
 // The cap of relabel `epoch` (INF: whole) after one capped at `last` (INF: whole): that
 // one left a pixel with excess at its cap where the highest such height is at the cap
-// (a flag of its own, set by note_active_heights, measured the same: H100, same run, two
-// rounds, 1920x1080 4C seed disk 46.71-46.74 -> 46.64-46.66 ms, 1280x720 25.44-25.50 ->
-// 25.47-25.82, 4C images within 0.8 %). The last relabel's highest height is 0 (whole)
+// (derived here, not a flag of its own). The last relabel's highest height is 0 (whole)
 // where it noted none: the solve's first relabel (Ctl starts zeroed) and one after a
 // relabel that found no active tile. Block 0 clears what the next one reads.
 __device__ u32 relabel_cap(const Params& p, Ctl* c, u32 epoch, u32 last) {
@@ -2104,13 +2033,10 @@ __device__ void note_active_heights(const Params& p, Ctl* c, u32 epoch) {
 // colour, a grid barrier after each) until the next global relabel is due, until a
 // global relabel finds no active tile. A relabel is due after gr_rounds rounds, or on
 // 4C grids whose rounds go by phases once the flow-rate rule (rate_rule) says another
-// round would lower the long-run rate (H200: a 1920x1080 seed disk 65.3 -> 60.7 ms,
-// 1280x720 39.8 -> 36.0, image energies within 0.5 %); where owners run the rounds,
-// after gr_few_rounds when the relabel found at most gr_few_tiles active tiles. On
-// small grids most of the time goes to the tail (rocket 640x480: once a relabel finds
-// <= 24 active tiles, 58 % of the critical path for 6.5 % of the flow), where each
-// phase waits on one tile's visit.
-// What the tail costs and what was measured against it: kernels/NOTES.md, the tail.
+// round would lower the long-run rate; where owners run the rounds, after gr_few_rounds
+// when the relabel found at most gr_few_tiles active tiles. On small grids most of the
+// time goes to the tail, a few active tiles where each phase waits on one tile's visit.
+// What the tail costs and what was tried against it: kernels/NOTES.md, the tail.
 template <int D>
 __device__ void solve_persistent(const Params& p) {
     DYN_SMEM(smem);
@@ -2140,11 +2066,10 @@ __device__ void solve_persistent(const Params& p) {
     // tile by tile (RELABEL_FOLLOWS)
     const bool follows = RELABEL_FOLLOWS && D == 4 && p.gr_owners && p.owned_discharge && !p.concurrent;
     // 8C rounds go by phases with no flow-rate rule: the last phase's barrier has ended
-    // every visit, so a relabel needs no barrier of its own either (H100, same run, three
-    // rounds: camera 2.016 -> 1.997 ms, chelsea 6.41 -> 6.36, seeds_astronaut 3.55 ->
-    // 3.52, a generated 400x300 object 1.209 -> 1.193, the large 8C grids 0.1-0.5 %). 4C
-    // grids whose rounds go by phases keep it: the rule times the relabel from it, and in
-    // the square tiles' module any change of code measured 1-2 % either way.
+    // every visit, so a relabel needs no barrier of its own either. 4C grids whose rounds
+    // go by phases keep it: the rule times the relabel from it, and in the square tiles'
+    // module any change of code moved the times either way (kernels/NOTES.md,
+    // solve_persistent).
     const bool phases8 = D == 8;
     // capped relabels (relabel_cap), not where a relabel follows the rounds: a block may
     // start it before another has noted the last one's active heights
@@ -2191,7 +2116,7 @@ __device__ void solve_persistent(const Params& p) {
         if (p.owned_discharge && !p.concurrent) {
             // the next global relabel's barrier ends the rounds
             // a relabel that found few active tiles is followed by more rounds (CudaConfig::
-            // few_active_tiles; kernels/NOTES.md has the measurements)
+            // few_active_tiles; kernels/NOTES.md, few_active_tiles)
             const u32 nr = snap.active_tiles <= p.gr_few_tiles ? p.gr_few_rounds : p.gr_rounds;
             discharge_owned<D>(p, ts, rounds, nr);
             rounds += nr;

@@ -13,7 +13,7 @@ use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
 use livecut::capture::{
     CaptureError, CapturedFrame, DemoConfig, DemoScene, DemoSource, FrameSource, ImageSource,
 };
-use livecut::maxflow::EngineChoice;
+use livecut::maxflow::{EngineChoice, EngineKind};
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -202,11 +202,13 @@ fn engine_and_source_switch_from_the_controls() {
     click(&mut h, "Auto");
     assert_eq!(h.state().settings().engine, EngineChoice::Auto);
     step_until(&mut h, "the engine change", |app| {
-        !app.notices().is_empty() || app.engine_in_use() == "cuda"
+        !app.notices().is_empty() || app.engine_in_use() == EngineKind::Cuda
     });
     click(&mut h, "CPU");
     assert_eq!(h.state().settings().engine, EngineChoice::Cpu);
-    step_until(&mut h, "the CPU engine", |app| app.engine_in_use() == "cpu");
+    step_until(&mut h, "the CPU engine", |app| {
+        app.engine_in_use() == EngineKind::Cpu
+    });
     // Stochastic cuts are a CUDA scheme: offered only when CUDA cuts.
     let stochastic = h.get_by_label("Stochastic cuts");
     assert!(stochastic.accesskit_node().is_disabled());

@@ -4,6 +4,7 @@ use livecut::capture::{CaptureError, FrameSource, SourceSpec, StreamSettings, Vi
 use livecut::energy::SeedLabel;
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 fn settings(width: u32, height: u32) -> StreamSettings {
     StreamSettings {
@@ -110,6 +111,8 @@ fn a_camera_that_is_not_there_is_an_error_not_a_panic() {
     assert!(!text.contains('\n'));
 }
 
+/// Every frame of a generated clip, opened from its path, in order and timed by the
+/// clip's frame rate; the end stays the end.
 #[test]
 fn a_video_is_read_through_ffmpeg_frame_by_frame() {
     if !video::program_available("ffmpeg") || !video::program_available("ffprobe") {
@@ -125,7 +128,7 @@ fn a_video_is_read_through_ffmpeg_frame_by_frame() {
             "-f",
             "lavfi",
             "-i",
-            "testsrc2=size=40x30:rate=12",
+            "testsrc2=size=40x30:rate=10",
             "-frames:v",
             "9",
         ])
@@ -137,13 +140,19 @@ fn a_video_is_read_through_ffmpeg_frame_by_frame() {
     assert!(ok);
     let mut source = open(&clip).unwrap();
     assert_eq!(source.size(), (40, 30));
+    assert!(
+        source.describe().contains("10.00 fps"),
+        "{}",
+        source.describe()
+    );
     let frames = drain(source.as_mut());
     assert_eq!(frames.len(), 9);
-    assert!(
-        frames
-            .iter()
-            .all(|f| f.name.is_none() && f.frame.rgb.len() == 40 * 30 * 3)
-    );
+    for (n, f) in (0u64..).zip(&frames) {
+        assert_eq!(f.frame.index, n);
+        assert_eq!(f.frame.timestamp, Duration::from_millis(100 * n));
+        assert!(f.name.is_none() && f.frame.rgb.len() == 40 * 30 * 3);
+    }
+    assert!(source.next_frame().unwrap().is_none());
     assert_ne!(frames[0].frame.rgb, frames[8].frame.rgb);
 }
 

@@ -6,7 +6,12 @@
 //! PNG masks (e.g. GrabCut ground truth); every file is labelled as it is (all grey
 //! values, 4- and 8-connected).
 
-use livecut::ccl::{Cleaner, CleanupParams, Constraints, CpuLabeller, CudaLabeller, Labeller};
+mod common;
+
+use common::rng::Rng;
+use livecut::ccl::{
+    Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller, Labeller,
+};
 use livecut::grid::{Connectivity, Mask};
 use proptest::prelude::*;
 use std::collections::VecDeque;
@@ -61,17 +66,10 @@ fn cpu_labels(values: &[u8], w: u32, h: u32, conn: Connectivity) -> Vec<u32> {
     out
 }
 
-/// Deterministic pseudo-random bytes (xorshift), values below `levels`.
+/// Deterministic pseudo-random bytes, values below `levels`.
 fn noise(n: usize, levels: u8, seed: u64) -> Vec<u8> {
-    let mut s = seed | 1;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s % levels as u64) as u8
-        })
-        .collect()
+    let mut rng = Rng(seed);
+    (0..n).map(|_| rng.below(levels as u64) as u8).collect()
 }
 
 /// A one-pixel-wide spiral path on a background: the worst case for propagation,
@@ -254,6 +252,31 @@ fn gpu_matches_cpu_on_real_masks() {
     }
 }
 
+/// Cleans `mask` with `labeller`, no pixel fixed: components under `min_area` pixels
+/// or with no pixel where `anchor` holds are dropped, holes under `min_area` filled.
+fn clean_anchored(
+    mask: &mut Mask,
+    connectivity: Connectivity,
+    min_area: u32,
+    anchor: &dyn Fn(usize) -> bool,
+    labeller: &mut dyn Labeller,
+) -> CleanupReport {
+    let none = |_: usize| false;
+    let constraints = Constraints {
+        fixed_foreground: &none,
+        fixed_background: &none,
+        anchor: Some(anchor),
+    };
+    let params = CleanupParams {
+        connectivity,
+        min_area,
+        drop_unanchored: true,
+    };
+    Cleaner::new()
+        .clean(mask, &params, &constraints, labeller)
+        .unwrap()
+}
+
 #[test]
 fn cleanup_is_the_same_with_either_labeller() {
     let Some(mut gpu) = gpu() else { return };
@@ -264,25 +287,13 @@ fn cleanup_is_the_same_with_either_labeller() {
         data: blobs(w as usize, h as usize, 5),
     };
     let anchor = |p: usize| p.is_multiple_of(997);
-    let none = |_: usize| false;
-    let constraints = Constraints {
-        fixed_foreground: &none,
-        fixed_background: &none,
-        anchor: Some(&anchor),
-    };
-    let params = CleanupParams {
-        connectivity: Connectivity::Eight,
-        min_area: 150,
-        drop_unanchored: true,
+    let clean = |mask: &mut Mask, labeller: &mut dyn Labeller| {
+        clean_anchored(mask, Connectivity::Eight, 150, &anchor, labeller)
     };
     let mut on_cpu = mask.clone();
     let mut on_gpu = mask;
-    let a = Cleaner::new()
-        .clean(&mut on_cpu, &params, &constraints, &mut CpuLabeller::new())
-        .unwrap();
-    let b = Cleaner::new()
-        .clean(&mut on_gpu, &params, &constraints, &mut gpu)
-        .unwrap();
+    let a = clean(&mut on_cpu, &mut CpuLabeller::new());
+    let b = clean(&mut on_gpu, &mut gpu);
     assert_eq!(a, b);
     assert_eq!(on_cpu, on_gpu);
     assert!(a.changed_pixels > 0, "the fixture has something to clean");
@@ -302,21 +313,14 @@ fn cleanup_keeps_the_anchored_object_and_fills_its_holes() {
         square || speck || other
     });
     let anchor = |i: usize| i == (15 * w + 15) as usize;
-    let none = |_: usize| false;
-    let constraints = Constraints {
-        fixed_foreground: &none,
-        fixed_background: &none,
-        anchor: Some(&anchor),
-    };
-    let params = CleanupParams {
-        connectivity: Connectivity::Four,
-        min_area: 10,
-        drop_unanchored: true,
-    };
     let mut cleaned = mask.clone();
-    let report = Cleaner::new()
-        .clean(&mut cleaned, &params, &constraints, &mut CpuLabeller::new())
-        .unwrap();
+    let report = clean_anchored(
+        &mut cleaned,
+        Connectivity::Four,
+        10,
+        &anchor,
+        &mut CpuLabeller::new(),
+    );
     assert_eq!(report.dropped_components, 2);
     assert_eq!(report.filled_holes, 1);
     assert_eq!(cleaned.count_source(), 400);

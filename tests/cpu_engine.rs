@@ -5,20 +5,14 @@
 
 mod common;
 
-use common::{Rng, max_flow, perturb, perturb_backward, random_problem, symmetrise};
+use common::generators::{connectivity, perturb, perturb_backward, random_problem, symmetrise};
+use common::grids::{grids_dir, manifest};
+use common::reference::{max_flow, reference_flow};
+use common::rng::Rng;
 use livecut::grid::{Connectivity, GridProblem, Mask, cut_capacity};
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::maxflow::{CutSide, Engine, Solution};
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
-
-fn connectivity(eight: bool) -> Connectivity {
-    if eight {
-        Connectivity::Eight
-    } else {
-        Connectivity::Four
-    }
-}
 
 /// Checks `s` against the reference solution of `p`.
 fn check_against_reference(p: &GridProblem, s: &Solution) -> Result<(), TestCaseError> {
@@ -136,6 +130,15 @@ proptest! {
     }
 }
 
+/// An engine that has solved `p` and continues from the kept graph at every change
+/// rate.
+fn resuming_engine(p: &GridProblem) -> CpuEngine {
+    let mut engine = CpuEngine::new();
+    engine.set_always_resume(true);
+    engine.solve(p).unwrap();
+    engine
+}
+
 /// Checks that `s`, an update of `p` that continued from the kept graph, gives the
 /// flow and mask of a fresh solve, which it returns.
 fn check_resumed_update(p: &GridProblem, s: &Solution) -> Result<Solution, TestCaseError> {
@@ -162,10 +165,8 @@ proptest! {
     ) {
         let mut rng = Rng(seed);
         let mut p = random_problem(&mut rng, w, h, connectivity(eight));
-        let mut engine = CpuEngine::new();
-        engine.set_always_resume(true);
+        let mut engine = resuming_engine(&p);
         let mut auto = CpuEngine::new();
-        engine.solve(&p).unwrap();
         auto.solve(&p).unwrap();
         for _ in 0..steps {
             p = perturb(&mut rng, &p, rate);
@@ -201,9 +202,7 @@ proptest! {
     ) {
         let mut rng = Rng(seed);
         let mut p = symmetrise(&random_problem(&mut rng, w, h, connectivity(eight)));
-        let mut engine = CpuEngine::new();
-        engine.set_always_resume(true);
-        engine.solve(&p).unwrap();
+        let mut engine = resuming_engine(&p);
         for _ in 0..steps {
             p = match rng.below(3) {
                 0 => symmetrise(&perturb(&mut rng, &p, rate)),
@@ -229,7 +228,7 @@ fn one_engine_reused_across_shapes_and_connectivities() {
             engine.update(&p)
         }
         .unwrap();
-        assert_eq!(s.flow, max_flow(&p).flow, "round {round}");
+        assert_eq!(s.flow, reference_flow(&p), "round {round}");
     }
 }
 
@@ -288,35 +287,9 @@ fn statistics_describe_the_call() {
     assert_eq!((s.stats.changed_arcs, s.stats.iterations), (0, 0));
 }
 
-fn shared_grids() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids");
-    if dir.join("manifest.csv").exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "note: {} not found; skipping the shared instances",
-            dir.display()
-        );
-        None
-    }
-}
-
-/// (file name, expected flow) of every instance in the manifest.
-fn manifest(dir: &Path) -> Vec<(String, u64)> {
-    let text = std::fs::read_to_string(dir.join("manifest.csv")).unwrap();
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].to_string(), f[4].trim().parse().unwrap())
-        })
-        .collect()
-}
-
 #[test]
 fn shared_instances_give_manifest_flows_and_reference_masks() {
-    let Some(dir) = shared_grids() else { return };
+    let Some(dir) = grids_dir() else { return };
     let mut engine = CpuEngine::new();
     for (file, flow) in manifest(&dir) {
         let p = livecut::maxflow::dimacs::read_path(&dir.join(&file)).unwrap();
@@ -334,7 +307,7 @@ fn shared_instances_give_manifest_flows_and_reference_masks() {
 
 #[test]
 fn shared_instances_updated_like_video_frames_match_fresh_solves() {
-    let Some(dir) = shared_grids() else { return };
+    let Some(dir) = grids_dir() else { return };
     let mut rng = Rng(42);
     for file in [
         "coins_384x303_4c.max.gz",

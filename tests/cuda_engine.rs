@@ -4,15 +4,22 @@
 //! shared data lives: `$LIVECUT_GRIDS`, else `../shared/data/grids` beside the checkout,
 //! else `grids/` in the working directory (how the GPU machine gets them).
 
+mod common;
+
+use common::generators::{
+    Change, change, connectivity, image_like, neighbour_capacities, object_like, random_grid,
+    seeds_disk,
+};
+use common::grids::{grids_dir, manifest};
+use common::reference::reference_flow;
+// xorshift64*: the generator these tests' instances were drawn with.
+use common::rng::Rng as SplitMix;
+use common::rng::XorShift as Rng;
 use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
 use livecut::maxflow::cuda::{
     CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule, TILE_HEIGHTS, Terminals,
 };
 use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine, dimacs};
-use std::collections::VecDeque;
-use std::path::PathBuf;
-
-mod common;
 
 // ---------------------------------------------------------------------------------
 // Helpers
@@ -94,30 +101,6 @@ fn describe(config: &CudaConfig) -> String {
     )
 }
 
-fn grids_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("LIVECUT_GRIDS").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids")),
-        Some(PathBuf::from("grids")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("manifest.csv").exists())
-}
-
-fn manifest(dir: &std::path::Path) -> Vec<(String, u64)> {
-    let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].to_string(), f[4].trim().parse().expect("flow"))
-        })
-        .collect()
-}
-
 /// Solves, checks the certificate (cut capacity of the returned mask == flow) and
 /// returns the flow.
 fn solve_certified(engine: &mut CudaEngine, problem: &GridProblem, what: &str) -> u64 {
@@ -134,294 +117,6 @@ fn solve_certified(engine: &mut CudaEngine, problem: &GridProblem, what: &str) -
         "{what}: mask values"
     );
     solution.flow
-}
-
-/// Small deterministic generator (xorshift64*), so failures are reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-fn conn(eight: bool) -> Connectivity {
-    if eight {
-        Connectivity::Eight
-    } else {
-        Connectivity::Four
-    }
-}
-
-/// A random grid: `density` percent of pixels get terminal arcs, caps below `max_cap`.
-fn random_grid(
-    rng: &mut Rng,
-    w: u32,
-    h: u32,
-    eight: bool,
-    max_cap: u64,
-    density: u64,
-) -> GridProblem {
-    let c = conn(eight);
-    let n = (w * h) as usize;
-    let mut src = vec![0i32; n];
-    let mut sink = vec![0i32; n];
-    for i in 0..n {
-        if rng.below(100) < density {
-            src[i] = rng.below(max_cap) as i32;
-        }
-        if rng.below(100) < density {
-            sink[i] = rng.below(max_cap) as i32;
-        }
-    }
-    let probe = GridProblem::zeros(w, h, c).expect("size");
-    let mut edges = vec![vec![0i32; n]; c.number() as usize];
-    for &d in c.directions() {
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                if probe.neighbour(x, y, d).is_some() && rng.below(10) < 8 {
-                    edges[d.index()][i] = rng.below(max_cap) as i32;
-                }
-            }
-        }
-    }
-    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
-}
-
-/// Reference max-flow (Dinic, 128-bit capacities) on the same graph.
-fn reference_flow(p: &GridProblem) -> u64 {
-    let n = p.pixels();
-    let (s, t) = (n, n + 1);
-    let mut head = vec![usize::MAX; n + 2];
-    let (mut to, mut cap, mut next) = (Vec::new(), Vec::<i128>::new(), Vec::new());
-    let mut add = |u: usize, v: usize, c: i128, head: &mut Vec<usize>| {
-        for (a, b, cc) in [(u, v, c), (v, u, 0)] {
-            to.push(b);
-            cap.push(cc);
-            next.push(head[a]);
-            head[a] = to.len() - 1;
-        }
-    };
-    for i in 0..n {
-        if p.source()[i] > 0 {
-            add(s, i, p.source()[i] as i128, &mut head);
-        }
-        if p.sink()[i] > 0 {
-            add(i, t, p.sink()[i] as i128, &mut head);
-        }
-        let (x, y) = (
-            (i % p.width() as usize) as u32,
-            (i / p.width() as usize) as u32,
-        );
-        for &d in p.connectivity().directions() {
-            let c = p.edges(d)[i];
-            if c > 0
-                && let Some(j) = p.neighbour(x, y, d)
-            {
-                add(i, j, c as i128, &mut head);
-            }
-        }
-    }
-    let mut flow: i128 = 0;
-    loop {
-        let mut level = vec![-1i64; n + 2];
-        level[s] = 0;
-        let mut queue = VecDeque::from([s]);
-        while let Some(u) = queue.pop_front() {
-            let mut e = head[u];
-            while e != usize::MAX {
-                if cap[e] > 0 && level[to[e]] < 0 {
-                    level[to[e]] = level[u] + 1;
-                    queue.push_back(to[e]);
-                }
-                e = next[e];
-            }
-        }
-        if level[t] < 0 {
-            return flow as u64;
-        }
-        let mut it = head.clone();
-        // iterative DFS for blocking flow
-        loop {
-            let mut path: Vec<usize> = Vec::new();
-            let mut u = s;
-            let pushed = loop {
-                if u == t {
-                    let f = path.iter().map(|&e| cap[e]).min().unwrap_or(0);
-                    break f;
-                }
-                let mut advanced = false;
-                while it[u] != usize::MAX {
-                    let e = it[u];
-                    if cap[e] > 0 && level[to[e]] == level[u] + 1 {
-                        path.push(e);
-                        u = to[e];
-                        advanced = true;
-                        break;
-                    }
-                    it[u] = next[e];
-                }
-                if !advanced {
-                    if u == s {
-                        break 0;
-                    }
-                    level[u] = -1;
-                    let e = path.pop().expect("path");
-                    u = to[e ^ 1];
-                    it[u] = next[it[u]];
-                }
-            };
-            if pushed == 0 {
-                break;
-            }
-            for &e in &path {
-                cap[e] -= pushed;
-                cap[e ^ 1] += pushed;
-            }
-            flow += pushed;
-        }
-    }
-}
-
-/// Seed-only "disk" instance following the data's FORMAT.md recipe (noisy bright disk on
-/// a textured background, source seeds at the centre, sink seeds on the frame).
-fn seeds_disk(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let c = conn(eight);
-    let n = (w * h) as usize;
-    let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
-    let m = w.min(h) as f64;
-    let mut img = vec![0f64; n];
-    for y in 0..h {
-        for x in 0..w {
-            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
-            let base = if r < 0.35 * m {
-                170.0
-            } else {
-                70.0 + 20.0 * ((x / 7 + y / 5) % 3) as f64
-            };
-            img[(y * w + x) as usize] = base + rng.below(31) as f64 - 15.0;
-        }
-    }
-    let mut src = vec![0i32; n];
-    let mut sink = vec![0i32; n];
-    let seed_r = (0.03 * m).max(3.0);
-    for y in 0..h {
-        for x in 0..w {
-            let i = (y * w + x) as usize;
-            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
-            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-                sink[i] = 1_000_000_000;
-            } else if r < seed_r {
-                src[i] = 1_000_000_000;
-            }
-        }
-    }
-    let probe = GridProblem::zeros(w, h, c).expect("size");
-    let mut edges = vec![vec![0i32; n]; c.number() as usize];
-    for &d in c.directions() {
-        let dist = if d.is_diagonal() {
-            std::f64::consts::SQRT_2
-        } else {
-            1.0
-        };
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                if let Some(j) = probe.neighbour(x, y, d) {
-                    let diff = img[i] - img[j];
-                    edges[d.index()][i] =
-                        (100.0 * (-diff * diff / 1800.0).exp() / dist).round() as i32;
-                }
-            }
-        }
-    }
-    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
-}
-
-/// Segmentation-like energy: smooth blobs plus noise, t-links from two Gaussian intensity
-/// models (reparametrised: one t-link per pixel), contrast-sensitive n-links.
-fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let n = (w * h) as usize;
-    let mut img = vec![0f64; n];
-    for y in 0..h {
-        for x in 0..w {
-            let (fx, fy) = (x as f64 / w as f64, y as f64 / h as f64);
-            let blob = ((fx * 9.0).sin() * (fy * 7.0).cos() + (fx * 3.0 + fy * 5.0).sin()) * 0.5;
-            let base = if blob > 0.1 { 150.0 } else { 100.0 };
-            img[(y * w + x) as usize] = base + 20.0 * blob + rng.below(61) as f64 - 30.0;
-        }
-    }
-    image_energy(img, w, h, eight)
-}
-
-/// An image energy of a small object (a disk over ~5 % of the pixels) on a large
-/// background, as rocket's: the sink pulls far more pixels than s feeds.
-fn object_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let (cx, cy, r) = (w as f64 * 0.4, h as f64 * 0.55, 0.15 * w.min(h) as f64);
-    let mut img = vec![0f64; (w * h) as usize];
-    for y in 0..h {
-        for x in 0..w {
-            let inside = (x as f64 - cx).hypot(y as f64 - cy) < r;
-            let base = if inside { 150.0 } else { 100.0 };
-            img[(y * w + x) as usize] = base + rng.below(51) as f64 - 25.0;
-        }
-    }
-    image_energy(img, w, h, eight)
-}
-
-/// Segmentation energy of grey image `img`: terminals from two Gaussian likelihoods
-/// (background 100, foreground 150), contrast-sensitive edges.
-fn image_energy(img: Vec<f64>, w: u32, h: u32, eight: bool) -> GridProblem {
-    let c = conn(eight);
-    let n = (w * h) as usize;
-    let nll = |v: f64, mean: f64| ((v - mean) / 40.0).powi(2) / 2.0 + 0.5;
-    let mut src = vec![0i32; n];
-    let mut sink = vec![0i32; n];
-    for i in 0..n {
-        let s = (10.0 * nll(img[i], 100.0)).round() as i32; // background cost
-        let t = (10.0 * nll(img[i], 150.0)).round() as i32; // foreground cost
-        let m = s.min(t);
-        src[i] = s - m;
-        sink[i] = t - m;
-    }
-    let probe = GridProblem::zeros(w, h, c).expect("size");
-    let mut sum = 0f64;
-    let mut count = 0f64;
-    for y in 0..h {
-        for x in 0..w {
-            if let Some(j) = probe.neighbour(x, y, Direction::East) {
-                sum += (img[(y * w + x) as usize] - img[j]).powi(2);
-                count += 1.0;
-            }
-        }
-    }
-    let two_sigma2 = 2.0 * sum / count.max(1.0);
-    let mut edges = vec![vec![0i32; n]; c.number() as usize];
-    for &d in c.directions() {
-        let dist = if d.is_diagonal() {
-            std::f64::consts::SQRT_2
-        } else {
-            1.0
-        };
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                if let Some(j) = probe.neighbour(x, y, d) {
-                    let diff = img[i] - img[j];
-                    edges[d.index()][i] =
-                        (500.0 * (-diff * diff / two_sigma2).exp() / dist).round() as i32;
-                }
-            }
-        }
-    }
-    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
 }
 
 // ---------------------------------------------------------------------------------
@@ -492,10 +187,7 @@ fn reference_matches_the_worked_example() {
 
 #[test]
 fn shared_instances_give_the_manifest_flow_and_a_certified_cut() {
-    let Some(dir) = grids_dir() else {
-        eprintln!("note: skipping, shared grids not found (set LIVECUT_GRIDS)");
-        return;
-    };
+    let Some(dir) = grids_dir() else { return };
     for config in schedules() {
         let Some(mut engine) = engine_or_skip(config) else {
             return;
@@ -602,7 +294,7 @@ fn single_rows_and_columns() {
         for (w, h) in [(1, 1), (1, 2), (700, 1), (1, 513), (2, 300)] {
             for eight in [false, true] {
                 let n = (w * h) as usize;
-                let c = conn(eight);
+                let c = connectivity(eight);
                 // source at one end, sink at the other, random chain capacities
                 let mut rng = Rng(w as u64 * 31 + h as u64);
                 let mut src = vec![0; n];
@@ -668,7 +360,7 @@ fn winding_corridors_deeper_than_a_tile_bfs_records() {
 /// The corridor of [`winding_corridors_deeper_than_a_tile_bfs_records`], capacities
 /// 1..=50 each way.
 fn winding_corridor(w: u32, h: u32, eight: bool) -> GridProblem {
-    let c = conn(eight);
+    let c = connectivity(eight);
     let n = (w * h) as usize;
     let mut rng = Rng(u64::from(w) << 8 | u64::from(h));
     let (mut src, mut sink) = (vec![0; n], vec![0; n]);
@@ -679,22 +371,20 @@ fn winding_corridor(w: u32, h: u32, eight: bool) -> GridProblem {
         h * w - 1
     };
     sink[end as usize] = 1_000_000_000;
-    let probe = GridProblem::zeros(w, h, c).expect("size");
-    let mut edges = vec![vec![0; n]; c.number() as usize];
-    for &d in c.directions().iter().filter(|d| !d.is_diagonal()) {
-        for (i, cap) in edges[d.index()].iter_mut().enumerate() {
-            let (x, y) = (i as u32 % w, i as u32 / w);
-            let Some(j) = probe.neighbour(x, y, d) else {
-                continue;
-            };
-            // between rows y and y + 1 only at the right end for even y, the left for odd
-            let top = y.min(j as u32 / w);
-            let turn = if top % 2 == 0 { w - 1 } else { 0 };
-            if d.offset().1 == 0 || x == turn {
-                *cap = 1 + rng.below(50) as i32;
-            }
+    let edges = neighbour_capacities(w, h, c, |i, j, d| {
+        let Some(j) = j.filter(|_| !d.is_diagonal()) else {
+            return 0;
+        };
+        // between rows y and y + 1 only at the right end for even y, the left for odd
+        let (x, y) = (i as u32 % w, i as u32 / w);
+        let top = y.min(j as u32 / w);
+        let turn = if top % 2 == 0 { w - 1 } else { 0 };
+        if d.offset().1 == 0 || x == turn {
+            1 + rng.below(50) as i32
+        } else {
+            0
         }
-    }
+    });
     GridProblem::from_arrays(w, h, c, src, sink, edges).expect("grid")
 }
 
@@ -820,7 +510,6 @@ fn check_updates(
 /// under every schedule.
 #[test]
 fn updates_of_every_kind_match_fresh_solves() {
-    use common::{Change, change};
     for config in schedules() {
         let Some(mut engine) = engine_or_skip(config) else {
             return;
@@ -828,9 +517,14 @@ fn updates_of_every_kind_match_fresh_solves() {
         let mut fresh = engine_or_skip(config).expect("a second engine");
         let (mut updates, mut resumed) = (0, 0);
         for (seed, eight) in [(1u64, false), (2, true), (3, false), (4, true)] {
-            let mut rng = common::Rng(seed);
+            let mut rng = SplitMix(seed);
             let (w, h) = (40 + rng.below(90) as u32, 30 + rng.below(70) as u32);
-            let mut frames = vec![common::random_problem(&mut rng, w, h, conn(eight))];
+            let mut frames = vec![common::generators::random_problem(
+                &mut rng,
+                w,
+                h,
+                connectivity(eight),
+            )];
             for kind in Change::ALL {
                 let last = frames.last().expect("a frame").clone();
                 frames.push(change(&mut rng, &last, kind));
@@ -859,7 +553,6 @@ fn updates_of_every_kind_match_fresh_solves() {
 /// of the values change, and the first frame comes back.
 #[test]
 fn updates_of_seed_disks_match_fresh_solves() {
-    use common::{Change, change};
     let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
         return;
     };
@@ -867,7 +560,7 @@ fn updates_of_seed_disks_match_fresh_solves() {
     let mut rng = Rng(31);
     for eight in [false, true] {
         let first = seeds_disk(&mut rng, 300, 200, eight);
-        let mut crng = common::Rng(5);
+        let mut crng = SplitMix(5);
         let frames = [
             first.clone(),
             change(&mut crng, &first, Change::Scribble),
@@ -1022,7 +715,7 @@ fn sanitizer_solves(schedule: Schedule) {
                 reference_flow(&p),
                 "{what}"
             );
-            let next = common::change(&mut common::Rng(7), &p, common::Change::Few);
+            let next = change(&mut SplitMix(7), &p, Change::Few);
             let updated = engine.update(&next).expect("update");
             assert_eq!(updated.flow, reference_flow(&next), "{what}: update");
             assert_eq!(

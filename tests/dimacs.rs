@@ -1,45 +1,30 @@
 //! DIMACS grid reading: the shared instances, round trips, any arc order with
 //! duplicates, and every class of malformed input.
 
+mod common;
+
+use common::grids::{grids_dir, instances};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use livecut::grid::{Connectivity, Direction, GridProblem};
 use livecut::maxflow::dimacs::{self, DimacsError};
 use proptest::prelude::*;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 fn read_text(text: &str) -> Result<GridProblem, DimacsError> {
     dimacs::read(std::io::Cursor::new(text.as_bytes().to_vec()))
 }
 
-fn shared_grids() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids");
-    if dir.join("manifest.csv").exists() {
-        Some(dir)
-    } else {
-        eprintln!(
-            "note: {} not found; shared instances skipped",
-            dir.display()
-        );
-        None
-    }
-}
-
 #[test]
 fn shared_instances_read_with_their_manifest_sizes() {
-    let Some(dir) = shared_grids() else { return };
-    let manifest = std::fs::read_to_string(dir.join("manifest.csv")).unwrap();
-    let mut count = 0;
-    for line in manifest.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let p = dimacs::read_path(&dir.join(f[0])).unwrap_or_else(|e| panic!("{}: {e}", f[0]));
-        assert_eq!(p.width().to_string(), f[1], "{}", f[0]);
-        assert_eq!(p.height().to_string(), f[2], "{}", f[0]);
-        assert_eq!(p.connectivity().number().to_string(), f[3], "{}", f[0]);
-        count += 1;
+    let Some(dir) = grids_dir() else { return };
+    let instances = instances(&dir);
+    for i in &instances {
+        let p = dimacs::read_path(&dir.join(&i.file)).unwrap_or_else(|e| panic!("{}: {e}", i.file));
+        let size = (p.width(), p.height(), p.connectivity().number());
+        assert_eq!(size, (i.width, i.height, i.connectivity), "{}", i.file);
     }
-    assert!(count >= 12);
+    assert!(instances.len() >= 12);
 }
 
 /// The worked example of FORMAT.md, in two arc orders and with a duplicate split.

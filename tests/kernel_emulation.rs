@@ -7,8 +7,11 @@
 
 mod common;
 
-use common::{Change, Rng, change, grid_edges, max_flow, random_problem};
-use livecut::grid::{Connectivity, GridProblem, Mask, cut_capacity};
+use common::generators::{Change, change, connectivity, neighbour_capacities, random_problem};
+use common::grids::{grids_dir, manifest};
+use common::reference::reference_flow;
+use common::rng::Rng;
+use livecut::grid::{GridProblem, Mask, cut_capacity};
 use livecut::maxflow::cuda::TILE_HEIGHTS;
 use livecut::maxflow::dimacs;
 use proptest::prelude::*;
@@ -131,7 +134,7 @@ fn emulate(driver: &Path, p: &GridProblem, options: &[&str]) -> Run {
 /// Checks an emulated solve of `p` against the reference flow and the cut it returns.
 fn check(driver: &Path, p: &GridProblem, options: &[&str]) -> Result<(), TestCaseError> {
     let run = emulate(driver, p, options);
-    let reference = max_flow(p).flow;
+    let reference = reference_flow(p);
     prop_assert_eq!(run.flow, reference, "flow ({:?})", options);
     prop_assert_eq!(
         cut_capacity(p, &run.mask),
@@ -141,14 +144,6 @@ fn check(driver: &Path, p: &GridProblem, options: &[&str]) -> Result<(), TestCas
     );
     prop_assert!(run.mask.data.iter().all(|&v| v == 0 || v == 255));
     Ok(())
-}
-
-fn connectivity(eight: bool) -> Connectivity {
-    if eight {
-        Connectivity::Eight
-    } else {
-        Connectivity::Four
-    }
 }
 
 /// Sides that cross tile borders (tiles are 32 pixels) and 1-pixel-wide grids.
@@ -203,7 +198,7 @@ fn seeds_only(w: u32, h: u32, eight: bool) -> GridProblem {
             }
         }
     }
-    let edges = grid_edges(&mut rng, w, h, c, |r| 1 + r.below(20) as i32);
+    let edges = neighbour_capacities(w, h, c, |_, _, _| 1 + rng.below(20) as i32);
     GridProblem::from_arrays(w, h, c, src, sink, edges).expect("grid")
 }
 
@@ -215,7 +210,7 @@ fn flow_that_crosses_many_tiles_is_exact() {
             let p = seeds_only(w, h, eight);
             let run = emulate(driver, &p, &[]);
             let what = format!("{w}x{h}, 32x{tile_h} tiles");
-            assert_eq!(run.flow, max_flow(&p).flow, "{what}");
+            assert_eq!(run.flow, reference_flow(&p), "{what}");
             assert_eq!(cut_capacity(&p, &run.mask), run.flow, "{what}");
             assert!(
                 run.rounds > 2 && run.global_relabels > 1,
@@ -227,18 +222,12 @@ fn flow_that_crosses_many_tiles_is_exact() {
     }
 }
 
-/// The shared instances (where `../shared/data/grids` exists) give the manifest flow.
+/// The shared instances (where they are found) give the manifest flow.
 #[test]
 fn shared_instances_give_the_manifest_flow() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids");
-    let Ok(manifest) = std::fs::read_to_string(dir.join("manifest.csv")) else {
-        eprintln!("note: skipping, shared grids not found");
-        return;
-    };
-    for line in manifest.lines().skip(1).filter(|l| !l.trim().is_empty()) {
-        let f: Vec<&str> = line.split(',').collect();
-        let (file, expected): (&str, u64) = (f[0], f[4].trim().parse().expect("flow"));
-        let p = dimacs::read_path(&dir.join(file)).expect("instance");
+    let Some(dir) = grids_dir() else { return };
+    for (file, expected) in manifest(&dir) {
+        let p = dimacs::read_path(&dir.join(&file)).expect("instance");
         for tile_h in TILE_HEIGHTS {
             let Some(driver) = driver(tile_h) else { return };
             let run = emulate(driver, &p, &[]);
@@ -326,7 +315,7 @@ proptest! {
         let runs = emulate_sequence(driver, &frames);
         for (k, (p, (how, flow, mask))) in frames.iter().zip(&runs).enumerate() {
             let fresh = emulate(driver, p, &[]);
-            prop_assert_eq!(*flow, max_flow(p).flow, "frame {} ({})", k, how);
+            prop_assert_eq!(*flow, reference_flow(p), "frame {} ({})", k, how);
             prop_assert_eq!(&mask.data, &fresh.mask.data, "frame {} ({})", k, how);
         }
     }
@@ -351,7 +340,7 @@ fn updates_of_seeded_grids_across_many_tiles_are_exact() {
             for (k, (p, (how, flow, mask))) in frames.iter().zip(&runs).enumerate() {
                 let what = format!("{w}x{h}, 32x{tile_h} tiles, frame {k}");
                 assert_eq!(how, if k == 0 { "solve" } else { "update" }, "{what}");
-                assert_eq!(*flow, max_flow(p).flow, "{what}");
+                assert_eq!(*flow, reference_flow(p), "{what}");
                 assert_eq!(cut_capacity(p, mask), *flow, "{what}");
             }
         }

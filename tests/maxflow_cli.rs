@@ -1,15 +1,10 @@
 //! `livecut maxflow` as a user runs it: JSON facts, the canonical mask, and one-line
 //! errors with exit status 2 and no mask file for bad input.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn livecut(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_livecut"))
-        .args(args)
-        .output()
-        .expect("run livecut")
-}
+use common::cli::{assert_fails_with, json_output, livecut};
+use std::path::Path;
 
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let path = dir.join(name);
@@ -48,22 +43,16 @@ fn bad_input_is_one_error_line_with_exit_2_and_no_mask() {
     for (name, text, expected) in cases {
         let file = write(dir.path(), name, text);
         let out = livecut(&["maxflow", &file, "--engine", "cpu", "--mask-out", &mask_arg]);
+        assert_fails_with(&out, expected);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
-        assert_eq!(stderr.lines().count(), 1, "{name}: {stderr}");
         assert!(
             stderr.starts_with(&format!("error: {file}")),
             "{name}: {stderr}"
         );
-        assert!(stderr.contains(expected), "{name}: {stderr}");
-        assert!(out.stdout.is_empty(), "{name}");
         assert!(!mask.exists(), "{name}: no mask left behind");
     }
     let out = livecut(&["maxflow", "/nonexistent/x.max"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).starts_with("error: /nonexistent/x.max: cannot open")
-    );
+    assert_fails_with(&out, "error: /nonexistent/x.max: cannot open");
 }
 
 #[test]
@@ -84,12 +73,7 @@ fn worked_example_gives_flow_4_and_the_reachable_mask() {
         "--mask-out",
         mask.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_output(&out);
     assert_eq!(v["flow"], 4);
     assert_eq!(v["cut_capacity"], 4);
     assert_eq!(v["width"], 2);
@@ -115,12 +99,7 @@ fn auto_engine_says_which_it_uses() {
         "c grid 1 1 4\np max 3 0\nn 2 s\nn 3 t\n",
     );
     let out = livecut(&["maxflow", &file, "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_output(&out);
     assert_eq!(v["flow"], 0);
     let engine = v["engine"].as_str().unwrap();
     if engine == "cpu" {

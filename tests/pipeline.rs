@@ -5,11 +5,11 @@ use crossbeam_channel::{Receiver, Sender, unbounded};
 use livecut::capture::{CaptureError, CapturedFrame, DemoConfig, Frame, FrameSource, SourceSpec};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Mask;
-use livecut::maxflow::{Engine, EngineChoice, SolveStats};
+use livecut::maxflow::{Engine, EngineChoice, EngineKind, SolveStats};
 use livecut::pipeline::segmenter::SegmentError;
 use livecut::pipeline::{
-    Command, Delivery, Event, FrameProcessor, FrameResult, Pipeline, PipelineOptions,
-    SegmentOutput, SegmentParams, StageTimings,
+    Command, Delivery, Event, FrameProcessor, FrameResult, FrameTiming, Pipeline, PipelineOptions,
+    SegmentOutput, SegmentParams,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,11 +19,12 @@ use std::time::Duration;
 const HANG: Duration = Duration::from_secs(20);
 
 /// Records what it is told; its "mask" marks pixels whose red exceeds 127, its flow
-/// is the frame index. Fails frames while its seeds have no foreground.
+/// is the frame index. Fails frames while its seeds have no foreground. It reports the
+/// CUDA engine until given another, so a switch to the CPU engine shows.
 struct FakeProcessor {
     log: Arc<Mutex<Vec<String>>>,
     work: Duration,
-    engine: &'static str,
+    engine: EngineKind,
     has_foreground: bool,
 }
 
@@ -33,7 +34,7 @@ impl FakeProcessor {
         let fake = Self {
             log: log.clone(),
             work,
-            engine: "fake",
+            engine: EngineKind::Cuda,
             has_foreground: true,
         };
         (fake, log)
@@ -53,10 +54,11 @@ impl FrameProcessor for FakeProcessor {
         Ok(SegmentOutput {
             mask: Mask::from_fn(frame.width, frame.height, |i| frame.rgb[3 * i] > 127),
             flow: frame.index,
-            timings: StageTimings {
+            timings: FrameTiming {
                 energy_ms: 1.0,
                 cut_ms: 2.0,
                 cleanup_ms: 0.5,
+                ..FrameTiming::default()
             },
             stats: SolveStats::default(),
         })
@@ -75,13 +77,13 @@ impl FrameProcessor for FakeProcessor {
             .push(format!("lambda {}", params.lambda));
     }
     fn set_engine(&mut self, engine: Box<dyn Engine>) {
-        self.engine = engine.name();
+        self.engine = engine.kind();
         self.log
             .lock()
             .unwrap()
             .push(format!("engine {}", engine.name()));
     }
-    fn engine_name(&self) -> &'static str {
+    fn engine_kind(&self) -> EngineKind {
         self.engine
     }
 }
@@ -276,7 +278,7 @@ fn a_file_source_is_processed_completely_and_in_order() {
             r.timings.total_ms >= r.timings.decode_ms + 1.0,
             "total includes the 1 ms of work"
         );
-        assert_eq!(r.engine, "fake");
+        assert_eq!(r.engine, EngineKind::Cuda);
     }
     assert!(p.finish().is_empty());
     assert!(
@@ -348,14 +350,14 @@ fn commands_reach_the_worker_between_frames() {
     assert!(matches!(
         next(&p),
         Event::EngineChanged {
-            engine: "cpu",
+            engine: EngineKind::Cpu,
             note: None,
             stochastic: false
         }
     ));
     gate.send(()).unwrap();
     let r = next_frame(&p);
-    assert_eq!((r.captured.frame.index, r.engine), (1, "cpu"));
+    assert_eq!((r.captured.frame.index, r.engine), (1, EngineKind::Cpu));
     assert!(r.output.is_some());
     assert_eq!(
         *log.lock().unwrap(),
@@ -580,8 +582,8 @@ impl FrameProcessor for NiceProbe<FakeProcessor> {
     fn set_engine(&mut self, engine: Box<dyn Engine>) {
         self.inner.set_engine(engine)
     }
-    fn engine_name(&self) -> &'static str {
-        self.inner.engine_name()
+    fn engine_kind(&self) -> EngineKind {
+        self.inner.engine_kind()
     }
 }
 

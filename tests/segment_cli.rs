@@ -64,8 +64,12 @@ fn json_lines(path: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-const FIELDS: [&str; 12] = [
+/// Every field of a JSON line, in order (`iou` follows where the source has a truth).
+const FIELDS: [&str; 16] = [
     "frame",
+    "mask",
+    "width",
+    "height",
     "decode_ms",
     "energy_ms",
     "cut_ms",
@@ -77,7 +81,24 @@ const FIELDS: [&str; 12] = [
     "changed_arcs",
     "dropped",
     "engine",
+    "foreground",
 ];
+
+/// Checks that one raw JSON line has exactly [`FIELDS`] (and `iou` last, with
+/// `iou`), in that order.
+fn assert_fields_in_order(line: &str, iou: bool) {
+    let fields: Vec<&str> = FIELDS.into_iter().chain(iou.then_some("iou")).collect();
+    let value: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(value.as_object().unwrap().len(), fields.len(), "{line}");
+    let at: Vec<usize> = fields
+        .iter()
+        .map(|f| {
+            line.find(&format!("\"{f}\":"))
+                .unwrap_or_else(|| panic!("missing {f} in {line}"))
+        })
+        .collect();
+    assert!(at.is_sorted(), "fields out of order in {line}");
+}
 
 fn assert_success(out: &Output) {
     assert!(
@@ -161,13 +182,7 @@ fn an_image_gives_one_mask_named_after_it_and_one_json_line() {
     assert!(wrong < (W * H / 20) as usize, "{wrong} pixels wrong");
     let lines = json_lines(&c.json);
     assert_eq!(lines.len(), 1);
-    for field in FIELDS {
-        assert!(
-            lines[0].get(field).is_some(),
-            "missing {field} in {}",
-            lines[0]
-        );
-    }
+    assert_fields_in_order(std::fs::read_to_string(&c.json).unwrap().trim_end(), false);
     assert_eq!(lines[0]["frame"], 0);
     assert_eq!(lines[0]["engine"], "cpu");
     assert_eq!(lines[0]["dropped"], 0);
@@ -258,12 +273,12 @@ fn the_demo_needs_no_seeds_and_segments_well() {
         assert!(c.out.join(format!("{i:06}.png")).is_file());
     }
     assert_eq!(std::fs::read_dir(&c.out).unwrap().count(), 4);
+    for line in std::fs::read_to_string(&c.json).unwrap().lines() {
+        assert_fields_in_order(line, true);
+    }
     let lines = json_lines(&c.json);
     assert_eq!(lines.len(), 4);
     for line in &lines {
-        for field in FIELDS {
-            assert!(line.get(field).is_some(), "missing {field}");
-        }
         let iou = line["iou"].as_f64().unwrap();
         assert!(iou > 0.8, "demo frame {} has IoU {iou}", line["frame"]);
     }

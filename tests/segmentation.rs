@@ -2,6 +2,10 @@
 //! generated images, static against dynamic cuts, the exactness of the trimap
 //! reduction, the learned static background, bad input, and `livecut eval`.
 
+mod common;
+
+use common::cli::{assert_fails_with, json_output, livecut};
+use common::rng::Rng;
 use livecut::capture::{DemoScene, Frame};
 use livecut::energy::{
     CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs, SeedLabel, Seeds,
@@ -13,7 +17,7 @@ use livecut::maxflow::cpu::CpuEngine;
 use livecut::pipeline::segmenter::SegmentError;
 use livecut::pipeline::{SegmentParams, Segmenter};
 use std::path::Path;
-use std::process::Command;
+use std::process::Output;
 use std::time::Duration;
 
 fn segmenter(params: SegmentParams) -> Segmenter {
@@ -127,12 +131,9 @@ fn trimap(mask: &Mask) -> Seeds {
 fn noisy_still_frame(index: u64, amp: u8) -> Frame {
     let (mut frame, _) = ellipse_frame(0);
     frame.index = index;
-    let mut state = index.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut rng = Rng(index);
     for v in frame.rgb.iter_mut() {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let noise = (state % (2 * amp as u64 + 1)) as i16 - amp as i16;
+        let noise = rng.below(2 * amp as u64 + 1) as i16 - amp as i16;
         *v = (*v as i16 + noise).clamp(0, 255) as u8;
     }
     frame
@@ -381,8 +382,6 @@ fn learned_static_background_segments_without_seeds() {
 
 // ---- livecut eval ----
 
-const BIN: &str = env!("CARGO_BIN_EXE_livecut");
-
 fn write_rgb(path: &Path, frame: &Frame) {
     image::RgbImage::from_raw(frame.width, frame.height, frame.rgb.clone())
         .unwrap()
@@ -397,8 +396,8 @@ fn write_grey(path: &Path, w: u32, h: u32, data: Vec<u8>) {
         .unwrap();
 }
 
-/// images/, seeds/, gt/ for two generated images.
-fn image_set(root: &Path) {
+/// images/, seeds/, gt/ for two generated images; returns those three folders' paths.
+fn image_set(root: &Path) -> (String, String, String) {
     for d in ["images", "seeds", "gt"] {
         std::fs::create_dir_all(root.join(d)).unwrap();
     }
@@ -416,15 +415,12 @@ fn image_set(root: &Path) {
         gt[0] = 128; // an ignored pixel
         write_grey(&root.join(format!("gt/{name}.png")), 64, 48, gt);
     }
+    (p(root, "images"), p(root, "gt"), p(root, "seeds"))
 }
 
-fn eval(args: &[&str]) -> std::process::Output {
-    Command::new(BIN)
-        .arg("eval")
-        .args(args)
-        .args(["--engine", "cpu"])
-        .output()
-        .unwrap()
+/// Runs `livecut eval` on the CPU engine.
+fn eval(args: &[&str]) -> Output {
+    livecut(&[&["eval"], args, &["--engine", "cpu"]].concat())
 }
 
 fn p(root: &Path, sub: &str) -> String {
@@ -435,40 +431,18 @@ fn p(root: &Path, sub: &str) -> String {
 fn eval_scores_images() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    image_set(root);
-    let out = eval(&[
-        "--images",
-        &p(root, "images"),
-        "--gt",
-        &p(root, "gt"),
-        "--seeds",
-        &p(root, "seeds"),
-        "--json",
-        "--masks-out",
-        &p(root, "out"),
-        "--mode",
-        "both",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (images, gt, seeds) = image_set(root);
+    let set: [&str; 6] = ["--images", &images, "--gt", &gt, "--seeds", &seeds];
+    let json_args: [&str; 5] = ["--json", "--masks-out", &p(root, "out"), "--mode", "both"];
+    let out = eval(&[&set[..], &json_args].concat());
+    let json = json_output(&out);
     let images = json["images"].as_array().unwrap();
     assert_eq!(images.len(), 2);
     assert_eq!(images[0]["name"], "a");
     assert!(json["mean_iou"].as_f64().unwrap() > 0.95, "{json}");
     assert!(root.join("out/b.png").is_file());
     // The table form names every image and the mean.
-    let out = eval(&[
-        "--images",
-        &p(root, "images"),
-        "--gt",
-        &p(root, "gt"),
-        "--seeds",
-        &p(root, "seeds"),
-    ]);
+    let out = eval(&set);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.lines().any(|l| l.starts_with("a ")) && text.contains("mean"),
@@ -497,86 +471,42 @@ fn eval_follows_a_video_from_first_frame_truth() {
         "both",
         "--json",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = json_output(&out);
     assert_eq!(json["frames"].as_array().unwrap().len(), 5);
     assert!(json["mean_iou"].as_f64().unwrap() > 0.7, "{json}");
     assert_eq!(json["cut_modes"].as_array().unwrap().len(), 2);
-}
-
-/// Runs eval expecting failure: exit 2, one `error:` line, nothing on stdout.
-fn assert_fails(args: &[&str], expect: &str) {
-    let out = eval(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(
-        out.stdout.is_empty(),
-        "partial output: {}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: ") && err.contains(expect), "{err}");
 }
 
 #[test]
 fn eval_rejects_bad_input_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    image_set(root);
-    let (images, gt, seeds) = (p(root, "images"), p(root, "gt"), p(root, "seeds"));
+    let (images, gt, seeds) = image_set(root);
+    let set: [&str; 6] = ["--images", &images, "--gt", &gt, "--seeds", &seeds];
     std::fs::create_dir_all(root.join("empty")).unwrap();
-    assert_fails(
-        &[
-            "--images",
-            &p(root, "empty"),
-            "--gt",
-            &gt,
-            "--seeds",
-            &seeds,
-        ],
-        "no images",
-    );
+    let empty = p(root, "empty");
+    let no_images = eval(&["--images", &empty, "--gt", &gt, "--seeds", &seeds]);
+    assert_fails_with(&no_images, "no images");
 
     // Seeds with no foreground for image b.
     std::fs::write(root.join("seeds/b.png"), b"").unwrap();
-    assert_fails(
-        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
-        "b.png",
-    );
+    assert_fails_with(&eval(&set), "b.png");
     write_grey(&root.join("seeds/b.png"), 64, 48, vec![0; 64 * 48]);
-    assert_fails(
-        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
-        "no foreground seed",
-    );
+    assert_fails_with(&eval(&set), "no foreground seed");
     write_grey(&root.join("seeds/b.png"), 64, 48, vec![255; 64 * 48]);
-    assert_fails(
-        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
-        "no background seed",
-    );
+    assert_fails_with(&eval(&set), "no background seed");
     write_grey(&root.join("seeds/b.png"), 20, 10, vec![0; 200]);
-    assert_fails(
-        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
-        "20x10",
-    );
+    assert_fails_with(&eval(&set), "20x10");
 
     // An unreadable image and a missing ground truth.
     image_set(root);
     std::fs::write(root.join("images/c.png"), b"not a png").unwrap();
     std::fs::copy(root.join("seeds/a.png"), root.join("seeds/c.png")).unwrap();
     std::fs::copy(root.join("gt/a.png"), root.join("gt/c.png")).unwrap();
-    assert_fails(
-        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
-        "c.png",
-    );
+    assert_fails_with(&eval(&set), "c.png");
     std::fs::remove_file(root.join("images/c.png")).unwrap();
     std::fs::remove_file(root.join("gt/b.png")).unwrap();
-    assert_fails(
-        &["--images", &images, "--gt", &gt, "--seeds", &seeds],
-        "no ground truth for b",
-    );
-    assert_fails(&["--frames", &images, "--gt", &gt], "no ground truth for b");
+    assert_fails_with(&eval(&set), "no ground truth for b");
+    let frames = eval(&["--frames", &images, "--gt", &gt]);
+    assert_fails_with(&frames, "no ground truth for b");
 }

@@ -1,28 +1,44 @@
 //! The desktop window (eframe/egui, wgpu renderer): the live view with its mask in
 //! several looks, the active-block heatmap, scribbles, controls, the timing plot and
 //! recording. It talks to the segmentation worker only through [`backend`], and knows
-//! engines only by their choice and names.
+//! engines only by their choice and kind.
+//!
+//! The window keeps its remembered [`settings`] apart from its runtime handles and
+//! is made of parts, each with its own state and controls: the source, the seeds,
+//! the view, the engine, the timing, the notices and the [`recorder`]. What the user
+//! asks for (buttons, [`shortcuts`], strokes) becomes a command, collected while the
+//! frame is drawn and carried out in one place after it.
 //!
 //! The UI thread composes pictures and draws; capture, solving, decoding and file
 //! writing happen on the pipeline's threads, the recorder's writer thread and
 //! short-lived [`tasks`].
 
 pub mod backend;
+mod command;
 pub mod compose;
+mod engine;
+mod events;
 pub mod heatmap;
+mod notices;
 mod panels;
 pub mod picture;
 pub mod recorder;
 pub mod scribbles;
+mod seeds;
 pub mod settings;
 pub mod shortcuts;
-mod state;
+mod source;
+mod stats;
 pub mod tasks;
 pub mod timing;
 mod view;
+mod window;
 
-pub use state::{AppOptions, CameraList, DeviceStatus, LivecutApp, Notice, SourceState, demo_spec};
+pub use engine::DeviceStatus;
+pub use notices::Notice;
+pub use source::{CameraList, SourceState, demo_spec};
 pub use view::VIEW_LABEL;
+pub use window::{AppOptions, LivecutApp};
 
 use thiserror::Error;
 

@@ -1,14 +1,18 @@
 //! Recording masks, cut-outs or composited frames as numbered PNG sequences, and
 //! snapshots of the current frame, on a writer thread: the UI hands frames over
 //! without waiting, and a full disk stops the recording with a message instead of
-//! stalling or crashing the window.
+//! stalling or crashing the window. Also the recording controls.
 
+use super::command::Command;
 use super::compose::{self, Look};
-use super::settings::RecordKind;
+use super::settings::{RecordKind, Settings};
+use super::shortcuts::{Action, hint};
+use super::tasks::Pick;
 use crate::capture::CapturedFrame;
 use crate::grid::Mask;
 use crate::maxflow::BlockActivity;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
+use egui::{RichText, Ui};
 use image::{DynamicImage, GrayImage, ImageFormat};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -178,6 +182,85 @@ impl Recorder {
             }
         }
         errors
+    }
+
+    /// What to record and where, record/stop and snapshot, and the progress.
+    pub(super) fn ui(&self, ui: &mut Ui, settings: &mut Settings, commands: &mut Vec<Command>) {
+        let ctx = ui.ctx().clone();
+        let recording = self.progress.active;
+        ui.add_enabled_ui(!recording, |ui| {
+            ui.horizontal(|ui| {
+                for kind in RecordKind::ALL {
+                    let name = match kind {
+                        RecordKind::Masks => "Masks",
+                        RecordKind::CutOuts => "Cut-outs",
+                        RecordKind::Composites => "Composites",
+                    };
+                    ui.radio_value(&mut settings.record_kind, kind, name);
+                }
+            });
+        });
+        ui.horizontal_wrapped(|ui| {
+            let folder = settings
+                .record_folder
+                .as_ref()
+                .map_or("no folder chosen".to_string(), |p| p.display().to_string());
+            ui.label(RichText::new(folder).small());
+            if ui
+                .add_enabled(!recording, egui::Button::new("Folder…"))
+                .clicked()
+            {
+                let start = settings.record_folder.clone();
+                commands.push(Command::Pick(Pick::RecordFolder, start));
+            }
+        });
+        ui.horizontal(|ui| {
+            let label = if recording {
+                "Stop recording"
+            } else {
+                "Record"
+            };
+            if ui
+                .button(label)
+                .on_hover_text(hint(
+                    &ctx,
+                    "Save every frame as a PNG in the folder",
+                    Action::Record,
+                ))
+                .clicked()
+            {
+                commands.push(Command::ToggleRecording);
+            }
+            if ui
+                .button("Snapshot")
+                .on_hover_text(hint(
+                    &ctx,
+                    "Save this frame's view, mask and cut-out",
+                    Action::Snapshot,
+                ))
+                .clicked()
+            {
+                commands.push(Command::Snapshot);
+            }
+        });
+        self.progress_ui(ui);
+    }
+
+    /// Frames written (and skipped) of the current or last recording.
+    fn progress_ui(&self, ui: &mut Ui) {
+        let p = &self.progress;
+        if p.queued + p.written + p.skipped > 0 {
+            let mut line = format!("{} of {} frames written", p.written, p.queued);
+            if p.skipped > 0 {
+                line += &format!(", {} skipped (disk too slow)", p.skipped);
+            }
+            ui.label(line);
+            if p.queued > 0 {
+                ui.add(
+                    egui::ProgressBar::new(p.written as f32 / p.queued as f32).desired_height(6.0),
+                );
+            }
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! Timing at a glance: the recent frames' milliseconds by stage, frame rates, dropped
 //! frames, and the cut time of static against dynamic frames, with the plot of them.
 
+use crate::pipeline::FrameTiming;
 use egui::{Color32, Ui};
 use egui_plot::{Bar, BarChart, Legend, Plot};
 use std::collections::VecDeque;
@@ -16,14 +17,8 @@ const COMPARE: usize = 60;
 pub struct FrameSample {
     /// Frame index in the stream.
     pub index: u64,
-    /// Capture (and decoding) of the frame.
-    pub capture_ms: f64,
-    /// Building the energy.
-    pub energy_ms: f64,
-    /// The cut.
-    pub cut_ms: f64,
-    /// Connected-component cleanup.
-    pub cleanup_ms: f64,
+    /// The worker's stages, capture (decoding) to cleanup.
+    pub timing: FrameTiming,
     /// Composing and uploading the picture on the UI side.
     pub display_ms: f64,
     /// Engine iterations.
@@ -37,7 +32,8 @@ pub struct FrameSample {
 impl FrameSample {
     /// Sum of all stages.
     pub fn total_ms(&self) -> f64 {
-        self.capture_ms + self.energy_ms + self.cut_ms + self.cleanup_ms + self.display_ms
+        let t = &self.timing;
+        t.decode_ms + t.energy_ms + t.cut_ms + t.cleanup_ms + self.display_ms
     }
 }
 
@@ -118,7 +114,7 @@ impl Timing {
         } else {
             &mut self.static_cut
         };
-        kind.push_back(sample.cut_ms);
+        kind.push_back(sample.timing.cut_ms);
         if kind.len() > COMPARE {
             kind.pop_front();
         }
@@ -187,27 +183,27 @@ const STAGES: [Stage; 6] = [
     Stage {
         name: "capture",
         colour: Color32::from_rgb(120, 144, 156),
-        ms: |s| s.capture_ms,
+        ms: |s| s.timing.decode_ms,
     },
     Stage {
         name: "energy",
         colour: Color32::from_rgb(66, 165, 245),
-        ms: |s| s.energy_ms,
+        ms: |s| s.timing.energy_ms,
     },
     Stage {
         name: "cut (static)",
         colour: Color32::from_rgb(239, 83, 80),
-        ms: |s| if s.dynamic { 0.0 } else { s.cut_ms },
+        ms: |s| if s.dynamic { 0.0 } else { s.timing.cut_ms },
     },
     Stage {
         name: "cut (dynamic)",
         colour: Color32::from_rgb(255, 167, 38),
-        ms: |s| if s.dynamic { s.cut_ms } else { 0.0 },
+        ms: |s| if s.dynamic { s.timing.cut_ms } else { 0.0 },
     },
     Stage {
         name: "cleanup",
         colour: Color32::from_rgb(102, 187, 106),
-        ms: |s| s.cleanup_ms,
+        ms: |s| s.timing.cleanup_ms,
     },
     Stage {
         name: "display",
@@ -267,7 +263,10 @@ mod tests {
     fn sample(index: u64, cut_ms: f64, dynamic: bool) -> FrameSample {
         FrameSample {
             index,
-            cut_ms,
+            timing: FrameTiming {
+                cut_ms,
+                ..FrameTiming::default()
+            },
             dynamic,
             ..FrameSample::default()
         }

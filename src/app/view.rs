@@ -1,20 +1,142 @@
-//! The central view: the composed picture scaled to fit, the seeds over it, the
-//! heatmap legend, and painting strokes with the mouse (left button: the selected
-//! tool; right button: background).
+//! The view part of the window: the newest frame and its mask composed into the
+//! picture in the chosen look, drawn scaled to fit with the heatmap legend, and the
+//! pointer on it turned into strokes (left button: the selected tool; right button:
+//! background). Also the look's controls (tint, background).
 
+use super::command::Command;
+use super::compose::{self, Backdrop, Look};
 use super::heatmap;
-use super::picture;
+use super::picture::{self, PictureImage};
+use super::recorder::Shot;
 use super::scribbles::Tool;
-use super::settings::ViewMode;
-use super::state::{LivecutApp, Picture};
-use egui::{Color32, Pos2, Rect, Sense, Stroke, Ui, UiBuilder, Vec2};
+use super::seeds::SeedEditor;
+use super::settings::{BackgroundKind, Settings, ViewMode};
+use super::tasks::Pick;
+use crate::energy::Seeds;
+use egui::{
+    Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Ui, UiBuilder,
+    Vec2,
+};
+use image::RgbImage;
+use std::sync::Arc;
+use std::time::Instant;
 
 /// Accessible name of the view, for tests and screen readers.
 pub const VIEW_LABEL: &str = "Live view";
 
-impl LivecutApp {
-    /// Draws the view in the remaining space and handles painting on it.
-    pub(super) fn view_panel(&mut self, ui: &mut Ui) {
+/// The picture as the view draws it.
+enum Picture {
+    /// An egui texture, drawn by egui's shape shader.
+    Texture(TextureHandle),
+    /// Pixels for [`picture::paint_callback`].
+    Direct(Arc<PictureImage>),
+}
+
+impl Picture {
+    /// Size in pixels.
+    fn size_vec2(&self) -> Vec2 {
+        match self {
+            Picture::Texture(texture) => texture.size_vec2(),
+            Picture::Direct(image) => image.size_vec2(),
+        }
+    }
+}
+
+/// The newest frame, its picture and what the picture is composed of.
+#[derive(Default)]
+pub(super) struct View {
+    /// The newest processed frame.
+    pub(super) latest: Option<Shot>,
+    /// The background picture of [`BackgroundKind::Image`], once loaded.
+    pub(super) backdrop: Option<Arc<RgbImage>>,
+    /// The picture must be composed again (new frame, seeds or look).
+    pub(super) stale: bool,
+    picture: Option<Picture>,
+    /// Draw the picture with [`picture`]'s own wgpu pipeline (installed by the window).
+    direct: bool,
+    /// Counts composed pictures, so the wgpu pipeline uploads each once.
+    generation: u64,
+}
+
+impl View {
+    /// Draws the picture with livecut's own wgpu pipeline from now on.
+    pub(super) fn draw_directly(&mut self) {
+        self.direct = true;
+        self.picture = None;
+        self.stale = true;
+    }
+
+    /// How the view is drawn with `settings`.
+    pub(super) fn look(&self, settings: &Settings) -> Look {
+        let backdrop = match (settings.background, &self.backdrop) {
+            (BackgroundKind::Blur, _) | (BackgroundKind::Image, None) => Backdrop::Blur,
+            (BackgroundKind::Colour, _) => Backdrop::Colour(settings.background_colour),
+            (BackgroundKind::Image, Some(img)) => Backdrop::Image(img.clone()),
+        };
+        Look {
+            mode: settings.view,
+            tint: settings.tint,
+            backdrop,
+        }
+    }
+
+    /// Composes the picture again (with `seeds` painted over it, when shown) if it is
+    /// stale; returns the milliseconds that took.
+    pub(super) fn refresh(
+        &mut self,
+        ctx: &egui::Context,
+        settings: &Settings,
+        seeds: Option<&Seeds>,
+    ) -> Option<f64> {
+        if !self.stale {
+            return None;
+        }
+        let shot = self.latest.as_ref()?;
+        let start = Instant::now();
+        let mut img = compose::compose(
+            &shot.captured.frame,
+            shot.mask.as_deref(),
+            shot.activity.as_deref(),
+            &self.look(settings),
+        );
+        if settings.show_scribbles
+            && let Some(seeds) = seeds
+        {
+            compose::paint_seeds(&mut img, seeds);
+        }
+        self.generation += 1;
+        if self.direct {
+            self.picture = Some(Picture::Direct(Arc::new(PictureImage {
+                generation: self.generation,
+                width: img.width(),
+                height: img.height(),
+                rgba: img.into_raw(),
+            })));
+        } else {
+            let size = [img.width() as usize, img.height() as usize];
+            let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
+            match &mut self.picture {
+                Some(Picture::Texture(texture)) => texture.set(image, TextureOptions::LINEAR),
+                _ => {
+                    let texture =
+                        ctx.load_texture("livecut-picture", image, TextureOptions::LINEAR);
+                    self.picture = Some(Picture::Texture(texture));
+                }
+            }
+        }
+        self.stale = false;
+        Some(start.elapsed().as_secs_f64() * 1e3)
+    }
+
+    /// Draws the view in the remaining space; presses and drags on the picture become
+    /// stroke commands.
+    pub(super) fn ui(
+        &self,
+        ui: &mut Ui,
+        seeds: &SeedEditor,
+        settings: &Settings,
+        commands: &mut Vec<Command>,
+    ) {
         let (area, response) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
         response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, VIEW_LABEL));
         let Some(picture) = &self.picture else {
@@ -42,20 +164,17 @@ impl LivecutApp {
                 painter.add(picture::paint_callback(rect, image.clone()));
             }
         }
-        self.paint_strokes(ui, &response, rect);
+        let radius = settings.brush_radius;
+        strokes(ui, &response, rect, seeds, radius, commands);
         if let Some(pos) = response.hover_pos().filter(|p| rect.contains(*p)) {
-            let colour = match self.tool {
+            let colour = match seeds.tool {
                 Tool::Foreground => Color32::from_rgb(40, 230, 80),
                 Tool::Background => Color32::from_rgb(240, 60, 60),
                 Tool::Erase => Color32::WHITE,
             };
-            painter.circle_stroke(
-                pos,
-                self.settings.brush_radius * scale,
-                Stroke::new(1.5, colour),
-            );
+            painter.circle_stroke(pos, radius * scale, Stroke::new(1.5, colour));
         }
-        if !self.seeds_usable && self.scribbles.is_some() {
+        if !seeds.usable && seeds.scribbles.is_some() {
             painter.text(
                 rect.center_top() + Vec2::new(0.0, 12.0),
                 egui::Align2::CENTER_TOP,
@@ -64,41 +183,8 @@ impl LivecutApp {
                 Color32::from_rgb(255, 220, 120),
             );
         }
-        if self.settings.view == ViewMode::Heatmap {
+        if settings.view == ViewMode::Heatmap {
             self.legend(ui, rect);
-        }
-    }
-
-    /// Turns presses and drags on the picture into strokes in frame pixels.
-    fn paint_strokes(&mut self, ui: &Ui, response: &egui::Response, rect: Rect) {
-        let Some(scribbles) = &mut self.scribbles else {
-            return;
-        };
-        // Pointer position in frame pixels of the scribbles' size (the picture may lag
-        // behind a source change by a frame).
-        let (w, h) = scribbles.size();
-        let to_frame = |p: Pos2| {
-            let rel = (p - rect.min) / rect.size();
-            [rel.x * w as f32, rel.y * h as f32]
-        };
-        let radius = self.settings.brush_radius;
-        if response.is_pointer_button_down_on() {
-            let (pos, secondary) =
-                ui.input(|i| (i.pointer.interact_pos(), i.pointer.secondary_down()));
-            let tool = if secondary {
-                Tool::Background
-            } else {
-                self.tool
-            };
-            if let Some(p) = pos.map(to_frame) {
-                if scribbles.painting() {
-                    scribbles.extend(p);
-                } else {
-                    scribbles.begin(tool, radius, p);
-                }
-            }
-        } else if scribbles.painting() {
-            scribbles.finish();
         }
     }
 
@@ -112,5 +198,71 @@ impl LivecutApp {
         ui.scope_builder(UiBuilder::new().max_rect(box_rect), |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| heatmap::legend(ui, activity));
         });
+    }
+
+    /// The look's controls: tint, and what replaces the background.
+    pub(super) fn look_ui(&self, ui: &mut Ui, s: &mut Settings, commands: &mut Vec<Command>) {
+        let before = (s.background, s.background_colour, s.tint);
+        ui.horizontal(|ui| {
+            ui.label("Tint");
+            ui.color_edit_button_srgb(&mut s.tint);
+        });
+        ui.label("Background view:");
+        ui.horizontal_wrapped(|ui| {
+            ui.radio_value(&mut s.background, BackgroundKind::Blur, "Blur");
+            ui.radio_value(&mut s.background, BackgroundKind::Colour, "Colour");
+            ui.color_edit_button_srgb(&mut s.background_colour);
+        });
+        ui.horizontal_wrapped(|ui| {
+            let has_picture = self.backdrop.is_some();
+            if ui
+                .add_enabled(
+                    has_picture,
+                    egui::RadioButton::new(s.background == BackgroundKind::Image, "Picture"),
+                )
+                .clicked()
+            {
+                s.background = BackgroundKind::Image;
+            }
+            if ui.button("Pick picture…").clicked() {
+                commands.push(Command::Pick(Pick::BackgroundImage, None));
+            }
+        });
+        if before != (s.background, s.background_colour, s.tint) {
+            commands.push(Command::Recompose);
+        }
+    }
+}
+
+/// Turns the pointer on the picture into stroke commands in frame pixels.
+fn strokes(
+    ui: &Ui,
+    response: &egui::Response,
+    rect: Rect,
+    seeds: &SeedEditor,
+    radius: f32,
+    commands: &mut Vec<Command>,
+) {
+    let Some(scribbles) = &seeds.scribbles else {
+        return;
+    };
+    // Pointer position in frame pixels of the scribbles' size (the picture may lag
+    // behind a source change by a frame).
+    let (w, h) = scribbles.size();
+    let to_frame = |p: Pos2| {
+        let rel = (p - rect.min) / rect.size();
+        [rel.x * w as f32, rel.y * h as f32]
+    };
+    if response.is_pointer_button_down_on() {
+        let (pos, secondary) = ui.input(|i| (i.pointer.interact_pos(), i.pointer.secondary_down()));
+        if let Some(at) = pos.map(to_frame) {
+            commands.push(Command::Paint {
+                at,
+                secondary,
+                radius,
+            });
+        }
+    } else if scribbles.painting() {
+        commands.push(Command::EndStroke);
     }
 }

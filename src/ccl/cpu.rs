@@ -38,8 +38,8 @@ fn union(parent: &mut [u32], a: u32, b: u32) {
 }
 
 impl Labeller for CpuLabeller {
-    fn name(&self) -> &'static str {
-        "cpu"
+    fn kind(&self) -> crate::maxflow::EngineKind {
+        crate::maxflow::EngineKind::Cpu
     }
 
     fn label(

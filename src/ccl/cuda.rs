@@ -240,8 +240,8 @@ impl CudaLabeller {
 }
 
 impl Labeller for CudaLabeller {
-    fn name(&self) -> &'static str {
-        "cuda"
+    fn kind(&self) -> crate::maxflow::EngineKind {
+        crate::maxflow::EngineKind::Cuda
     }
 
     fn label(

@@ -43,8 +43,8 @@ pub enum CclError {
 
 /// Something that labels the connected components of a grid of byte values.
 pub trait Labeller: Send {
-    /// Short name for reports: `"cpu"` or `"cuda"`.
-    fn name(&self) -> &'static str;
+    /// Whether it labels on the CPU or the GPU.
+    fn kind(&self) -> crate::maxflow::EngineKind;
 
     /// Writes the canonical labels (see the module documentation) of `values`, a
     /// row-major `width`×`height` grid, into `labels` (resized to fit).

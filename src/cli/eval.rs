@@ -9,7 +9,7 @@ use livecut::capture::Frame;
 use livecut::energy::{ColorModelKind, Seeds};
 use livecut::grid::{Connectivity, Mask};
 use livecut::maxflow::{EngineChoice, create_engine};
-use livecut::pipeline::{SegmentOutput, SegmentParams, Segmenter};
+use livecut::pipeline::{FrameTiming, SegmentOutput, SegmentParams, Segmenter};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -174,10 +174,11 @@ impl ParamArgs {
 struct Scored {
     name: String,
     iou: f64,
+    /// The `segment` call, timed around it.
     ms: f64,
-    energy_ms: f64,
-    cut_ms: f64,
-    cleanup_ms: f64,
+    /// The segmenter's stage timings (no decoding: frames are read before the call).
+    #[serde(flatten)]
+    timing: FrameTiming,
     flow: u64,
     #[serde(skip)]
     mask: Mask,
@@ -335,9 +336,7 @@ fn score(
     Ok(Scored {
         iou: iou(&out.mask, gt),
         ms,
-        energy_ms: out.timings.energy_ms,
-        cut_ms: out.timings.cut_ms,
-        cleanup_ms: out.timings.cleanup_ms,
+        timing: out.timings,
         flow: out.flow,
         mask: out.mask,
         name,
@@ -422,7 +421,7 @@ fn eval_images(
     if args.json {
         let cut_ms: Vec<_> = runs
             .iter()
-            .map(|(d, r)| serde_json::json!({"dynamic": d, "mean_cut_ms": mean(r.iter().map(|x| x.cut_ms))}))
+            .map(|(d, r)| serde_json::json!({"dynamic": d, "mean_cut_ms": mean(r.iter().map(|x| x.timing.cut_ms))}))
             .collect();
         let out = serde_json::json!({
             "mode": "images",
@@ -443,7 +442,7 @@ fn eval_images(
     for r in rows {
         println!(
             "{:<16} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
-            r.name, r.iou, r.ms, r.energy_ms, r.cut_ms, r.cleanup_ms
+            r.name, r.iou, r.ms, r.timing.energy_ms, r.timing.cut_ms, r.timing.cleanup_ms
         );
     }
     println!("{:<16} {:>7.4} {:>8.1}", "mean", mean_iou, mean_ms);
@@ -457,7 +456,7 @@ fn print_modes(runs: &[(bool, Vec<Scored>)]) {
             let label = if *dynamic { "dynamic" } else { "static" };
             println!(
                 "{label:<8} cut {:.2} ms mean",
-                mean(rows.iter().map(|r| r.cut_ms))
+                mean(rows.iter().map(|r| r.timing.cut_ms))
             );
         }
     }
@@ -544,7 +543,7 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
     let later = &rows[1..];
     let mean_iou = mean(later.iter().map(|r| r.iou));
     let mean_ms = mean(later.iter().map(|r| r.ms));
-    let cut = |rows: &[Scored]| mean(rows[1..].iter().map(|r| r.cut_ms));
+    let cut = |rows: &[Scored]| mean(rows[1..].iter().map(|r| r.timing.cut_ms));
     if args.json {
         let cut_ms: Vec<_> = runs
             .iter()
@@ -570,7 +569,7 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
     for r in rows {
         println!(
             "{:<10} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
-            r.name, r.iou, r.ms, r.energy_ms, r.cut_ms, r.cleanup_ms
+            r.name, r.iou, r.ms, r.timing.energy_ms, r.timing.cut_ms, r.timing.cleanup_ms
         );
     }
     println!(

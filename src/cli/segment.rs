@@ -116,7 +116,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
-    let engine_name = engine.name();
+    let engine_kind = engine.kind();
     let live = source.is_live();
     let total = match (source.len_hint(), limit) {
         (Some(n), Some(m)) => Some(n.min(m)),
@@ -141,7 +141,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     let (frames, ms_per_frame) = outcome?;
     let wall = start.elapsed().as_secs_f64();
     println!(
-        "{frames} mask(s) written to {} in {wall:.1} s ({ms_per_frame:.1} ms per frame, {engine_name} engine)",
+        "{frames} mask(s) written to {} in {wall:.1} s ({ms_per_frame:.1} ms per frame, {engine_kind} engine)",
         recorder.dir().display()
     );
     if let Some(json) = &args.json {

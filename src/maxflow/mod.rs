@@ -115,10 +115,42 @@ pub enum EngineError {
     },
 }
 
+/// Which engine (or labeller) does the work: compared where the CPU and the GPU are
+/// told apart, and written as `"cpu"` or `"cuda"` in reports and JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// On the CPU.
+    Cpu,
+    /// On an NVIDIA GPU through CUDA.
+    Cuda,
+}
+
+impl EngineKind {
+    /// The short name used in reports and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Cpu => "cpu",
+            EngineKind::Cuda => "cuda",
+        }
+    }
+}
+
+impl std::fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// An exact grid max-flow engine.
 pub trait Engine: Send {
+    /// Which engine this is.
+    fn kind(&self) -> EngineKind;
+
     /// Short name used in reports and JSON: `"cpu"` or `"cuda"`.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.kind().as_str()
+    }
 
     /// Longer description for people (e.g. the GPU's name).
     fn description(&self) -> String;

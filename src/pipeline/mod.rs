@@ -1,7 +1,7 @@
 //! Running the stages: one frame through the noise gate ([`gate`]), energy, cut and
 //! cleanup ([`segmenter`]), the capture thread ([`feed`]) and its frame channel
 //! ([`channel`]), the segmentation worker with its commands and results ([`worker`]),
-//! and recording ([`record`]).
+//! what each frame cost ([`timing`]), and recording ([`record`]).
 
 pub mod channel;
 pub mod feed;
@@ -9,13 +9,13 @@ pub mod gate;
 pub mod priority;
 pub mod record;
 pub mod segmenter;
+pub mod timing;
 pub mod worker;
 
 pub use channel::Delivery;
 pub use feed::SourceInfo;
 pub use gate::NoiseGate;
 pub use record::{FrameRecord, Recorder};
-pub use segmenter::{SegmentOutput, SegmentParams, Segmenter, StageTimings};
-pub use worker::{
-    Command, Event, FrameProcessor, FrameResult, FrameTimings, Pipeline, PipelineOptions,
-};
+pub use segmenter::{SegmentOutput, SegmentParams, Segmenter};
+pub use timing::FrameTiming;
+pub use worker::{Command, Event, FrameProcessor, FrameResult, Pipeline, PipelineOptions};

@@ -3,7 +3,9 @@
 //! (a run that fails early leaves no files), every PNG appears whole or not at all,
 //! and each JSON line is written with one call as soon as its frame is done.
 
+use super::timing::FrameTiming;
 use super::worker::FrameResult;
+use crate::maxflow::EngineKind;
 use serde::Serialize;
 use std::fs::File;
 use std::io::Write;
@@ -37,16 +39,9 @@ pub struct FrameRecord {
     pub width: u32,
     /// Frame height.
     pub height: u32,
-    /// Reading and decoding the frame.
-    pub decode_ms: f64,
-    /// Building the grid problem.
-    pub energy_ms: f64,
-    /// The engine's solve or update.
-    pub cut_ms: f64,
-    /// Mask cleanup.
-    pub cleanup_ms: f64,
-    /// Decode to mask, not counting writing it.
-    pub total_ms: f64,
+    /// Stage timings, decode to mask (writing it not counted).
+    #[serde(flatten)]
+    pub timing: FrameTiming,
     /// Max-flow value.
     pub flow: u64,
     /// Engine iterations.
@@ -57,8 +52,8 @@ pub struct FrameRecord {
     pub changed_arcs: u64,
     /// Frames dropped before this one by the latest-wins channel.
     pub dropped: u64,
-    /// Engine name.
-    pub engine: &'static str,
+    /// Engine that cut the frame.
+    pub engine: EngineKind,
     /// Foreground pixels in the mask.
     pub foreground: usize,
     /// Agreement with the source's ground truth, where it has one (the demo).
@@ -71,17 +66,12 @@ impl FrameRecord {
     pub fn of(result: &FrameResult) -> Option<Self> {
         let output = result.output.as_ref()?;
         let frame = &result.captured.frame;
-        let t = &result.timings;
         Some(Self {
             frame: frame.index,
             mask: mask_name(result),
             width: frame.width,
             height: frame.height,
-            decode_ms: t.decode_ms,
-            energy_ms: t.energy_ms,
-            cut_ms: t.cut_ms,
-            cleanup_ms: t.cleanup_ms,
-            total_ms: t.total_ms,
+            timing: result.timings,
             flow: output.flow,
             iterations: output.stats.iterations,
             dynamic: output.stats.dynamic,

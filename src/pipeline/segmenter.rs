@@ -9,6 +9,7 @@
 //! continue from the engine's residual graph.
 
 use super::gate::NoiseGate;
+use super::timing::FrameTiming;
 use crate::capture::Frame;
 use crate::ccl::{
     CclError, Cleaner, CleanupParams, Constraints, CpuLabeller, CudaLabeller, Labeller,
@@ -18,7 +19,7 @@ use crate::energy::{
     Region, SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
 };
 use crate::grid::{Connectivity, GridProblem, Mask};
-use crate::maxflow::{Engine, Solution, SolveStats};
+use crate::maxflow::{Engine, EngineKind, Solution, SolveStats};
 use std::time::Instant;
 
 /// User-facing segmentation parameters.
@@ -60,17 +61,6 @@ pub struct SegmentParams {
     pub noise_gate: u8,
 }
 
-/// Milliseconds of each stage for one frame.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
-pub struct StageTimings {
-    /// Building the grid problem from the frame.
-    pub energy_ms: f64,
-    /// The engine's solve or update call.
-    pub cut_ms: f64,
-    /// Connected-component cleanup.
-    pub cleanup_ms: f64,
-}
-
 /// The result for one frame.
 #[derive(Clone, Debug)]
 pub struct SegmentOutput {
@@ -78,8 +68,8 @@ pub struct SegmentOutput {
     pub mask: Mask,
     /// Max-flow value of the frame's energy.
     pub flow: u64,
-    /// Stage timings.
-    pub timings: StageTimings,
+    /// Stage timings: `total_ms` is this call's, `decode_ms` 0 (the frame came decoded).
+    pub timings: FrameTiming,
     /// The engine's statistics (iterations, activity, dynamic, changed arcs).
     pub stats: SolveStats,
 }
@@ -210,7 +200,7 @@ impl SegmentParams {
 /// The labeller that suits an engine: the GPU one next to a CUDA engine when it can
 /// be opened, else the CPU one.
 fn labeller_for(engine: &dyn Engine) -> Box<dyn Labeller> {
-    if engine.name() == "cuda"
+    if engine.kind() == EngineKind::Cuda
         && let Ok(gpu) = CudaLabeller::new()
     {
         return Box::new(gpu);
@@ -286,14 +276,14 @@ impl Segmenter {
         self.engine_warm = false;
     }
 
-    /// The engine's short name.
-    pub fn engine_name(&self) -> &'static str {
-        self.engine.name()
+    /// Which engine cuts.
+    pub fn engine_kind(&self) -> EngineKind {
+        self.engine.kind()
     }
 
-    /// The labeller's short name (`"cpu"` or `"cuda"`).
-    pub fn labeller_name(&self) -> &'static str {
-        self.labeller.name()
+    /// Which labeller cleans the masks up.
+    pub fn labeller_kind(&self) -> EngineKind {
+        self.labeller.kind()
     }
 
     /// The last frame's mask, which the temporal prior of the next frame uses.
@@ -397,7 +387,7 @@ impl Segmenter {
         if self.models.is_none() && !background_ready {
             return Err(SegmentError::NotReady(self.background_frames_left()));
         }
-        let mut timings = StageTimings {
+        let mut timings = FrameTiming {
             energy_ms: ms_since(start),
             ..Default::default()
         };
@@ -415,6 +405,7 @@ impl Segmenter {
             previous: before,
             seeded: fresh,
         });
+        timings.total_ms = ms_since(start);
         Ok(SegmentOutput {
             mask,
             flow: solution.flow,
@@ -475,7 +466,7 @@ impl Segmenter {
         &mut self,
         frame: &Frame,
         hard: Option<&Seeds>,
-        timings: &mut StageTimings,
+        timings: &mut FrameTiming,
     ) -> Result<(Mask, Solution), SegmentError> {
         let start = Instant::now();
         let area = self.cut_area(frame, hard);

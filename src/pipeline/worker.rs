@@ -15,12 +15,12 @@ use super::channel::{Delivery, Stamped};
 use super::feed::{Feed, SourceInfo};
 use super::priority;
 use super::segmenter::{SegmentError, SegmentOutput, SegmentParams, Segmenter};
+use super::timing::FrameTiming;
 use crate::capture::{CapturedFrame, Frame, FrameSource, SourceSpec};
 use crate::energy::Seeds;
 use crate::grid::Mask;
-use crate::maxflow::{Engine, EngineChoice, create_engine};
+use crate::maxflow::{Engine, EngineChoice, EngineKind, create_engine};
 use crossbeam_channel::{Receiver, Sender, bounded, never, select_biased, unbounded};
-use serde::Serialize;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -36,8 +36,8 @@ pub trait FrameProcessor: Send {
     fn set_params(&mut self, params: SegmentParams);
     /// A new engine, used from the next frame on.
     fn set_engine(&mut self, engine: Box<dyn Engine>);
-    /// Short name of the engine in use.
-    fn engine_name(&self) -> &'static str;
+    /// Which engine is in use.
+    fn engine_kind(&self) -> EngineKind;
 }
 
 impl FrameProcessor for Segmenter {
@@ -53,8 +53,8 @@ impl FrameProcessor for Segmenter {
     fn set_engine(&mut self, engine: Box<dyn Engine>) {
         Segmenter::set_engine(self, engine);
     }
-    fn engine_name(&self) -> &'static str {
-        Segmenter::engine_name(self)
+    fn engine_kind(&self) -> EngineKind {
+        Segmenter::engine_kind(self)
     }
 }
 
@@ -83,21 +83,6 @@ pub enum Command {
     Stop,
 }
 
-/// Milliseconds of each stage of one frame.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct FrameTimings {
-    /// Reading and decoding (or rendering) the frame; 0 for a frame segmented again.
-    pub decode_ms: f64,
-    /// Building the grid problem.
-    pub energy_ms: f64,
-    /// The engine's solve or update.
-    pub cut_ms: f64,
-    /// Mask cleanup.
-    pub cleanup_ms: f64,
-    /// Decode to mask: decoding plus the whole segmentation call (queueing excluded).
-    pub total_ms: f64,
-}
-
 /// The worker's answer for one frame.
 #[derive(Clone, Debug)]
 pub struct FrameResult {
@@ -107,12 +92,12 @@ pub struct FrameResult {
     pub output: Option<SegmentOutput>,
     /// Why segmentation failed, if it did.
     pub error: Option<String>,
-    /// Stage timings.
-    pub timings: FrameTimings,
+    /// Stage timings, decoding included (0 for a frame segmented again).
+    pub timings: FrameTiming,
     /// Frames the latest-wins channel dropped since the previous result.
     pub dropped: u64,
     /// Engine that cut this frame.
-    pub engine: &'static str,
+    pub engine: EngineKind,
     /// Whether this is the paused frame segmented again after a command.
     pub reprocessed: bool,
 }
@@ -155,8 +140,8 @@ pub enum Event {
     SourceFailed(String),
     /// The engine changed; `note` says if a fallback was taken.
     EngineChanged {
-        /// Short engine name.
-        engine: &'static str,
+        /// The engine now in use.
+        engine: EngineKind,
         /// Note for people, e.g. why CUDA was not used.
         note: Option<String>,
         /// Whether the engine has stochastic cuts (the switch does something).
@@ -362,7 +347,7 @@ impl<P: FrameProcessor> Worker<P> {
                 Ok((engine, note)) => {
                     let stochastic = engine.has_stochastic();
                     self.processor.set_engine(engine);
-                    let engine = self.processor.engine_name();
+                    let engine = self.processor.engine_kind();
                     let changed = Event::EngineChanged {
                         engine,
                         note,
@@ -487,16 +472,11 @@ impl<P: FrameProcessor> Worker<P> {
             Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
-        let stages = output
-            .as_ref()
-            .map(|o| o.timings.clone())
-            .unwrap_or_default();
-        let timings = FrameTimings {
+        let stages = output.as_ref().map(|o| o.timings).unwrap_or_default();
+        let timings = FrameTiming {
             decode_ms,
-            energy_ms: stages.energy_ms,
-            cut_ms: stages.cut_ms,
-            cleanup_ms: stages.cleanup_ms,
             total_ms: decode_ms + segment_ms,
+            ..stages
         };
         self.emit(Event::Frame(Box::new(FrameResult {
             captured,
@@ -504,7 +484,7 @@ impl<P: FrameProcessor> Worker<P> {
             error,
             timings,
             dropped,
-            engine: self.processor.engine_name(),
+            engine: self.processor.engine_kind(),
             reprocessed,
         })))
     }

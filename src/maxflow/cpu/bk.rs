@@ -63,8 +63,7 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Next node to grow: first the sweep over nodes flagged in bulk, then the queue.
-    /// (Skipping four passive nodes at once saved rocket 1 % of its instructions and
-    /// cost the instances whose nodes start active 1–2 %.)
+    /// (Skipping four passive nodes at once was tried: NOTES.md, `next_active`.)
     fn next_active(&mut self) -> Option<u32> {
         let n = self.st.len();
         while self.sweep < n {
@@ -116,9 +115,8 @@ impl<T: Topology> Solver<T> {
     /// Grows the tree of `p` (source tree when `SRC`) over the arcs with residual
     /// capacity; returns the arc (a, d), a in S and its neighbour in T, where the
     /// trees touch. Reading every direction's neighbour first, to decide without a
-    /// branch per arc, halved growth's mispredicted branches (seeds_disk, cachegrind)
-    /// but measured slower everywhere (same run, best of 8 alternations: seeds_disk
-    /// 2.98 → 3.34 ms, camera 8.17 → 8.87).
+    /// branch per arc, cut growth's mispredicted branches but was slower everywhere
+    /// (NOTES.md, `grow`).
     #[inline(always)]
     fn grow<const SRC: bool, const REHANG: bool>(
         &mut self,
@@ -171,22 +169,8 @@ impl<T: Topology> Solver<T> {
     /// walk when p is done or the room is spent. Until then nothing reads it: only
     /// p grows, and adoption stays in the other tree (p's tree loses no arc). Where a
     /// root's terminal arc is the bottleneck, its neighbouring roots add theirs
-    /// (`fan`); those of p's tree, too, change only when p's flow is.
-    ///
-    /// Measured and not kept: the other half kept as well. On coins 4C, before
-    /// supplies were moved there (see `plan`), 7.5 k of 10.6 k paths were found by
-    /// sink-tree growers, whose source halves ran ~49 arcs and mostly ended at a root
-    /// the path emptied; 5.1 k of them left the source tree at the same node as the
-    /// grower's path before. Keeping that path's arcs below its lowest orphan (valid
-    /// while that orphan is adopted, not freed) and walking on from there (52 kept
-    /// arcs, 7 walked on average), and owing the kept arcs the flow of the paths that
-    /// follow until their room is spent (pushed in one walk, with nodes made active
-    /// where a reverse arc opens between the trees meanwhile): exact, 6–7 % fewer
-    /// instructions in coins' solve but no fewer mispredicted branches (cachegrind,
-    /// 614 k → 621 k), and pinned paired alternations showed no clear gain (coins
-    /// −3 to +4 %, rocket and seeds_disk −8 to +10 %, mostly code placement: the
-    /// augmentation's longer code inlined into the growth loop). With supplies moved
-    /// it no longer saves instructions (coins 66.5 → 66.7 M).
+    /// (`fan`); those of p's tree, too, change only when p's flow is. Keeping the other
+    /// half of the path as well was tried: NOTES.md, `Held`.
     fn augment(&mut self, p: u32, a: u32, d: usize) {
         let b = self.layout.neighbour(a, d);
         self.count(a);
@@ -407,16 +391,12 @@ impl<T: Topology> Solver<T> {
 
     /// Passes `rest`, what a path takes from (source tree) or brings to (sink tree)
     /// root `r` beyond its own terminal arc, through neighbouring roots of its tree,
-    /// so that a path whose bottleneck is its root's terminal arc carries more (a
-    /// quarter fewer augmentations on image energies). Each keeps one unit: it stays a
-    /// root, so the fan orphans nothing (emptied neighbours would be orphaned with
-    /// `r`, free each other and their subtrees: astronaut 1920×1080 7–16 % slower).
-    /// Only roots have terminal residual (grown nodes are free ones, which have none),
-    /// so the fan touches no tree arc. Also drawing on the root beyond each neighbour
-    /// (two steps in the same direction, through the neighbour root, which passes it
-    /// on whatever its own residual): augmentations 3–6 % fewer (coins 10.6 → 10.2 k,
-    /// rocket 14.3 → 13.5 k, coffee 640×480 4C 24.3 → 22.8 k), instructions coins
-    /// −0.5 %, rocket +2.9 %, camera +0.4 % (callgrind): not kept.
+    /// so that a path whose bottleneck is its root's terminal arc carries more (fewer
+    /// augmentations on image energies). Each keeps one unit: it stays a root, so the
+    /// fan orphans nothing (emptied neighbours would be orphaned with `r`, free each
+    /// other and their subtrees). Only roots have terminal residual (grown nodes are
+    /// free ones, which have none), so the fan touches no tree arc. Drawing on the roots
+    /// two steps out as well was tried: NOTES.md, `fan`.
     fn fan<const SRC: bool>(&mut self, r: u32, mut rest: u64) {
         let mut bits = self.fan_arcs::<SRC>(r);
         while bits != 0 && rest > 0 {
@@ -442,8 +422,8 @@ impl<T: Topology> Solver<T> {
     /// Marks the part of a pushed path above its last saturated arc (`path`, ending
     /// below `root`) as verified for the adoption that follows: its chain to the root
     /// is intact, and the orphans' neighbours mostly hang from it, so their origin
-    /// walks stop there instead of going on to the root (on 8C energies paths run
-    /// ~100–180 arcs). Only where nodes keep timestamps: marking by flag costs more.
+    /// walks stop there instead of going on to the root (on 8C energies paths are
+    /// long). Only where nodes keep timestamps: marking by flag costs more.
     fn mark_intact(&mut self, path: &[TreeArc], root: u32) {
         if !T::GROW_MARK {
             return;

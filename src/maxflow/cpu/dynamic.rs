@@ -13,15 +13,13 @@ use crate::grid::{Direction, GridProblem};
 use std::ops::Range;
 
 /// Trees are grown anew instead of repaired when more than one pixel in this many
-/// changed (measured on car-shadow, 854×480 8C: 1.5 ms less per frame than repair).
+/// changed: past that, repairing them costs more (NOTES.md, `RESTART_FRACTION`).
 const RESTART_FRACTION: u64 = 4;
 
 /// `update` solves afresh when more than this share of the sampled neighbour
 /// capacities changed: each changed arc leaves residual at its ends for the resumed
-/// search, which soon costs more than a fresh solve's sweep and search. Measured on
-/// 854×480 8C frames of a still camera with sensor noise (σ 2), resumed vs fresh,
-/// by share of arcs changed: 0.7 % 8.6 vs 19.3 ms, 2 % 14.7 vs 19.2, 4.8 % 20.4 vs
-/// 19.4, 12 % 24.8 vs 20.1; car-shadow behind the noise gate, ~50 %: 34 vs 16.
+/// search, which soon costs more than a fresh solve's sweep and search (NOTES.md,
+/// `FRESH_NUM` / `FRESH_DEN`).
 const FRESH_NUM: u64 = 1;
 const FRESH_DEN: u64 = 32;
 
@@ -134,7 +132,7 @@ impl<T: Topology> Solver<T> {
     /// sent back through the terminals of the pair's ends. Stretches of a row that
     /// `kept` shows unchanged are passed over; elsewhere all of a pixel's pairs are
     /// applied together, so each node's residuals are read once (a pass per
-    /// direction read them K/2 times: 31 ms instead of 8.3 on the frames of `kept`).
+    /// direction read them K/2 times).
     fn arc_changes(&mut self, problem: &GridProblem) -> u64 {
         let (width, height) = (self.layout.width(), self.layout.height());
         let all: [Pairs; 4] = std::array::from_fn(|i| Pairs::of(2 * i, width, height));

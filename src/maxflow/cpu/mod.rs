@@ -11,7 +11,8 @@
 //! the trees grow breadth first (with no re-hanging on 8C); a path whose root's
 //! terminal arc is its bottleneck also draws on neighbouring roots.
 //! Single-threaded, exact, and dynamic: `update` continues from the kept residual
-//! graph and trees.
+//! graph and trees. Why each heuristic was chosen, and what was tried instead:
+//! `src/maxflow/cpu/NOTES.md`.
 
 mod bk;
 #[cfg(debug_assertions)]
@@ -85,8 +86,8 @@ impl CpuEngine {
 }
 
 impl Engine for CpuEngine {
-    fn name(&self) -> &'static str {
-        "cpu"
+    fn kind(&self) -> super::EngineKind {
+        super::EngineKind::Cpu
     }
 
     fn description(&self) -> String {

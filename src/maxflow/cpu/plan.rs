@@ -25,70 +25,42 @@ use super::state::{ACTIVE, PARENT, SINK, TERMINAL, TREE, Topology};
 /// Deficits are moved only where the scarcer kind of terminal node (supply or
 /// deficit) is at least one in this many of the more common kind. Where one terminal
 /// pulls a small region, BK's few paths from it are cheap and moving the abundant
-/// deficits is wasted work (rocket 4C, 21.6 k supplies to 285 k deficits: +10 %).
+/// deficits is wasted work (NOTES.md, `SCARCE` and `SPARSE`).
 const SCARCE: usize = 4;
 
 /// Deficits are moved only where at least one pixel in this many is a terminal
 /// node: where terminals are sparse (seed strokes, t-links on a tenth of the pixels)
-/// the pass labels much of the grid for few deficits (seeds_astronaut 8C 20.8 →
-/// 19.8 ms, rand_128x128_8c_d10 5.6 → 4.9 ms without it). Image energies have
-/// terminal residual at ~90 % of their pixels.
+/// the pass labels much of the grid for few deficits. Image energies have terminal
+/// residual at nearly every pixel.
 const SPARSE: usize = 8;
 
 /// The trees grow breadth first (`grow_breadth_first`) where fewer than one pixel in
-/// this many is a terminal node, as from seed strokes. Measured (pinned, alternating,
-/// three rounds, median solve ms): seeds_disk 4C (1.7 % terminal nodes) 2.8 → 1.7
-/// (tree paths 143 → 82 arcs, orphans 27.7 k → 10.9 k), seeds_astronaut 8C (4.5 %)
-/// 31–33 → 26–27; random grids with terminals on 1.5 % or 4 % of the pixels, spread
-/// evenly (320×240, 400×300), 13–17 % fewer augmentations and faster in 7 of 8
-/// alternated pairs (by 7–31 %). At 8.7 % it no longer paid: rand_128x128_8c_d10
-/// 10.5 → 13.5, a third more orphans (and dense image energies, rocket's passive
-/// sink roots included, were no faster either).
+/// this many is a terminal node, as from seed strokes: shorter tree paths and fewer
+/// orphans there, while denser terminals no longer gain (NOTES.md, `BREADTH_FIRST`).
 const BREADTH_FIRST: usize = 16;
 
 /// Sink roots start passive where deficit nodes outnumber supply nodes this many
-/// times or more (rocket 640×480 4C, 13×: 8.3 → 7.4 ms; car-shadow frames, ~11×:
-/// 20.1 → 16.4 ms per frame). At 2× it cost seeds_disk 9 %: the sink tree's growth
-/// pays where the sink's nodes are few and far from the source's. Moving supplies
-/// towards deficits first (the mirror of `move_deficits`, labelling only the nodes
-/// without a deficit) cut rocket's augmentations 14.3 k → 10.8 k but cost more than
-/// it saved: 8.4 → 9.2 ms.
+/// times or more. At lower ratios the sink tree's growth pays, where the sink's nodes
+/// are few and far from the source's. Moving supplies towards deficits first (the
+/// mirror of `move_deficits`) cut augmentations but cost more than it saved
+/// (NOTES.md, `PASSIVE_SINK`).
 const PASSIVE_SINK: usize = 8;
 
 /// Supplies are moved towards deficits instead (`move_supplies`) where the deficits
 /// outweigh the supplies this many times in amount (`Solver::amounts`, nodes pulled
 /// harder than their arcs carry left out): moved deficits pile up behind the few
 /// supplies, which BK's paths then collect a few units at a time, while moved
-/// supplies are absorbed on the way. coins 4C, 4.0 times: 10.6 k → 8.5 k
-/// augmentations, 77 → 66 M instructions in the solve (callgrind); pinned, paired
-/// alternations on this noisy machine: 16.7 → 14.7 ms (8 pairs, one binary with the
-/// pass switched, every pair faster), 15.9 → 11.3 (5 pairs, all faster), 16.1 →
-/// 14.8 (6 pairs, median ratio −7.9 %). The image energies of `make_instances.py`
-/// and the 8C instances are at 0.6–1.3 times; moving supplies there cost astronaut
-/// and chelsea 640×480 4C 24–43 % (more augmentations) and camera 8C 1.9× the
-/// augmentations, though rand_256x192_4c_d50_asym and rand_64x64_4c_d100 (1.2 and
-/// 0.9 times) were 15 % faster. Moving supplies after the deficits (both passes,
-/// radius 8): coins −2 to −5 %, astronaut 640×480 4C −13 %, camera 8C +9–12 %;
-/// where many supplies are left, that second pass is made (`SUPPLIES_LEFT_PERCENT`).
+/// supplies are absorbed on the way. On balanced energies moving supplies instead
+/// costs BK more augmentations; where many supplies are left after the deficits
+/// moved, a second pass moves them (`SUPPLIES_LEFT_PERCENT`). See NOTES.md,
+/// `MOVE_SUPPLIES`.
 const MOVE_SUPPLIES: u64 = 2;
 
 /// The supplies left after the deficits moved move too, towards the
 /// deficits left, where the supply nodes left are at least this many percent of
 /// the deficit nodes left: each such supply would cost BK a path of its own to a
-/// deficit it now reaches merged with its neighbours'. Deficits only → both passes
-/// on every such grid (augmentations; solve ms, median of three alternated rounds
-/// of `livecut bench`, pinned; supply to deficit nodes left): 640×480 4C images of
-/// `make_instances.py` person7 102.5 k → 68.2 k, 236 → 199 ms (2.05); astronaut 59.2
-/// k → 26.5 k, 55.2 → 46.0 (2.27); llama 97.6 k → 55.8 k, 194 → 172 (2.18); chelsea
-/// 62.4 k → 42.2 k, 65.9 → 61.7 (1.44); but coffee 24.3 k → 11.4 k, 21.7 → 22.4
-/// (1.45), rand_256x192_4c_d50_asym 5.24 → 5.81 (0.73) and rand_64x64_4c_d100 1.13
-/// → 1.16 (1.10). 1920×1080 4C (one run each): person7 1258 → 1169 ms (2.33),
-/// astronaut 606 → 554 (1.60), chelsea 440 → 426 (1.20). On 8C, where both passes
-/// on every such grid cost camera 6.7 → 8.3 ms (1.11), the same bound passes over
-/// camera and takes (one run each, 1-pass → gated 2-pass): 640×480 images llama 283
-/// → 233 ms (1.77), astronaut 154 → 139 (2.23), person7 352 → 347 (1.92); chelsea
-/// 451×300 211 → 200 (5.62); 1920×1080 astronaut 1252 → 1118 (1.56), llama 3493 →
-/// 3426 (1.98).
+/// deficit it now reaches merged with its neighbours'. Where fewer supplies are left
+/// the second pass costs more than it saves (NOTES.md, `SUPPLIES_LEFT_PERCENT`).
 const SUPPLIES_LEFT_PERCENT: usize = 150;
 
 impl<T: Topology> Solver<T> {
@@ -135,12 +107,8 @@ impl<T: Topology> Solver<T> {
     /// energies) but, from a few seed strokes, grows long winding tree paths whose
     /// augmentations orphan more. Such trees are not re-hung in growth either (8C's
     /// marking heuristic, see `run`): breadth-first trees start as shortest-path trees,
-    /// and re-hanging them cost more augmentations than it saved walking
-    /// (seeds_astronaut 8C: 19,061 → 16,302 augmentations, 177 → 122 M instructions
-    /// in the solve, 37.2 → 26.0 ms in alternated rounds). Dense 8C energies, whose
-    /// trees grow by the sweep, keep it: with the growth heuristic off in every 8C
-    /// solve (`GROW_MARK` false), chelsea 451×300 took 1793 → 2332 M instructions and
-    /// the 640×480 8C images of `make_instances.py` 13 % more (camera 8C 9 % fewer).
+    /// and re-hanging them cost more augmentations than it saved walking. Dense 8C
+    /// energies, whose trees grow by the sweep, keep it (NOTES.md, `GROW_MARK`).
     fn grow_breadth_first(&mut self) {
         for u in 0..self.st.len() as u32 {
             if self.w(u) & ACTIVE != 0 {
@@ -151,8 +119,7 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Clears the active flag of every sink root. One branch-free pass over the state
-    /// words: cheaper than the sweep testing each node it meets (rocket 640×480 4C,
-    /// 285 k sink roots: 3–5 % of the solve).
+    /// words: cheaper than the sweep testing each node it meets.
     fn make_sink_roots_passive(&mut self) {
         for w in self.st.iter_mut() {
             let v = T::get(*w);

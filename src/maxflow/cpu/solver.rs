@@ -352,8 +352,8 @@ impl<T: Topology> Solver<T> {
     /// Sets node `u`'s state from its residuals (already written) and folded
     /// terminal capacity `td`, and the incoming-arc bits of its neighbours. The root
     /// state is `root_by_terminal`'s, written here in the same store as the saturation
-    /// bits: calling it costs every video frame's load ~20 % (measured). Returns the
-    /// capacity of `u`'s outgoing arcs.
+    /// bits: calling it made every video frame's load slower (NOTES.md, saturation
+    /// bits). Returns the capacity of `u`'s outgoing arcs.
     #[inline(always)]
     fn load_node(&mut self, u: u32, td: i32) -> u64 {
         let mut w = self.w(u);

@@ -5,8 +5,8 @@
 //! node the sink still pulls passes its deficit to neighbours one step closer to a
 //! supply, as far as the arcs allow. Deficits merge on the way and each node passes
 //! its share on once, where BK would carry the same flow one augmenting path at a
-//! time, walking the whole path for a few units each (segmentation energies:
-//! t-links ~50, n-links ~500, ~40 arcs per path).
+//! time, walking the whole path for a few units each (on segmentation energies
+//! t-links are small against n-links, and paths are long).
 //!
 //! Exact: moving a deficit from v to its neighbour u is flow u → v → t; where u has
 //! no supply to give, it is followed by flow t → u along an arc of unlimited capacity
@@ -14,37 +14,15 @@
 //! change neither the max-flow value nor any minimum cut, and BK finishes from the
 //! moved deficits as from any other flow, with the same canonical cut.
 //!
-//! Cost (moving deficits, as coins did until it moved supplies, see below): on coins 4C
-//! the pass is about a quarter of the solve's instructions (20.5 of 77 M: labelling
-//! 8.8 M, pull 10 M, ~160 k branch mispredictions between them) and saves BK about as
-//! much.
-//! Branch-free labelling and pulling (every arc tried, each node written and queued
-//! whatever it holds) removed half the mispredictions but doubled the instructions
-//! (20.5 → 41 M): slower on coins and camera; branch-free labelling alone (+5 M
-//! instructions, −60 k mispredictions) no faster. Levels by a two-pass distance
-//! transform (node order and back, branch-free, then a counting sort by level) instead
-//! of the search: as many instructions (coins 20.5 → 19.8 M), coins and a 640×480 4C
-//! image no faster, camera 8C 8.6 → 10.1 ms (upper-bound levels move less).
-//! Word-parallel labelling (the arcs into each pixel as bit planes in `pa`, one
-//! frontier word per 32 pixels and level, then a counting sort) gives the search's
-//! levels, but a first version took 31 M instructions on coins, and even tight code
-//! would need ~7 M (frontier steps ~2 M over 32 levels, building the planes ~2.5 M,
-//! writing levels and listing ~2.5 M) against the search's 8.8 M. A radius of 16 on 4C
-//! (cachegrind): coins 6 % fewer cycles, the 640×480 image energies up to 5 % more.
-//! Skipping the short-path sweep before it (cachegrind): coins, camera and coffee
-//! 640×480 4C 1–4 % more. Listing the supplies without a branch per node and not
-//! visiting them in the pull (they pull nothing): coins 160 k → 148 k mispredicted
-//! branches in the pass but +0.7 M instructions (cachegrind); not worth its code.
-//! On coins the pass is memory-bound where BK is not: 268 k of the solve's 342 k
-//! first-level read misses and 41 k of its 2 MB-cache misses (cachegrind, 48 KB L1,
-//! 2 MB last level), BK's growth, pushes and adoption almost none.
+//! What the pass costs, and the forms tried instead of it (branch-free labelling and
+//! pull, a distance transform, word-parallel labelling): NOTES.md, `transport`.
 //!
 //! Where the deficits outweigh the supplies in amount, the supplies move instead,
 //! towards the deficits (`move_supplies`, the same two passes mirrored; the plan
 //! chooses). On coins the moved deficits piled up at the coins' rims, behind
 //! supplies the first deficits had used up; BK then gathered the thin supplies of the
-//! coins' insides one root at a time (81 % of its paths ended at a root its path
-//! emptied; the root fan carried 65 % of its flow) over source paths of ~49 arcs.
+//! coins' insides one root at a time, most of its paths ending at a root they emptied,
+//! over long source paths.
 
 use super::solver::Solver;
 use super::state::{MARK, PARENT, TREE, Topology, in_mask, out_mask};
@@ -56,20 +34,11 @@ const LEVEL: u32 = TREE | PARENT;
 /// The arcs both passes use: the four axis directions (the first four of
 /// `Direction::ALL`), so that on 8C grids terminals move over the 4-connected
 /// sub-grid. Levels and pulls over all eight arcs cost twice the work for moves that
-/// leave BK no less to do. Instructions in the solve (callgrind), all eight → axes:
-/// camera 8C 60.6 → 56.9 M, chelsea 451×300 8C 1841 → 1793 M, 640×480 8C image
-/// energies of `make_instances.py` (coffee, chelsea, astronaut) 291 → 273, 1264 →
-/// 1220, 1263 → 1251 M; timed in one process, solves of both alternating (median of
-/// paired ratios): camera −3.6 %, the three 640×480 images −5 to −11 %, coffee
-/// 1920×1080 8C −1.4 %, chelsea 451×300 +0.8 %. Diagonal levels with axis pulls, or
-/// axis levels with pulls over all eight, were mixed (coffee 8C 290 → 325 and 262 M,
-/// camera 60.3 → 60.3 and 59.4 M).
+/// leave BK no less to do (NOTES.md, `AXES`).
 const AXES: u32 = 0xF;
 
-/// Farthest distance labelled (fits `LEVEL`; measured on the 8C instances: 16 and
-/// 64 do no better, beyond that the moves cost more than they save). On 4C, 8 makes
-/// coins 5 % faster and the 640×480 image energies of `make_instances.py` 2–21 %
-/// slower. Prefetching the arcs of the node 8 places ahead in the pull: no change.
+/// Farthest distance labelled (fits `LEVEL`): farther, the moves cost more than they
+/// save; nearer, most energies lose moves that paid (NOTES.md, `RADIUS`).
 const RADIUS: u32 = 32;
 
 impl<T: Topology> Solver<T> {
@@ -164,7 +133,7 @@ impl<T: Topology> Solver<T> {
 
     /// Gives every seed level 0 and queues it in `pa`; returns how many. (Kept out
     /// of line, as `first_level` is: inlined, either costs the search that follows
-    /// ~0.5 % more instructions on every instance that moves terminals.)
+    /// more instructions.)
     #[inline(never)]
     fn seeds<const UP: bool>(&mut self) -> usize {
         let mut tail = 0usize;
@@ -180,9 +149,8 @@ impl<T: Topology> Solver<T> {
 
     /// Gives every seed level 0 and every other node with a search arc from a seed
     /// level 1, in one pass in memory order; queues only the latter in `pa` and
-    /// returns how many. Each non-seed tests its neighbours, so this pays where
-    /// seeds are the majority (callgrind, coins 4C, 62 % seeds: the solve 64.4 →
-    /// 61.2 M instructions; camera 8C, 33 % seeds, 14.4 → 18.3 M in the pass).
+    /// returns how many. Each non-seed tests its neighbours, so this pays only where
+    /// seeds are the majority (NOTES.md, `first_level`).
     #[inline(never)]
     fn first_level<const UP: bool>(&mut self) -> usize {
         let mut tail = 0usize;

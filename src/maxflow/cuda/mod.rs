@@ -577,8 +577,8 @@ fn state_for<'a>(
 }
 
 impl Engine for CudaEngine {
-    fn name(&self) -> &'static str {
-        "cuda"
+    fn kind(&self) -> super::EngineKind {
+        super::EngineKind::Cuda
     }
 
     fn description(&self) -> String {

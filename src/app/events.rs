@@ -1,0 +1,176 @@
+//! What the window does with the worker's events and the background jobs' results.
+
+use super::engine::DeviceStatus;
+use super::recorder::Shot;
+use super::settings::BackgroundKind;
+use super::source::{CameraList, SourceState, demo_spec};
+use super::tasks::{Done, Pick};
+use super::window::LivecutApp;
+use crate::capture::SourceSpec;
+use crate::energy::Seeds;
+use crate::maxflow::{EngineChoice, EngineKind};
+use crate::pipeline::{Event, FrameResult, SourceInfo};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+impl LivecutApp {
+    /// Takes in one event of the worker.
+    pub(super) fn on_event(&mut self, event: Event, now: Instant) {
+        match event {
+            Event::SourceOpened(info) => self.on_source(info),
+            Event::Frame(result) => self.on_frame(*result, now),
+            Event::SourceEnded => {
+                self.source.state = SourceState::Ended;
+                // Keep the last frame segmentable: seeds edits redo a paused frame.
+                self.set_paused(true);
+            }
+            Event::SourceFailed(message) => self.on_source_failed(message),
+            Event::EngineChanged {
+                engine,
+                note,
+                stochastic,
+            } => {
+                self.engine.in_use = engine;
+                self.engine.has_stochastic = stochastic;
+                self.stats.timing.clear_samples();
+                if let Some(note) = note {
+                    self.notices.push(note, false);
+                }
+            }
+            Event::CommandFailed(message) => self.notices.push(message, true),
+        }
+    }
+
+    fn on_source(&mut self, info: SourceInfo) {
+        if self.seeds.on_source(&info) {
+            self.view.stale = true;
+        }
+        self.source.state = SourceState::Running;
+        self.source.falling_back = false;
+        self.stats.timing.clear_samples();
+        self.source.info = Some(info);
+    }
+
+    /// A failed source is replaced by the demo scene, unless that failed too.
+    fn on_source_failed(&mut self, message: String) {
+        self.source.state = SourceState::Failed(message.clone());
+        if self.source.falling_back {
+            self.notices
+                .push(format!("The demo scene failed too: {message}"), true);
+        } else {
+            self.notices
+                .push(format!("{message} — showing the demo scene instead"), true);
+            self.source.falling_back = true;
+            self.backend.set_source(demo_spec());
+        }
+    }
+
+    fn on_frame(&mut self, result: FrameResult, now: Instant) {
+        self.stats.on_frame(&result, now);
+        if let Some(error) = &result.error {
+            self.on_segment_error(result.engine, error);
+        }
+        let (mask, activity) = match result.output {
+            Some(mut output) => {
+                let activity = output.stats.activity.take().map(Arc::new);
+                (Some(Arc::new(output.mask)), activity)
+            }
+            None => (None, None),
+        };
+        let shot = Shot {
+            captured: result.captured,
+            mask,
+            activity,
+        };
+        self.recorder.offer(&shot, &self.view.look(&self.settings));
+        self.view.latest = Some(shot);
+        self.view.stale = true;
+    }
+
+    /// A frame could not be segmented. With usable seeds that is the engine's fault:
+    /// a GPU engine falls back to the CPU.
+    fn on_segment_error(&mut self, engine: EngineKind, error: &str) {
+        if engine != EngineKind::Cpu && self.seeds.usable {
+            self.notices.push(
+                format!("The {engine} engine failed ({error}); switching to the CPU engine"),
+                true,
+            );
+            self.switch_engine(EngineChoice::Cpu);
+        } else {
+            self.notices
+                .push(format!("Segmentation failed: {error}"), true);
+        }
+    }
+
+    /// Takes in one finished background job.
+    pub(super) fn on_done(&mut self, done: Done) {
+        match done {
+            Done::Picked(_, None) => {}
+            Done::Picked(pick, Some(path)) => self.on_picked(pick, path),
+            Done::SeedsLoaded(Ok(seeds)) => self.on_seeds_loaded(seeds),
+            Done::SeedsLoaded(Err(e)) => self.notices.push(format!("Cannot load seeds: {e}"), true),
+            Done::SeedsSaved(Ok(path)) => self
+                .notices
+                .push(format!("Seeds saved to {}", path.display()), false),
+            Done::SeedsSaved(Err(e)) => self.notices.push(format!("Cannot save seeds: {e}"), true),
+            Done::BackdropLoaded(path, Ok(img)) => {
+                self.view.backdrop = Some(img);
+                self.settings.background_image = Some(path);
+                self.view.stale = true;
+            }
+            Done::BackdropLoaded(_, Err(e)) => {
+                self.notices
+                    .push(format!("Cannot load the background picture: {e}"), true);
+                if self.view.backdrop.is_none() {
+                    self.settings.background = BackgroundKind::Blur;
+                    self.view.stale = true;
+                }
+            }
+            Done::CudaProbed(Ok(name)) => self.engine.cuda = DeviceStatus::Ready(name),
+            Done::CudaProbed(Err(reason)) => self.engine.cuda = DeviceStatus::Missing(reason),
+            Done::Cameras(Ok(list)) => self.source.cameras = CameraList::Ready(list),
+            Done::Cameras(Err(reason)) => self.source.cameras = CameraList::Failed(reason),
+        }
+    }
+
+    /// Loaded seeds replace the scribbles when they fit the frames.
+    fn on_seeds_loaded(&mut self, seeds: Seeds) {
+        let Some(src) = &self.source.info else {
+            self.notices
+                .push("No source yet to load seeds for".into(), true);
+            return;
+        };
+        if (seeds.width, seeds.height) != (src.width, src.height) {
+            let message = format!(
+                "The seeds are {}x{} but the frames are {}x{}",
+                seeds.width, seeds.height, src.width, src.height
+            );
+            self.notices.push(message, true);
+            return;
+        }
+        self.seeds.reset(seeds);
+    }
+
+    fn on_picked(&mut self, pick: Pick, path: PathBuf) {
+        match pick {
+            Pick::SourceFile | Pick::SourceFolder => {
+                match SourceSpec::parse(&path.to_string_lossy(), Default::default()) {
+                    Ok(spec) => self.switch_source(spec),
+                    Err(e) => self.notices.push(e.to_string(), true),
+                }
+            }
+            Pick::LoadSeeds => self.tasks.load_seeds(path),
+            Pick::SaveSeeds => {
+                if let Some(s) = &self.seeds.scribbles {
+                    self.tasks.save_seeds(path, s.rasterize());
+                }
+            }
+            Pick::BackgroundImage => {
+                self.settings.background = BackgroundKind::Image;
+                self.tasks.load_backdrop(path);
+            }
+            Pick::RecordFolder => self.settings.record_folder = Some(path),
+        }
+    }
+}

@@ -1,0 +1,233 @@
+//! The livecut window: the settings it remembers, its runtime handles (the worker,
+//! background jobs, the recorder) and its parts (source, seeds, view, engine,
+//! timing, notices), and what it does once per frame before drawing. Drawing is in
+//! [`super::panels`] and the parts' own files; events in [`super::events`]; the
+//! user's commands in [`super::command`].
+
+use super::backend::Backend;
+use super::command::Command;
+use super::engine::EngineStatus;
+use super::notices::{Notice, Notices};
+use super::picture;
+use super::recorder::{Progress, Recorder};
+use super::seeds::SeedEditor;
+use super::settings::{BackgroundKind, Settings, ViewMode};
+use super::shortcuts;
+use super::source::{Source, SourceState};
+use super::stats::Stats;
+use super::tasks::{Done, Tasks};
+use super::view::View;
+use crate::capture::{FrameSource, list_cameras};
+use crate::grid::Mask;
+use crate::maxflow::{EngineChoice, EngineKind};
+use std::time::{Duration, Instant};
+
+/// How often the window redraws while a source is live.
+const LIVE_REDRAW: Duration = Duration::from_millis(25);
+/// How often the window polls for background jobs otherwise.
+const IDLE_REDRAW: Duration = Duration::from_millis(100);
+
+/// How the window starts.
+pub struct AppOptions {
+    /// The opened first source.
+    pub source: Box<dyn FrameSource>,
+    /// Engine to use instead of the remembered one.
+    pub engine: Option<EngineChoice>,
+    /// View to show instead of the remembered one.
+    pub view: Option<ViewMode>,
+    /// A message to show at start (e.g. why the camera could not be opened).
+    pub notice: Option<String>,
+    /// Close the window after this long and report the frame rates.
+    pub quit_after: Option<Duration>,
+}
+
+/// The livecut window.
+pub struct LivecutApp {
+    /// What persists between runs.
+    pub(super) settings: Settings,
+    pub(super) backend: Backend,
+    pub(super) tasks: Tasks,
+    pub(super) recorder: Recorder,
+    pub(super) source: Source,
+    pub(super) seeds: SeedEditor,
+    pub(super) view: View,
+    pub(super) engine: EngineStatus,
+    pub(super) stats: Stats,
+    pub(super) notices: Notices,
+}
+
+impl LivecutApp {
+    /// Starts the worker on the options' source and the background probes (CUDA
+    /// device, camera list, remembered background picture).
+    pub fn new(
+        options: AppOptions,
+        storage: Option<&dyn eframe::Storage>,
+    ) -> std::io::Result<Self> {
+        let mut settings = Settings::load(storage);
+        if let Some(engine) = options.engine {
+            settings.engine = engine;
+        }
+        if let Some(view) = options.view {
+            settings.view = view;
+        }
+        let backend = Backend::start(options.source, settings.segment_params(), settings.engine)?;
+        let mut tasks = Tasks::default();
+        tasks.probe_cuda();
+        tasks.spawn(|| Done::Cameras(list_cameras().map_err(|e| e.to_string())));
+        if let (BackgroundKind::Image, Some(path)) =
+            (settings.background, settings.background_image.clone())
+        {
+            tasks.load_backdrop(path);
+        }
+        let mut notices = Notices::default();
+        if let Some(text) = options.notice {
+            notices.push(text, true);
+        }
+        Ok(Self {
+            settings,
+            backend,
+            tasks,
+            recorder: Recorder::new(),
+            source: Source::default(),
+            seeds: SeedEditor::default(),
+            view: View::default(),
+            engine: EngineStatus::default(),
+            stats: Stats::new(options.quit_after),
+            notices,
+        })
+    }
+
+    /// Draws the picture from now on with livecut's own wgpu pipeline on
+    /// `render_state` (see [`picture`]): the window does this; other hosts keep the
+    /// egui texture.
+    pub fn draw_picture_with(&mut self, render_state: &eframe::egui_wgpu::RenderState) {
+        picture::install(render_state);
+        self.view.draw_directly();
+    }
+
+    /// The settings (what persists between runs).
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The newest segmented frame's mask, if any.
+    pub fn mask(&self) -> Option<&Mask> {
+        self.view.latest.as_ref()?.mask.as_deref()
+    }
+
+    /// Frames processed since start (segmented or passed through).
+    pub fn processed_frames(&self) -> u64 {
+        self.stats.processed
+    }
+
+    /// The engine cutting the frames.
+    pub fn engine_in_use(&self) -> EngineKind {
+        self.engine.in_use
+    }
+
+    /// The running source's description.
+    pub fn source_description(&self) -> Option<&str> {
+        self.source.description()
+    }
+
+    /// How the source is doing.
+    pub fn source_state(&self) -> &SourceState {
+        &self.source.state
+    }
+
+    /// Notices on screen.
+    pub fn notices(&self) -> &[Notice] {
+        self.notices.list()
+    }
+
+    /// Progress of the current or last recording.
+    pub fn recording(&self) -> &Progress {
+        self.recorder.progress()
+    }
+
+    /// Whether frames are paused.
+    pub fn is_paused(&self) -> bool {
+        self.source.paused
+    }
+
+    /// One line on the frame rates since start, printed when the window closes.
+    pub fn rate_report(&self) -> String {
+        self.stats.report()
+    }
+
+    /// Everything that happens once per UI frame before drawing: the worker's events,
+    /// finished jobs, the writer's failures and the shortcuts are taken in, changed
+    /// seeds sent, and the picture composed again where it is stale.
+    pub(super) fn update_state(&mut self, ctx: &egui::Context) {
+        let now = Instant::now();
+        self.stats.timing.ui.tick(now);
+        for event in self.backend.poll() {
+            self.on_event(event, now);
+        }
+        for done in self.tasks.poll() {
+            self.on_done(done);
+        }
+        for error in self.recorder.poll() {
+            self.notices
+                .push(format!("Recording stopped: {error}"), true);
+        }
+        for action in shortcuts::pressed(ctx) {
+            if let Some(command) = Command::of(action) {
+                self.apply(command);
+            }
+        }
+        self.send_changed_seeds();
+        let seeds = self.seeds.shown.as_ref();
+        if let Some(ms) = self.view.refresh(ctx, &self.settings, seeds) {
+            self.stats.timing.set_display_ms(ms);
+        }
+        if self.stats.time_is_up() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+        }
+        // Live video: redraw at 40 Hz, above the sources' frame rates so that every
+        // frame is shown, without drawing more often than anything new can appear
+        // (drawing is the dearest thing the UI does where the renderer is software);
+        // otherwise poll slowly for background jobs. Input redraws at once either way.
+        let wait = if self.source.is_live() {
+            LIVE_REDRAW
+        } else {
+            IDLE_REDRAW
+        };
+        ctx.request_repaint_after(wait);
+    }
+
+    /// Sends changed scribbles to the worker; seeds without both labels cannot be
+    /// cut, so the worker is told to pass frames through instead.
+    fn send_changed_seeds(&mut self) {
+        let Some(seeds) = self.seeds.take_changed() else {
+            return;
+        };
+        if self.seeds.usable {
+            self.backend.set_seeds(seeds);
+        } else {
+            self.backend.clear_seeds();
+        }
+        self.view.stale = true;
+    }
+}
+
+impl eframe::App for LivecutApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        self.show(ui);
+    }
+
+    /// The panels' colour: panels leave their background to the clear.
+    fn clear_color(&self, visuals: &egui::Visuals) -> [f32; 4] {
+        visuals.panel_fill.to_normalized_gamma_f32()
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        self.settings.store(storage);
+    }
+
+    fn on_exit(&mut self) {
+        if self.stats.closes_by_itself() {
+            eprintln!("{}", self.rate_report());
+        }
+    }
+}
