@@ -12,8 +12,21 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// DIMACS grid instances (plain or gzip).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "sequence")]
     pub files: Vec<PathBuf>,
+    /// Instead of instances, segment this stream (`demo`, a folder of frames, a video)
+    /// static and dynamic with each engine and time every stage per frame.
+    #[arg(long, value_name = "SOURCE", conflicts_with = "files")]
+    pub sequence: Option<String>,
+    /// With --sequence: the demo's frame size, or the size frames are scaled to.
+    #[arg(long, value_name = "WxH", value_parser = super::segment::parse_size, requires = "sequence")]
+    pub size: Option<(u32, u32)>,
+    /// With --sequence: frames to segment, the first a warm-up.
+    #[arg(long, default_value_t = 60, requires = "sequence")]
+    pub frames: u64,
+    /// With --sequence: seeds PNG of the first frame (the demo has its own).
+    #[arg(long, value_name = "PNG", requires = "sequence")]
+    pub seeds: Option<PathBuf>,
     /// Engines to time, comma-separated, each on every instance in the same run.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu")]
     pub engine: Vec<EngineChoice>,
@@ -61,6 +74,16 @@ struct Row {
 
 /// Runs the command.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if let Some(source) = &args.sequence {
+        return super::sequence::run(&super::sequence::SequenceOptions {
+            source,
+            size: args.size,
+            frames: args.frames,
+            seeds: args.seeds.as_deref(),
+            engines: &args.engine,
+            json: args.json.as_ref(),
+        });
+    }
     anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
     let mut engines = Vec::new();
     for &choice in &args.engine {
