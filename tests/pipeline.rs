@@ -61,6 +61,7 @@ impl FrameProcessor for FakeProcessor {
                 ..FrameTiming::default()
             },
             stats: SolveStats::default(),
+            fallback: None,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

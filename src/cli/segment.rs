@@ -267,6 +267,11 @@ fn consume(
             }
             Event::SourceEnded => return summary(recorder, total_ms),
             Event::SourceFailed(message) | Event::CommandFailed(message) => bail!("{message}"),
+            Event::EngineChanged {
+                note: Some(note), ..
+            } => {
+                progress.suspend(|| eprintln!("note: {note}"));
+            }
             Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
         }
     }

@@ -468,7 +468,19 @@ impl<P: FrameProcessor> Worker<P> {
             .then(|| self.processor.process(&captured.frame));
         let segment_ms = start.elapsed().as_secs_f64() * 1e3;
         let (output, error) = match result {
-            Some(Ok(output)) => (Some(output), None),
+            Some(Ok(mut output)) => {
+                if let Some(why) = output.fallback.take() {
+                    let changed = Event::EngineChanged {
+                        engine: self.processor.engine_kind(),
+                        note: Some(why),
+                        stochastic: false,
+                    };
+                    if self.emit(changed) == Flow::Stop {
+                        return Flow::Stop;
+                    }
+                }
+                (Some(output), None)
+            }
             Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };
