@@ -524,7 +524,8 @@ impl Segmenter {
         let mut solution = solution.expect("at least one round");
         let start = Instant::now();
         let mut mask = std::mem::replace(&mut solution.mask, Mask::empty(0, 0));
-        self.clean(&mut mask, hard)?;
+        // a region's cut is pasted into the frame's mask: the engine's copy is not it
+        self.clean(&mut mask, hard, area.region.is_none())?;
         timings.cleanup_ms = ms_since(start);
         Ok((mask, solution))
     }
@@ -611,7 +612,14 @@ impl Segmenter {
         Ok(self.builder.build(inputs)?)
     }
 
-    fn clean(&mut self, mask: &mut Mask, hard: Option<&Seeds>) -> Result<(), SegmentError> {
+    /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was
+    /// returned, which a GPU labeller may then read where the engine left it.
+    fn clean(
+        &mut self,
+        mask: &mut Mask,
+        hard: Option<&Seeds>,
+        as_cut: bool,
+    ) -> Result<(), SegmentError> {
         let params = CleanupParams {
             connectivity: self.params.connectivity,
             min_area: self.params.cleanup_min_area,
@@ -634,8 +642,14 @@ impl Segmenter {
             fixed_background: &fixed_bg,
             anchor,
         };
-        self.cleaner
-            .clean(mask, &params, &constraints, self.labeller.as_mut())?;
+        let device = self.engine.device_mask().filter(|_| as_cut);
+        self.cleaner.clean_with_device(
+            mask,
+            device.as_ref(),
+            &params,
+            &constraints,
+            self.labeller.as_mut(),
+        )?;
         Ok(())
     }
 }
