@@ -11,6 +11,7 @@ use livecut::energy::{
     CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs, SeedLabel, Seeds,
     Side, Smoothness, estimate_sigma,
 };
+use livecut::gpu::GpuError;
 use livecut::grid::GridProblem;
 use livecut::grid::{Connectivity, Mask};
 use livecut::maxflow::cpu::CpuEngine;
@@ -107,7 +108,7 @@ impl Engine for FailingGpu {
     fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         self.calls += 1;
         if self.calls >= self.fail_from {
-            return Err(EngineError::Cuda("device lost".into()));
+            return Err(GpuError::Unavailable("device lost".into()).into());
         }
         self.inner.solve(problem)
     }

@@ -138,6 +138,7 @@ fn time_one(
     let stat = |f: fn(&Solution) -> f64| median(solutions.iter().map(f).collect());
     let last = solutions.last().expect("runs > 0");
     let flow = last.flow;
+    let gpu = last.stats.gpu;
     Ok(Row {
         instance: file
             .file_name()
@@ -160,12 +161,12 @@ fn time_one(
         upload_ms_median: stat(|s| s.stats.upload_ms),
         readback_ms_median: stat(|s| s.stats.readback_ms),
         iterations: last.stats.iterations,
-        global_relabels: last.stats.global_relabels,
-        launches: last.stats.launches,
+        global_relabels: gpu.map_or(0, |g| g.global_relabels),
+        launches: gpu.map_or(0, |g| g.launches),
         engine_bytes: last.stats.engine_bytes,
         bytes_per_pixel: last.stats.engine_bytes as f64 / problem.pixels() as f64,
-        sweeps: last.stats.sweeps,
-        memory_floor_ms: last.stats.memory_floor_ms,
+        sweeps: gpu.map(|g| g.sweeps),
+        memory_floor_ms: gpu.and_then(|g| g.memory_floor_ms),
     })
 }
 

@@ -267,11 +267,7 @@ fn consume(
             }
             Event::SourceEnded => return summary(recorder, total_ms),
             Event::SourceFailed(message) | Event::CommandFailed(message) => bail!("{message}"),
-            Event::EngineChanged {
-                note: Some(note), ..
-            } => {
-                progress.suspend(|| eprintln!("note: {note}"));
-            }
+            Event::GpuFailed(why) => progress.suspend(|| eprintln!("note: {why}")),
             Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
         }
     }

@@ -525,7 +525,21 @@ impl Segmenter {
         let mut solution = solution.expect("at least one round");
         let start = Instant::now();
         let mut mask = std::mem::replace(&mut solution.mask, Mask::empty(0, 0));
-        self.clean(&mut mask, hard)?;
+        // a region's cut is pasted into the frame's mask: the engine's copy is not it
+        let as_cut = area.region.is_none();
+        if self.labeller.kind() == EngineKind::Cpu {
+            self.clean(&mut mask, hard, as_cut)?;
+        } else {
+            let cut = mask.clone();
+            match self.clean(&mut mask, hard, as_cut) {
+                Err(SegmentError::Labelling(e)) => {
+                    self.fall_back_to_cpu(&e);
+                    mask = cut;
+                    self.clean(&mut mask, hard, false)?;
+                }
+                other => other?,
+            }
+        }
         timings.cleanup_ms = ms_since(start);
         Ok((mask, solution))
     }
@@ -539,12 +553,12 @@ impl Segmenter {
         }
     }
 
-    /// A GPU engine failed mid-stream: the CPU engine takes over from this frame on, so
-    /// that no frame is lost, and the frame's output says why.
-    fn fall_back_to_cpu(&mut self, error: &EngineError) {
-        let kind = self.engine.kind();
+    /// The GPU failed mid-stream (the engine or the labeller): the CPU engine and
+    /// labeller take over from this frame on, so that no frame is lost, and the frame's
+    /// output says why.
+    fn fall_back_to_cpu(&mut self, error: &dyn std::fmt::Display) {
         self.fallback = Some(format!(
-            "the {kind} engine failed ({error}); continuing with the CPU engine"
+            "the GPU failed ({error}); continuing with the CPU engine"
         ));
         self.set_engine(Box::new(CpuEngine::new()));
     }
@@ -631,7 +645,14 @@ impl Segmenter {
         Ok(self.builder.build(inputs)?)
     }
 
-    fn clean(&mut self, mask: &mut Mask, hard: Option<&Seeds>) -> Result<(), SegmentError> {
+    /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was
+    /// returned, which a GPU labeller may then read where the engine left it.
+    fn clean(
+        &mut self,
+        mask: &mut Mask,
+        hard: Option<&Seeds>,
+        as_cut: bool,
+    ) -> Result<(), SegmentError> {
         let params = CleanupParams {
             connectivity: self.params.connectivity,
             min_area: self.params.cleanup_min_area,
@@ -654,8 +675,14 @@ impl Segmenter {
             fixed_background: &fixed_bg,
             anchor,
         };
-        self.cleaner
-            .clean(mask, &params, &constraints, self.labeller.as_mut())?;
+        let device = self.engine.device_mask().filter(|_| as_cut);
+        self.cleaner.clean_with_device(
+            mask,
+            device.as_ref(),
+            &params,
+            &constraints,
+            self.labeller.as_mut(),
+        )?;
         Ok(())
     }
 }

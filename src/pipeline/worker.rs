@@ -149,6 +149,9 @@ pub enum Event {
     },
     /// A command could not be carried out (e.g. the engine could not be created).
     CommandFailed(String),
+    /// The GPU failed during a frame; that frame and the later ones are cut by the CPU
+    /// engine. Says why.
+    GpuFailed(String),
 }
 
 /// How the pipeline starts.
@@ -469,15 +472,10 @@ impl<P: FrameProcessor> Worker<P> {
         let segment_ms = start.elapsed().as_secs_f64() * 1e3;
         let (output, error) = match result {
             Some(Ok(mut output)) => {
-                if let Some(why) = output.fallback.take() {
-                    let changed = Event::EngineChanged {
-                        engine: self.processor.engine_kind(),
-                        note: Some(why),
-                        stochastic: false,
-                    };
-                    if self.emit(changed) == Flow::Stop {
-                        return Flow::Stop;
-                    }
+                if let Some(why) = output.fallback.take()
+                    && self.emit(Event::GpuFailed(why)) == Flow::Stop
+                {
+                    return Flow::Stop;
                 }
                 (Some(output), None)
             }
