@@ -79,8 +79,10 @@ typedef unsigned short u16;
 #define PSLOTS 64  // mailbox slots per tile and direction (a column or a row of the border)
 #define INF 0x7fffffffu
 #define MAX_COLOURS 2
+#ifdef LIVECUT_PROFILE
 #define LOG_ROWS 128
 #define LOG_COLS 8
+#endif
 #define BIT_SINK 0x100u    // residual bits: t-link residual
 #define BIT_EXCESS 0x200u  // ... the pixel holds excess
 // Calm tiles wait for a first wake in global relabels by the queue (lazy_skip): 8C square
@@ -92,6 +94,14 @@ typedef unsigned short u16;
 // A calm tile's INF after a relabel (fill_unreached) claims t out of reach, which a capped
 // relabel could not: the two never meet (8C / 4C).
 static_assert(!(CALM(4) && CAPS(4)) && !(CALM(8) && CAPS(8)), "calm tiles in a capped relabel");
+
+// Profiling counters (cycle counts, the relabel log) exist only where the engine is built
+// to measure (LIVECUT_PROFILE): PROFILE(statement) compiles the statement there only.
+#ifdef LIVECUT_PROFILE
+#define PROFILE(...) __VA_ARGS__
+#else
+#define PROFILE(...)
+#endif
 
 // Status codes written to Ctl::status.
 #define ST_RUNNING 0u
@@ -125,12 +135,14 @@ struct Ctl {
     u64 relabels;      // local relabels, total
     u64 steps;         // tile push/relabel steps, total (cost measure)
     u64 bfs_iters;     // tile BFS iterations, total (cost measure)
+#ifdef LIVECUT_PROFILE
     u64 cyc_discharge; // SM cycles inside discharge visits, summed over tiles
     u64 cyc_bfs;       // SM cycles inside BFS tile relaxations, summed over tiles
     u64 path_bfs;      // block 0's cycles from barrier to barrier in BFS passes (critical path)
     u64 path_discharge;// ... in discharge passes
     u64 bfs_wait;      // cycles blocks waited for work in global-relabel passes, summed over blocks
     u64 barrier_cycles;// cycles blocks spent in grid barriers, summed over blocks
+#endif
     u64 bfs_pops;      // tiles taken from the queue in global-relabel passes (ends of pass included)
     u64 rate_t0;       // flow-rate rule (persistent solve): ns timer and sink flow when the
     u64 rate_f0;       // ... current global relabel began,
@@ -204,7 +216,9 @@ struct Params {
                          // epoch of its last initial relaxation; the owners': wakes the tile
                          // got, wakes its owner took
     u32* activity;       // ntiles: discharge visits with work
+#ifdef LIVECUT_PROFILE
     u64* log;            // LOG_ROWS x LOG_COLS: counters after each global relabel (persistent solve)
+#endif
     const u32* colour_tiles;  // ntiles tile ids grouped by colour
     Ctl* ctl;
     const int* in_src;   // row-major W*H input capacities
@@ -284,7 +298,9 @@ __device__ __forceinline__ void shared_or(u32* word, u32 v) {
 __device__ __forceinline__ u64 umin64(u64 a, u64 b) { return a < b ? a : b; }
 
 #ifndef LIVECUT_EMU
+#ifdef LIVECUT_PROFILE
 __device__ __forceinline__ u64 cycles() { return (u64)clock64(); }
+#endif
 
 // Loads and stores of words that other blocks read or write meanwhile, with their memory
 // order at GPU scope (ORDER: relaxed, acquire, release), for 32- and 64-bit words.
@@ -483,7 +499,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
                           const Params* rp = nullptr, u32 rule = 0) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        const u64 b0 = clock64();
+        PROFILE(const u64 b0 = clock64();)
         u32 ok = 1;
         const u32 arrived = atom_add_acq_rel(&c->bar_count, 1u);
         const u32 gen = arrived / nblocks;  // barriers completed before this one
@@ -529,7 +545,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
         s_snap->more = vs->more;
         if (ld_acquire(&c->status) == ST_HANG) ok = 0;
         *s_ok = ok;
-        atomicAdd(&c->barrier_cycles, (u64)(clock64() - b0));
+        PROFILE(atomicAdd(&c->barrier_cycles, (u64)(clock64() - b0));)
     }
     __syncthreads();
     return *s_ok != 0;
@@ -1112,7 +1128,7 @@ __device__ u32 lowered_wakes(const Params& p, u32 tx, u32 ty, const u64* halo, u
 template <int D, bool CAP = false>
 __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epoch, u32 stamp, u64* iters, u32 cap) {
     if (!CAP) cap = INF;
-    const u64 c0 = cycles();
+    PROFILE(const u64 c0 = cycles();)
     const u32 tx = t % p.tiles_x, ty = t / p.tiles_x;
     const u32 base = t * TP;
     u32 bits[PPT], h0[PPT], fin[PPT];
@@ -1276,7 +1292,7 @@ __device__ u32 gr_tile(const Params& p, BfsSmem& s, u32 t, bool initial, u32 epo
     if (threadIdx.x == 0) {
         set_tile_active(p, t, flag, active);
         atomicAdd(&p.ctl->bfs_tiles, 1u);
-        atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);
+        PROFILE(atomicAdd(&p.ctl->cyc_bfs, cycles() - c0);)
         if (CALM(D) ? s.border & 0x1ffu : s.border) atomicAdd(&p.ctl->gr_changes, 1u);
         if (CALM(D) && initial && epoch && !p.gr_owners) p.tile_calm[t] = (s.border >> 16) ? 0u : 1u;
         // the queue's: read only by the block that takes the tile next (whether its
@@ -1582,7 +1598,7 @@ __device__ __forceinline__ u32 any_active(const Px<D>* px) {
 // of climbing one label per step.
 template <int D>
 __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool region_first) {
-    const u64 c0 = cycles();
+    PROFILE(const u64 c0 = cycles();)
     Px<D> px[PPT];
     load_tile<D>(p, s, px, t);
     const bool mailed = s.mail != 0;
@@ -1629,7 +1645,7 @@ __device__ void discharge_tile(const Params& p, TileSmem<D>& s, u32 t, bool regi
         }
         if (iters) atomicAdd(&p.ctl->bfs_iters, iters);
         atomicAdd(&p.ctl->tile_loads, 1u);
-        atomicAdd(&p.ctl->cyc_discharge, cycles() - c0);
+        PROFILE(atomicAdd(&p.ctl->cyc_discharge, cycles() - c0);)
     }
 }
 
@@ -1884,10 +1900,10 @@ __device__ bool bfs_pass(const Params& p, BfsSmem& s, u32 stamp, u32 epoch, u64*
                 q_token(p);
                 own = Q_NONE;
             }
-            const u64 w0 = cycles();
+            PROFILE(const u64 w0 = cycles();)
             t = owners ? wait_woken_tile(p, &s.item, &s.taken) : q_pop(p, stamp, &s.item);
             if (threadIdx.x == 0) {
-                atomicAdd(&p.ctl->bfs_wait, cycles() - w0);
+                PROFILE(atomicAdd(&p.ctl->bfs_wait, cycles() - w0);)
                 atomicAdd(&p.ctl->bfs_pops, 1ull);
             }
             if (t == Q_NONE) return true;
@@ -2051,6 +2067,7 @@ __device__ void solve_persistent(const Params& p) {
 
     u32 rounds = 0;
     u64 bfs_iters = 0;
+#ifdef LIVECUT_PROFILE
     u64 mark = cycles();
     // block 0 charges the time since the last barrier to the pass that just ended
     auto charge = [&](u64* to) {
@@ -2060,6 +2077,7 @@ __device__ void solve_persistent(const Params& p) {
             mark = now;
         }
     };
+#endif
     // the flow-rate rule decides the rounds of 4C grids whose rounds go by phases
     const bool rate = D == 4 && p.gr_rate_max != 0;
     // where owners run both the relabels and the rounds, a relabel follows the rounds
@@ -2081,18 +2099,19 @@ __device__ void solve_persistent(const Params& p) {
         // last one set it up (NEXT_GR below)
         const u32 after = follows ? rounds : 0u;
         if (!after && !(phases8 && rounds) && !grid_sync(c, nb, &snap, &s_ok, NEXT_GR, &p, rate ? RULE_START : 0u)) return;
-        charge(&c->path_discharge);
+        PROFILE(charge(&c->path_discharge);)
         const u32 gr_epoch = snap.gr_epoch;
         const u32 cap = caps ? relabel_cap(p, c, gr_epoch, s_cap) : INF;
         if (cap < INF && blockIdx.x == 0 && threadIdx.x == 0) ++c->gr_capped;
         if (!bfs_pass<D, CAPS(D)>(p, bs, snap.stamp, gr_epoch, &bfs_iters, after, cap)) return;
         if (!grid_sync(c, nb, &snap, &s_ok, follows || phases8 ? NEXT_GR : NEXT_PASS, &p, rate ? RULE_MARK : 0u)) return;
         if (CALM(D) && !p.gr_owners) fill_unreached(p, gr_epoch);
-        charge(&c->path_bfs);
+        PROFILE(charge(&c->path_bfs);)
         if (caps && threadIdx.x == 0) s_cap = cap;  // read by all before the barrier above
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             volatile Ctl* vc = c;
             const u32 row = vc->global_relabels;
+#ifdef LIVECUT_PROFILE
             if (row < LOG_ROWS) {
                 u64* l = p.log + row * LOG_COLS;
                 l[0] = vc->path_bfs;
@@ -2104,6 +2123,7 @@ __device__ void solve_persistent(const Params& p) {
                 l[6] = vc->sink_flow;
                 l[7] = vc->relabels;
             }
+#endif
             c->global_relabels = row + 1u;
         }
         if (snap.active_tiles == 0) {
@@ -2138,7 +2158,7 @@ __device__ void solve_persistent(const Params& p) {
                 discharge_phase<D>(p, ts, first, count, revisit, since > 0);
                 const u32 rule = rate && phase + 1 == phases ? RULE_DECIDE : 0u;
                 if (!grid_sync(c, nb, &snap, &s_ok, NEXT_PASS, &p, rule)) return;
-                charge(&c->path_discharge);
+                PROFILE(charge(&c->path_discharge);)
             }
             ++rounds;
             ++since;

@@ -3,12 +3,14 @@
 //! The modules follow the data flow: [`capture`] produces frames, [`energy`] turns a
 //! frame and the user's seeds into a [`grid`] max-flow problem, a [`maxflow`] engine
 //! (CUDA or CPU) cuts it, [`ccl`] cleans the mask up, [`pipeline`] runs these stages on
-//! threads, and [`app`] shows the result.
+//! threads, and [`app`] shows the result. [`gpu`] is the one CUDA runtime the GPU
+//! engine and labeller share.
 
 pub mod app;
 pub mod capture;
 pub mod ccl;
 pub mod energy;
+pub mod gpu;
 pub mod grid;
 pub mod maxflow;
 pub mod pipeline;

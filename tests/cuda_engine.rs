@@ -3,6 +3,9 @@
 //! Tests that need a device print a note and return when there is none (CI). Where the
 //! shared data lives: `$LIVECUT_GRIDS`, else `../shared/data/grids` beside the checkout,
 //! else `grids/` in the working directory (how the GPU machine gets them).
+//!
+//! The tests run the product's schedule; with the cargo feature `experiments` they run
+//! every way of driving the kernels (`CudaConfig`) as well.
 
 mod common;
 
@@ -15,20 +18,22 @@ use common::reference::reference_flow;
 // xorshift64*: the generator these tests' instances were drawn with.
 use common::rng::Rng as SplitMix;
 use common::rng::XorShift as Rng;
+use livecut::ccl::{CpuLabeller, CudaLabeller, Labeller};
+use livecut::gpu::GpuError;
 use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
-use livecut::maxflow::cuda::{
-    CudaConfig, CudaEngine, KERNEL_SOURCES, Schedule, TILE_HEIGHTS, Terminals,
-};
+#[cfg(feature = "experiments")]
+use livecut::maxflow::cuda::{CudaConfig, Schedule, TILE_HEIGHTS};
+use livecut::maxflow::cuda::{CudaEngine, KERNEL_SOURCES, Terminals};
 use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine, dimacs};
 
 // ---------------------------------------------------------------------------------
 // Helpers
 
 /// The engine, or `None` (with a note) when this machine has no usable CUDA device.
-fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
-    match CudaEngine::with_config(config) {
+fn skip_without_device(engine: Result<CudaEngine, EngineError>) -> Option<CudaEngine> {
+    match engine {
         Ok(engine) => Some(engine),
-        Err(EngineError::CudaUnavailable(why)) => {
+        Err(EngineError::Gpu(GpuError::Unavailable(why))) => {
             eprintln!("note: skipping, no CUDA device ({why})");
             None
         }
@@ -36,8 +41,37 @@ fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
     }
 }
 
+/// The engine with the product's schedule, or `None` (with a note) without a device.
+fn product_engine_or_skip() -> Option<CudaEngine> {
+    skip_without_device(CudaEngine::new())
+}
+
+/// The engine with the schedule `config`, or `None` (with a note) without a device.
+#[cfg(feature = "experiments")]
+fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
+    skip_without_device(CudaEngine::with_config(config))
+}
+
+/// An engine for each way of driving the kernels ([`schedules`]), with its
+/// description, one at a time; none without a device.
+#[cfg(feature = "experiments")]
+fn engines() -> impl Iterator<Item = (String, CudaEngine)> {
+    schedules()
+        .into_iter()
+        .map_while(|config| engine_or_skip(config).map(|engine| (describe(&config), engine)))
+}
+
+/// The product's engine alone (the other schedules need the `experiments` feature).
+#[cfg(not(feature = "experiments"))]
+fn engines() -> impl Iterator<Item = (String, CudaEngine)> {
+    product_engine_or_skip()
+        .map(|engine| ("product schedule".to_string(), engine))
+        .into_iter()
+}
+
 /// Every way of driving the kernels: persistent or host loop, coloured or concurrent,
 /// on each tile height.
+#[cfg(feature = "experiments")]
 fn schedules() -> Vec<CudaConfig> {
     let mut all = Vec::new();
     for tile_height in TILE_HEIGHTS {
@@ -84,6 +118,7 @@ fn schedules() -> Vec<CudaConfig> {
 }
 
 /// How a test names the schedule settings it ran.
+#[cfg(feature = "experiments")]
 fn describe(config: &CudaConfig) -> String {
     format!(
         "{:?}, concurrent {}, 32x{} tiles, owners up to {}/{} tiles a block, relabel after {} rounds (flow-rate rule up to {}), relabel cap margin {}",
@@ -144,14 +179,14 @@ fn auto_falls_back_to_the_cpu_without_a_device() {
             assert_eq!(engine.name(), "cuda");
             assert!(note.is_none());
         }
-        Err(EngineError::CudaUnavailable(why)) => {
+        Err(EngineError::Gpu(GpuError::Unavailable(why))) => {
             assert_eq!(engine.name(), "cpu");
             let note = note.expect("a note says why");
             assert!(note.contains("CUDA"), "{note}");
             assert!(!why.is_empty());
             assert!(matches!(
                 create_engine(EngineChoice::Cuda),
-                Err(EngineError::CudaUnavailable(_))
+                Err(EngineError::Gpu(GpuError::Unavailable(_)))
             ));
         }
         Err(other) => panic!("unexpected error: {other}"),
@@ -188,14 +223,11 @@ fn reference_matches_the_worked_example() {
 #[test]
 fn shared_instances_give_the_manifest_flow_and_a_certified_cut() {
     let Some(dir) = grids_dir() else { return };
-    for config in schedules() {
-        let Some(mut engine) = engine_or_skip(config) else {
-            return;
-        };
+    for (schedule, mut engine) in engines() {
         assert_eq!(engine.cut_side(), CutSide::CannotReachSink);
         for (file, expected) in manifest(&dir) {
             let problem = dimacs::read_path(&dir.join(&file)).expect("instance");
-            let what = format!("{file} ({})", describe(&config));
+            let what = format!("{file} ({schedule})");
             let flow = solve_certified(&mut engine, &problem, &what);
             assert_eq!(flow, expected, "{what}");
             let d = engine.details();
@@ -209,11 +241,8 @@ fn shared_instances_give_the_manifest_flow_and_a_certified_cut() {
 
 #[test]
 fn random_grids_match_the_reference() {
-    for config in schedules() {
-        let Some(mut engine) = engine_or_skip(config) else {
-            return;
-        };
-        let mut rng = Rng(0x5eed_0001 ^ config.schedule as u64 ^ (config.concurrent as u64) << 8);
+    for (schedule, mut engine) in engines() {
+        let mut rng = Rng(0x5eed_0001);
         for case in 0..60 {
             let w = 1 + rng.below(80) as u32;
             let h = 1 + rng.below(70) as u32;
@@ -222,7 +251,7 @@ fn random_grids_match_the_reference() {
             let density = [5, 30, 100][rng.below(3) as usize];
             let p = random_grid(&mut rng, w, h, eight, max_cap, density);
             let what = format!(
-                "case {case}: {w}x{h} {}C caps<{max_cap} density {density}%",
+                "case {case}: {w}x{h} {}C caps<{max_cap} density {density}% ({schedule})",
                 if eight { 8 } else { 4 }
             );
             assert_eq!(
@@ -236,7 +265,7 @@ fn random_grids_match_the_reference() {
 
 #[test]
 fn capacities_near_two_to_the_31_do_not_overflow() {
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut engine) = product_engine_or_skip() else {
         return;
     };
     let mut rng = Rng(77);
@@ -287,10 +316,7 @@ fn capacities_near_two_to_the_31_do_not_overflow() {
 
 #[test]
 fn single_rows_and_columns() {
-    for config in schedules() {
-        let Some(mut engine) = engine_or_skip(config) else {
-            return;
-        };
+    for (schedule, mut engine) in engines() {
         for (w, h) in [(1, 1), (1, 2), (700, 1), (1, 513), (2, 300)] {
             for eight in [false, true] {
                 let n = (w * h) as usize;
@@ -312,12 +338,7 @@ fn single_rows_and_columns() {
                     }
                 }
                 let p = GridProblem::from_arrays(w, h, c, src, sink, edges).expect("grid");
-                let what = format!(
-                    "{w}x{h} {}C {:?} {}",
-                    c.number(),
-                    config.schedule,
-                    config.concurrent
-                );
+                let what = format!("{w}x{h} {}C ({schedule})", c.number());
                 assert_eq!(
                     solve_certified(&mut engine, &p, &what),
                     reference_flow(&p),
@@ -335,17 +356,13 @@ fn single_rows_and_columns() {
 /// hand both to the Jacobi iterations.
 #[test]
 fn winding_corridors_deeper_than_a_tile_bfs_records() {
-    for config in schedules() {
-        let Some(mut engine) = engine_or_skip(config) else {
-            return;
-        };
+    for (schedule, mut engine) in engines() {
         for (w, h) in [(32, 64), (48, 40)] {
             for eight in [false, true] {
                 let p = winding_corridor(w, h, eight);
                 let what = format!(
-                    "corridor {w}x{h} {}C ({})",
-                    p.connectivity().number(),
-                    describe(&config)
+                    "corridor {w}x{h} {}C ({schedule})",
+                    p.connectivity().number()
                 );
                 assert_eq!(
                     solve_certified(&mut engine, &p, &what),
@@ -392,15 +409,12 @@ fn winding_corridor(w: u32, h: u32, eight: bool) -> GridProblem {
 /// global relabels of some treat apart (8C square tiles by the queue: calm tiles).
 #[test]
 fn seed_only_disks_and_images_match_the_reference() {
-    for config in schedules() {
-        seed_disks_and_images(config);
+    for (schedule, mut engine) in engines() {
+        seed_disks_and_images(&mut engine, &schedule);
     }
 }
 
-fn seed_disks_and_images(config: CudaConfig) {
-    let Some(mut engine) = engine_or_skip(config) else {
-        return;
-    };
+fn seed_disks_and_images(engine: &mut CudaEngine, schedule: &str) {
     let mut rng = Rng(4242);
     for (w, h, eight) in [
         (97, 61, false),
@@ -409,16 +423,16 @@ fn seed_disks_and_images(config: CudaConfig) {
         (150, 110, true),
     ] {
         let p = seeds_disk(&mut rng, w, h, eight);
-        let what = format!("seeds disk {w}x{h} ({})", describe(&config));
+        let what = format!("seeds disk {w}x{h} ({schedule})");
         assert_eq!(
-            solve_certified(&mut engine, &p, &what),
+            solve_certified(engine, &p, &what),
             reference_flow(&p),
             "{what}"
         );
         let p = image_like(&mut rng, w, h, eight);
-        let what = format!("image {w}x{h} ({})", describe(&config));
+        let what = format!("image {w}x{h} ({schedule})");
         assert_eq!(
-            solve_certified(&mut engine, &p, &what),
+            solve_certified(engine, &p, &what),
             reference_flow(&p),
             "{what}"
         );
@@ -428,6 +442,7 @@ fn seed_disks_and_images(config: CudaConfig) {
 /// Capped global relabels run on seeded grids in square tiles (a cap one level above the
 /// excess leaves work beyond nearly every time, so whole relabels follow) and the flow
 /// stays the reference's, with a certified cut.
+#[cfg(feature = "experiments")]
 #[test]
 fn capped_relabels_on_seed_disks_stay_exact() {
     for margin in [1, 64] {
@@ -456,10 +471,10 @@ fn capped_relabels_on_seed_disks_stay_exact() {
 
 #[test]
 fn update_gives_the_same_flow_as_a_fresh_solve() {
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut engine) = product_engine_or_skip() else {
         return;
     };
-    let Some(mut fresh) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut fresh) = product_engine_or_skip() else {
         return;
     };
     let mut rng = Rng(9);
@@ -510,11 +525,8 @@ fn check_updates(
 /// under every schedule.
 #[test]
 fn updates_of_every_kind_match_fresh_solves() {
-    for config in schedules() {
-        let Some(mut engine) = engine_or_skip(config) else {
-            return;
-        };
-        let mut fresh = engine_or_skip(config).expect("a second engine");
+    for (schedule, mut engine) in engines() {
+        let mut fresh = product_engine_or_skip().expect("a second engine");
         let (mut updates, mut resumed) = (0, 0);
         for (seed, eight) in [(1u64, false), (2, true), (3, false), (4, true)] {
             let mut rng = SplitMix(seed);
@@ -532,19 +544,14 @@ fn updates_of_every_kind_match_fresh_solves() {
                     frames.push(last);
                 }
             }
-            let what = format!(
-                "{} {w}x{h} {}C",
-                describe(&config),
-                if eight { 8 } else { 4 }
-            );
+            let what = format!("{schedule} {w}x{h} {}C", if eight { 8 } else { 4 });
             resumed += check_updates(&mut engine, &mut fresh, &frames, &what);
             updates += frames.len() - 1;
         }
         // capacities near 2^31 make some offsets too large; most updates resume
         assert!(
             2 * resumed > updates,
-            "{}: {resumed} of {updates} resumed",
-            describe(&config)
+            "{schedule}: {resumed} of {updates} resumed"
         );
     }
 }
@@ -553,10 +560,10 @@ fn updates_of_every_kind_match_fresh_solves() {
 /// of the values change, and the first frame comes back.
 #[test]
 fn updates_of_seed_disks_match_fresh_solves() {
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut engine) = product_engine_or_skip() else {
         return;
     };
-    let mut fresh = engine_or_skip(CudaConfig::default()).expect("a second engine");
+    let mut fresh = product_engine_or_skip().expect("a second engine");
     let mut rng = Rng(31);
     for eight in [false, true] {
         let first = seeds_disk(&mut rng, 300, 200, eight);
@@ -579,7 +586,7 @@ fn updates_of_seed_disks_match_fresh_solves() {
 
 #[test]
 fn stochastic_cuts_skip_idle_tiles_and_off_visits_every_tile() {
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut engine) = product_engine_or_skip() else {
         return;
     };
     assert!(engine.has_stochastic());
@@ -588,7 +595,6 @@ fn stochastic_cuts_skip_idle_tiles_and_off_visits_every_tile() {
         let p = seeds_disk(&mut rng, 300, 200, eight);
         let expected = reference_flow(&p);
         engine.set_stochastic(false);
-        assert_eq!(engine.config().revisit_every, 1);
         assert_eq!(solve_certified(&mut engine, &p, "stochastic off"), expected);
         let off = engine.details().clone();
         assert_eq!(
@@ -597,10 +603,6 @@ fn stochastic_cuts_skip_idle_tiles_and_off_visits_every_tile() {
             "off: every tile every round ({eight})"
         );
         engine.set_stochastic(true);
-        assert_eq!(
-            engine.config().revisit_every,
-            CudaConfig::default().revisit_every
-        );
         assert_eq!(solve_certified(&mut engine, &p, "stochastic on"), expected);
         let on = engine.details().clone();
         assert!(
@@ -625,7 +627,7 @@ fn stochastic_cuts_skip_idle_tiles_and_off_visits_every_tile() {
 
 #[test]
 fn stats_describe_the_solve() {
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut engine) = product_engine_or_skip() else {
         return;
     };
     let mut rng = Rng(5);
@@ -633,6 +635,7 @@ fn stats_describe_the_solve() {
     let solution = engine.solve(&p).expect("solve");
     let flow = solution.flow;
     let s = solution.stats;
+    let gpu = s.gpu.expect("the GPU engine's statistics");
     let a = s.activity.expect("activity");
     // 4×3 square tiles fill no device: half-height tiles, 4×5 of them.
     assert_eq!(engine.details().tile_height, 16);
@@ -640,15 +643,15 @@ fn stats_describe_the_solve() {
     assert_eq!((a.columns, a.rows), (4, 5));
     assert_eq!(a.counts.len(), 20);
     assert!(a.counts.iter().map(|&c| c as u64).sum::<u64>() > 0);
-    assert!(s.global_relabels >= 1 && s.launches >= 2 && s.engine_bytes > 0);
+    assert!(gpu.global_relabels >= 1 && gpu.launches >= 2 && s.engine_bytes > 0);
     assert!(s.solve_ms > 0.0 && s.upload_ms > 0.0);
     assert!(!s.dynamic);
     // every relabel passes over the grid twice, the output once; those passes over
     // 20 tiles' state (under 1 MB each) take microseconds at full bandwidth
-    let sweeps = s.sweeps.expect("sweeps");
+    let sweeps = gpu.sweeps;
     assert_eq!(sweeps, engine.details().sweeps);
-    assert!(sweeps >= 2.0 * s.global_relabels as f64 + 1.0);
-    let floor = s.memory_floor_ms.expect("memory floor");
+    assert!(sweeps >= 2.0 * gpu.global_relabels as f64 + 1.0);
+    let floor = gpu.memory_floor_ms.expect("memory floor");
     assert!(
         floor > 0.0 && floor < s.solve_ms,
         "floor {floor} ms, solve {} ms",
@@ -656,18 +659,57 @@ fn stats_describe_the_solve() {
     );
     // 20 tiles: far fewer than the device runs at once, so short visits.
     assert_eq!(engine.details().step_budget, 32);
-    // the persistent solve logs its counters after every global relabel
-    let log = engine.relabel_log().expect("relabel log");
-    assert_eq!(log.len() as u64, s.global_relabels);
-    assert!(
-        log.windows(2)
-            .all(|w| w[1][3] >= w[0][3] && w[1][5] >= w[0][5])
-    );
-    assert_eq!(
-        log.last().map(|r| r[6]),
-        Some(flow),
-        "flow into t at the last relabel"
-    );
+    // the persistent solve of a profiling build logs its counters after every global
+    // relabel
+    #[cfg(feature = "experiments")]
+    {
+        let log = engine.relabel_log().expect("relabel log");
+        assert_eq!(log.len() as u64, gpu.global_relabels);
+        assert!(
+            log.windows(2)
+                .all(|w| w[1][3] >= w[0][3] && w[1][5] >= w[0][5])
+        );
+        assert_eq!(
+            log.last().map(|r| r[6]),
+            Some(flow),
+            "flow into t at the last relabel"
+        );
+    }
+    #[cfg(not(feature = "experiments"))]
+    let _ = flow;
+}
+
+/// The GPU labeller reads the engine's cut where the engine left it on the device: given
+/// host values that differ, its labels follow the device's bytes (nothing was uploaded),
+/// and they are the canonical labels of the cut the host got.
+#[test]
+fn the_cut_is_labelled_where_the_engine_left_it() {
+    let Some(mut engine) = product_engine_or_skip() else {
+        return;
+    };
+    assert!(engine.device_mask().is_none(), "no cut before a solve");
+    let mut gpu = CudaLabeller::new().expect("the labeller opens the engine's device");
+    let mut rng = Rng(8);
+    for eight in [false, true] {
+        let (w, h) = (130, 100);
+        let p = seeds_disk(&mut rng, w, h, eight);
+        let cut = engine.solve(&p).expect("solve").mask;
+        assert!(
+            cut.data.contains(&0) && cut.data.contains(&255),
+            "a cut with two sides"
+        );
+        let mut expected = Vec::new();
+        CpuLabeller::new()
+            .label(&cut.data, w, h, p.connectivity(), &mut expected)
+            .expect("CPU labels");
+        let device = engine.device_mask().expect("the cut on the device");
+        assert_eq!((device.width(), device.height()), (w, h));
+        let zeros = vec![0u8; cut.data.len()];
+        let mut labels = Vec::new();
+        gpu.label_with_device(&zeros, Some(&device), w, h, p.connectivity(), &mut labels)
+            .expect("GPU labels of the device's cut");
+        assert_eq!(labels, expected, "{}C", p.connectivity().number());
+    }
 }
 
 #[test]
@@ -679,7 +721,7 @@ fn a_large_object_energy_takes_half_height_tiles_and_the_owners_ways() {
     let (o, i) = (Terminals::of(&object), Terminals::of(&image));
     assert!(o.object(), "{o:?}");
     assert!(!i.lopsided() && !i.sparse(), "{i:?}");
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+    let Some(mut engine) = product_engine_or_skip() else {
         return;
     };
     let flow = solve_certified(&mut engine, &object, "object 1280x720");
@@ -700,31 +742,15 @@ fn a_large_object_energy_takes_half_height_tiles_and_the_owners_ways() {
 
 /// Small solves (4 tiles, 4C and 8C, coloured and concurrent, and a seeded 4C grid whose
 /// relabels the persistent solve in square tiles must cap) for `compute-sanitizer --tool
-/// racecheck|memcheck`.
+/// racecheck|memcheck`, on every schedule setting of `schedule`.
+#[cfg(feature = "experiments")]
 fn sanitizer_solves(schedule: Schedule) {
     for config in schedules().into_iter().filter(|c| c.schedule == schedule) {
         let Some(mut engine) = engine_or_skip(config) else {
             return;
         };
         let mut rng = Rng(1234);
-        for eight in [false, true] {
-            let p = random_grid(&mut rng, 50, 40, eight, 50, 30);
-            let what = format!("small {} {}C", describe(&config), if eight { 8 } else { 4 });
-            assert_eq!(
-                solve_certified(&mut engine, &p, &what),
-                reference_flow(&p),
-                "{what}"
-            );
-            let next = change(&mut SplitMix(7), &p, Change::Few);
-            let updated = engine.update(&next).expect("update");
-            assert_eq!(updated.flow, reference_flow(&next), "{what}: update");
-            assert_eq!(
-                cut_capacity(&next, &updated.mask),
-                updated.flow,
-                "{what}: update cut"
-            );
-            eprintln!("{what}: ok");
-        }
+        sanitizer_small_grids(&mut engine, &mut rng, &describe(&config));
         // a seeded grid, whose relabels in square tiles are capped
         if config.tile_height != 32 {
             continue;
@@ -736,7 +762,7 @@ fn sanitizer_solves(schedule: Schedule) {
             reference_flow(&p),
             "{what}"
         );
-        // the persistent solve caps some of its relabels here (H100: 2-4 of 5-6)
+        // the persistent solve caps some of its relabels here
         let d = engine.details();
         let capping = config.schedule == Schedule::Persistent && config.relabel_cap_margin > 0;
         assert_eq!(d.capped_relabels > 0, capping, "{what}: {d:?}");
@@ -747,329 +773,41 @@ fn sanitizer_solves(schedule: Schedule) {
     }
 }
 
-#[test]
-fn sanitizer_small_persistent() {
-    sanitizer_solves(Schedule::Persistent);
+/// The small random grids of the sanitizer runs, 4C and 8C.
+fn sanitizer_small_grids(engine: &mut CudaEngine, rng: &mut Rng, schedule: &str) {
+    for eight in [false, true] {
+        let p = random_grid(rng, 50, 40, eight, 50, 30);
+        let what = format!("small {schedule} {}C", if eight { 8 } else { 4 });
+        assert_eq!(
+            solve_certified(engine, &p, &what),
+            reference_flow(&p),
+            "{what}"
+        );
+        let next = change(&mut SplitMix(7), &p, Change::Few);
+        let updated = engine.update(&next).expect("update");
+        assert_eq!(updated.flow, reference_flow(&next), "{what}: update");
+        assert_eq!(
+            cut_capacity(&next, &updated.mask),
+            updated.flow,
+            "{what}: update cut"
+        );
+        eprintln!("{what}: ok");
+    }
 }
 
+#[test]
+fn sanitizer_small_persistent() {
+    #[cfg(feature = "experiments")]
+    sanitizer_solves(Schedule::Persistent);
+    // the product's schedule is the persistent one
+    #[cfg(not(feature = "experiments"))]
+    if let Some(mut engine) = product_engine_or_skip() {
+        sanitizer_small_grids(&mut engine, &mut Rng(1234), "product schedule");
+    }
+}
+
+#[cfg(feature = "experiments")]
 #[test]
 fn sanitizer_small_host_loop() {
     sanitizer_solves(Schedule::HostLoop);
-}
-
-/// Not a check: cycles per block barrier for 1024/512/256-thread blocks, measured with a
-/// small kernel of its own (what a tile step or BFS iteration pays per barrier).
-#[test]
-#[ignore]
-fn micro_barrier_cost() {
-    use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
-    if !unsafe { cudarc::driver::sys::is_culib_present() }
-        || CudaContext::device_count().unwrap_or(0) < 1
-    {
-        return;
-    }
-    let src = r#"
-extern "C" __global__ void bar(unsigned long long* out, int iters, int kind) {
-    __shared__ int x[1024];
-    int v = threadIdx.x;
-    long long t0 = clock64();
-    for (int k = 0; k < iters; ++k) {
-        x[threadIdx.x] = v;
-        if (kind == 0) __syncthreads();
-        else if (kind == 1) v += __syncthreads_or(v & 1);
-        else __syncwarp();
-        v += x[(threadIdx.x + 1) % blockDim.x];
-    }
-    long long t1 = clock64();
-    if (threadIdx.x == 0) out[blockIdx.x] = (unsigned long long)(t1 - t0);
-    if (v == 12345678) out[0] = 0;
-}"#;
-    let ptx = cudarc::nvrtc::compile_ptx(src).expect("compile");
-    let ctx = CudaContext::new(0).expect("context");
-    let module = ctx.load_module(ptx).expect("module");
-    let f = module.load_function("bar").expect("function");
-    let stream = ctx.default_stream();
-    let iters = 2000i32;
-    for blocks in [1u32, 132] {
-        for threads in [1024u32, 512, 256] {
-            for (kind, name) in [
-                (0i32, "__syncthreads"),
-                (1, "__syncthreads_or"),
-                (2, "__syncwarp"),
-            ] {
-                let mut out = stream.alloc_zeros::<u64>(blocks as usize).expect("alloc");
-                let cfg = LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (threads, 1, 1),
-                    shared_mem_bytes: 0,
-                };
-                for _ in 0..2 {
-                    unsafe {
-                        stream
-                            .launch_builder(&f)
-                            .arg(&mut out)
-                            .arg(&iters)
-                            .arg(&kind)
-                            .launch(cfg)
-                    }
-                    .expect("launch");
-                }
-                let cycles = stream.clone_dtoh(&out).expect("read");
-                let max = *cycles.iter().max().expect("blocks") as f64 / iters as f64;
-                println!(
-                    "micro: {blocks:>3} blocks x {threads:>4} threads {name:<17} {max:>7.1} cycles per iteration"
-                );
-            }
-        }
-    }
-}
-
-/// Not a check: one host-loop solve of the rocket instance, for `ncu -k regex:pr_...`.
-#[test]
-#[ignore]
-fn profile_host_loop() {
-    let Some(dir) = grids_dir() else { return };
-    let Some(mut engine) = engine_or_skip(CudaConfig {
-        schedule: Schedule::HostLoop,
-        ..CudaConfig::default()
-    }) else {
-        return;
-    };
-    let p = dimacs::read_path(&dir.join("rocket_640x480_4c.max.gz")).expect("instance");
-    solve_certified(&mut engine, &p, "profile");
-}
-
-/// Not a check: prints what each schedule setting does on the shared instances and on
-/// generated 1080p grids (run with `--ignored --nocapture` on the GPU machine), with the
-/// critical path split between global relabels and discharge. `LIVECUT_VARIANTS=a,b`
-/// picks settings, `LIVECUT_ONLY=a,b` the instances whose names contain one of those,
-/// and `LIVECUT_LOG=1` prints the counters after every global relabel of each setting.
-#[test]
-#[ignore]
-fn report_schedules() {
-    let Some(dir) = grids_dir() else { return };
-    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
-        return;
-    };
-    println!("{}", engine.description());
-    let mut problems: Vec<(String, GridProblem, Option<u64>)> = manifest(&dir)
-        .into_iter()
-        .filter(|(f, _)| {
-            f.starts_with("rocket")
-                || f.starts_with("coins")
-                || f.starts_with("seeds")
-                || f.starts_with("chelsea")
-                || f.starts_with("camera")
-        })
-        .map(|(f, flow)| {
-            (
-                f.clone(),
-                dimacs::read_path(&dir.join(&f)).expect("instance"),
-                Some(flow),
-            )
-        })
-        .collect();
-    // Generated in this order from one seed: the 1080p grids first, as earlier reports
-    // generated them.
-    type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
-    let generated: [(&str, Make, u32, u32, bool); 24] = [
-        ("seeds_disk", seeds_disk, 1920, 1080, false),
-        ("image", image_like, 1920, 1080, false),
-        ("image", image_like, 1920, 1080, true),
-        ("image", image_like, 640, 480, false),
-        ("image", image_like, 1280, 720, false),
-        ("seeds_disk", seeds_disk, 1280, 720, false),
-        ("image", image_like, 1280, 720, true),
-        ("seeds_disk", seeds_disk, 1920, 1080, true),
-        ("object", object_like, 640, 480, false),
-        ("object", object_like, 400, 300, true),
-        ("object", object_like, 384, 288, false),
-        ("seeds_disk", seeds_disk, 640, 480, false),
-        ("seeds_disk", seeds_disk, 512, 384, false),
-        ("seeds_disk", seeds_disk, 400, 300, false),
-        ("seeds_disk", seeds_disk, 352, 256, false),
-        ("image", image_like, 512, 512, false),
-        ("image", image_like, 400, 300, false),
-        ("object", object_like, 512, 384, false),
-        ("image", image_like, 1024, 768, false),
-        ("object", object_like, 1280, 720, false),
-        ("object", object_like, 1024, 768, false),
-        ("object", object_like, 1920, 1080, false),
-        ("object", object_like, 1280, 720, true),
-        ("object", object_like, 1920, 1080, true),
-    ];
-    let mut rng = Rng(1080);
-    for (kind, make, w, h, eight) in generated {
-        let c = if eight { 8 } else { 4 };
-        problems.push((
-            format!("{kind}_{w}x{h}_{c}c (generated)"),
-            make(&mut rng, w, h, eight),
-            None,
-        ));
-    }
-    let base = CudaConfig::default();
-    let with = |label: &'static str, edit: &dyn Fn(&mut CudaConfig)| {
-        let mut config = base;
-        edit(&mut config);
-        (label, config)
-    };
-    let variants = [
-        with("default", &|_| {}),
-        with("host-loop", &|c| c.schedule = Schedule::HostLoop),
-        with("b16", &|c| c.step_budget = 16),
-        with("b32", &|c| c.step_budget = 32),
-        with("b24", &|c| c.step_budget = 24),
-        with("b48", &|c| c.step_budget = 48),
-        with("b64", &|c| c.step_budget = 64),
-        with("gr1", &|c| c.global_relabel_rounds = 1),
-        with("gr2", &|c| c.global_relabel_rounds = 2),
-        with("gr3", &|c| c.global_relabel_rounds = 3),
-        with("gr4", &|c| c.global_relabel_rounds = 4),
-        with("gr8", &|c| c.global_relabel_rounds = 8),
-        with("few0", &|c| c.few_active_tiles = 0),
-        with("fixed", &|c| c.relabel_rate_rounds = 0),
-        with("rate100", &|c| c.relabel_rate_percent = 100),
-        with("rate200", &|c| c.relabel_rate_percent = 200),
-        with("rate4", &|c| c.relabel_rate_rounds = 4),
-        with("rate16", &|c| c.relabel_rate_rounds = 16),
-        with("stall8", &|c| c.region_every = 8),
-        with("b8", &|c| c.step_budget = 8),
-        with("conc", &|c| c.concurrent = true),
-        with("t32", &|c| c.tile_height = 32),
-        with("t16", &|c| c.tile_height = 16),
-        with("queue", &|c| c.owner_relabel_tiles = 0),
-        with("owners", &|c| c.owner_relabel_tiles = u32::MAX),
-        with("phases", &|c| c.owner_discharge_tiles = 0),
-        with("dataflow", &|c| c.owner_discharge_tiles = u32::MAX),
-        with("od", &|c| {
-            c.owner_relabel_tiles = u32::MAX;
-            c.owner_discharge_tiles = u32::MAX;
-        }),
-        with("ob", &|c| {
-            c.owner_relabel_tiles = u32::MAX;
-            c.step_budget = 32;
-        }),
-        with("gb", &|c| {
-            c.global_relabel_rounds = 4;
-            c.step_budget = 32;
-        }),
-        with("whole", &|c| c.relabel_cap_margin = 0),
-        with("cap16", &|c| c.relabel_cap_margin = 16),
-        with("cap32", &|c| c.relabel_cap_margin = 32),
-        with("cap128", &|c| c.relabel_cap_margin = 128),
-        with("qp", &|c| {
-            c.owner_relabel_tiles = 0;
-            c.owner_discharge_tiles = 0;
-        }),
-    ];
-    // LIVECUT_VARIANTS=default,gr4 picks some
-    let picked = std::env::var("LIVECUT_VARIANTS").ok();
-    let variants: Vec<_> = variants
-        .into_iter()
-        .filter(|(label, _)| {
-            picked
-                .as_ref()
-                .is_none_or(|p| p.split(',').any(|v| v == *label))
-        })
-        .collect();
-    println!(
-        "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
-        "instance",
-        "variant",
-        "solve ms",
-        "min ms",
-        "upload",
-        "rounds",
-        "GR",
-        "BFS r",
-        "visits",
-        "steps",
-        "bfs iters",
-        "sweeps",
-        "cyc/step",
-        "cyc/bfst",
-        "ok"
-    );
-    println!(
-        "(then: critical path Mcycles in BFS / discharge passes, SM busy share of discharge passes)"
-    );
-    let only = std::env::var("LIVECUT_ONLY").ok();
-    for (name, p, expected) in &problems {
-        if only
-            .as_ref()
-            .is_some_and(|o| !o.split(',').any(|o| name.contains(o)))
-        {
-            continue;
-        }
-        for (label, config) in &variants {
-            engine.set_config(*config);
-            let mut times = Vec::new();
-            let mut last = None;
-            for _ in 0..6 {
-                let s = engine.solve(p).expect("solve");
-                times.push(s.stats.solve_ms);
-                last = Some(s);
-            }
-            let s = last.expect("runs");
-            times.remove(0);
-            times.sort_by(f64::total_cmp);
-            let d = engine.details().clone();
-            let certified =
-                cut_capacity(p, &s.mask) == s.flow && expected.is_none_or(|e| e == s.flow);
-            println!(
-                "{:<36} {:<10} {:>9.3} {:>9.3} {:>7.2} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7.1} {:>8.0} {:>8.0} {:>5}",
-                name,
-                label,
-                times[times.len() / 2],
-                times[0],
-                s.stats.upload_ms,
-                d.rounds,
-                d.global_relabels,
-                d.bfs_rounds,
-                d.tile_visits,
-                d.steps,
-                d.bfs_iterations,
-                d.sweeps,
-                d.discharge_cycles as f64 / d.steps.max(1) as f64,
-                d.bfs_cycles as f64 / d.bfs_tiles.max(1) as f64,
-                if certified { "yes" } else { "NO" }
-            );
-            let (pb, pd) = d.path_cycles;
-            if pb + pd == 0 {
-                continue; // the host loop has no critical path of its own to report
-            }
-            println!(
-                "    path {:.3} / {:.3} Mcyc, discharge busy {:.1} %, steps/visit {:.1}",
-                pb as f64 / 1e6,
-                pd as f64 / 1e6,
-                100.0 * d.discharge_cycles as f64 / (pd.max(1) as f64 * d.blocks.max(1) as f64),
-                d.steps as f64 / d.tile_visits.max(1) as f64
-            );
-            let nb = d.blocks.max(1) as f64;
-            println!(
-                "    per block: waiting for relabel work {:.1} kcyc, in barriers {:.1} kcyc, queue takes {:.1}, relaxing {:.1} kcyc; {:.1} kcyc per global relabel",
-                d.wait_cycles.0 as f64 / nb / 1e3,
-                d.wait_cycles.1 as f64 / nb / 1e3,
-                d.queue_takes as f64 / nb,
-                d.bfs_cycles as f64 / nb / 1e3,
-                pb as f64 / d.global_relabels.max(1) as f64 / 1e3
-            );
-            if std::env::var_os("LIVECUT_LOG").is_some() {
-                let mut prev = [0u64; 8];
-                for (k, row) in engine.relabel_log().expect("log").iter().enumerate() {
-                    println!(
-                        "      GR {k:>3}: bfs {:>6.1} kcyc, discharge before {:>7.1} kcyc, active {:>5}, visits {:>5}, steps {:>6}, bfs tiles {:>5}, flow +{}",
-                        (row[0] - prev[0]) as f64 / 1e3,
-                        (row[1] - prev[1]) as f64 / 1e3,
-                        row[2],
-                        row[3] - prev[3],
-                        row[4] - prev[4],
-                        row[5] - prev[5],
-                        row[6] - prev[6]
-                    );
-                    prev = *row;
-                }
-            }
-        }
-    }
 }

@@ -1,5 +1,6 @@
-//! `livecut maxflow` as a user runs it: JSON facts, the canonical mask, and one-line
-//! errors with exit status 2 and no mask file for bad input.
+//! `livecut maxflow` and `livecut bench --sequence` as a user runs them: JSON facts, the
+//! canonical mask, static against dynamic timings, and one-line errors with exit status 2
+//! and no mask file for bad input.
 
 mod common;
 
@@ -105,4 +106,63 @@ fn auto_engine_says_which_it_uses() {
     if engine == "cpu" {
         assert!(String::from_utf8_lossy(&out.stderr).contains("using the CPU engine"));
     }
+}
+
+#[test]
+fn bench_sequence_times_static_and_dynamic_with_the_same_masks() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sequence.json");
+    let out = livecut(&[
+        "bench",
+        "--sequence",
+        "demo",
+        "--size",
+        "96x64",
+        "--frames",
+        "5",
+        "--engine",
+        "cpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("flows and masks identical"), "{table}");
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = rows.as_array().unwrap();
+    let modes: Vec<&str> = rows.iter().map(|r| r["mode"].as_str().unwrap()).collect();
+    assert_eq!(modes, ["static", "dynamic"]);
+    for row in rows {
+        assert_eq!(row["frames"], 4, "the first frame is a warm-up");
+        assert_eq!(
+            (row["width"].as_u64(), row["height"].as_u64()),
+            (Some(96), Some(64))
+        );
+        assert_eq!(row["same_as_static"], true);
+        let stages: Vec<&str> = row["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s[0].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            stages,
+            ["energy", "upload", "cut", "download", "cleanup", "total"]
+        );
+    }
+    assert_eq!(rows[0]["continued"], 0, "a static run never continues");
+}
+
+#[test]
+fn bench_sequence_needs_seeds_for_files_and_two_frames() {
+    let out = livecut(&["bench", "--sequence", "demo", "--frames", "1"]);
+    assert_fails_with(&out, "--frames must be at least 2");
+    let dir = tempfile::tempdir().unwrap();
+    let out = livecut(&["bench", "--sequence", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
 }

@@ -26,6 +26,8 @@ struct FakeProcessor {
     work: Duration,
     engine: EngineKind,
     has_foreground: bool,
+    /// The frame during which the GPU fails (the CPU then takes over).
+    gpu_fails_at: Option<u64>,
 }
 
 impl FakeProcessor {
@@ -36,6 +38,7 @@ impl FakeProcessor {
             work,
             engine: EngineKind::Cuda,
             has_foreground: true,
+            gpu_fails_at: None,
         };
         (fake, log)
     }
@@ -51,6 +54,10 @@ impl FrameProcessor for FakeProcessor {
             return Err(SegmentError::Seeds("no foreground seed".into()));
         }
         std::thread::sleep(self.work);
+        let fallback = (self.gpu_fails_at == Some(frame.index)).then(|| {
+            self.engine = EngineKind::Cpu;
+            "the GPU failed (device lost); continuing with the CPU engine".to_string()
+        });
         Ok(SegmentOutput {
             mask: Mask::from_fn(frame.width, frame.height, |i| frame.rgb[3 * i] > 127),
             flow: frame.index,
@@ -61,6 +68,7 @@ impl FrameProcessor for FakeProcessor {
                 ..FrameTiming::default()
             },
             stats: SolveStats::default(),
+            fallback,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {
@@ -286,6 +294,44 @@ fn a_file_source_is_processed_completely_and_in_order() {
         "the capture thread ended and closed its source"
     );
     assert_eq!(log.lock().unwrap()[0], "seeds 4x2");
+}
+
+#[test]
+fn a_gpu_failure_is_reported_once_and_no_frame_is_lost() {
+    let (mut fake, _) = FakeProcessor::new(Duration::from_millis(1));
+    fake.gpu_fails_at = Some(3);
+    let (source, _) = Counter::new(Some(6), false);
+    let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+    assert!(matches!(next(&p), Event::SourceOpened(_)));
+    let mut seen = Vec::new();
+    loop {
+        match next(&p) {
+            Event::Frame(r) => {
+                assert!(r.output.is_some() && r.error.is_none());
+                seen.push((r.captured.frame.index, r.engine));
+            }
+            Event::GpuFailed(why) => {
+                assert!(why.contains("device lost"), "{why}");
+                seen.push((u64::MAX, EngineKind::Cpu));
+            }
+            Event::SourceEnded => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    let cuda = EngineKind::Cuda;
+    let cpu = EngineKind::Cpu;
+    assert_eq!(
+        seen,
+        [
+            (0, cuda),
+            (1, cuda),
+            (2, cuda),
+            (u64::MAX, cpu),
+            (3, cpu),
+            (4, cpu),
+            (5, cpu)
+        ]
+    );
 }
 
 #[test]

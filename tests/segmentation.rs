@@ -11,9 +11,11 @@ use livecut::energy::{
     CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs, SeedLabel, Seeds,
     Side, Smoothness, estimate_sigma,
 };
+use livecut::gpu::GpuError;
+use livecut::grid::GridProblem;
 use livecut::grid::{Connectivity, Mask};
-use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;
+use livecut::maxflow::{CutSide, Engine, EngineError, EngineKind, Solution};
 use livecut::pipeline::segmenter::SegmentError;
 use livecut::pipeline::{SegmentParams, Segmenter};
 use std::path::Path;
@@ -83,6 +85,75 @@ fn static_and_dynamic_cuts_give_identical_masks_and_flows() {
     for (i, (a, b)) in fixed.iter().zip(&moving).enumerate() {
         assert_eq!(a.1, b.1, "flow of frame {i}");
         assert!(a.2 == b.2, "mask of frame {i}");
+    }
+}
+
+/// A GPU engine that fails from its `fail_from`-th call on (a device lost mid-stream).
+struct FailingGpu {
+    inner: CpuEngine,
+    calls: u32,
+    fail_from: u32,
+}
+
+impl Engine for FailingGpu {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Cuda
+    }
+    fn description(&self) -> String {
+        "a GPU that fails".into()
+    }
+    fn cut_side(&self) -> CutSide {
+        self.inner.cut_side()
+    }
+    fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+        self.calls += 1;
+        if self.calls >= self.fail_from {
+            return Err(GpuError::Unavailable("device lost".into()).into());
+        }
+        self.inner.solve(problem)
+    }
+    fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+        self.solve(problem)
+    }
+}
+
+#[test]
+fn a_gpu_failure_mid_stream_is_survived_on_the_cpu_without_losing_a_frame() {
+    let scene = DemoScene::new(160, 120, 30, 7);
+    let params = SegmentParams::default();
+    let gpu = FailingGpu {
+        inner: CpuEngine::new(),
+        calls: 0,
+        fail_from: 3,
+    };
+    let mut failing = Segmenter::new(Box::new(gpu), params.clone());
+    let mut cpu = segmenter(params);
+    failing.set_seeds(scene.default_seeds());
+    cpu.set_seeds(scene.default_seeds());
+    for i in 0..5 {
+        let (frame, _) = scene.render(i);
+        let out = failing.segment(&frame).expect("every frame is segmented");
+        let reference = cpu.segment(&frame).expect("cpu frame");
+        assert_eq!(
+            out.fallback.is_some(),
+            i == 2,
+            "frame {i}: {:?}",
+            out.fallback
+        );
+        if let Some(why) = &out.fallback {
+            assert!(
+                why.contains("device lost") && why.contains("CPU engine"),
+                "{why}"
+            );
+        }
+        let expected = if i < 2 {
+            EngineKind::Cuda
+        } else {
+            EngineKind::Cpu
+        };
+        assert_eq!(failing.engine_kind(), expected, "frame {i}");
+        assert_eq!(out.flow, reference.flow, "frame {i}");
+        assert!(out.mask == reference.mask, "frame {i}");
     }
 }
 

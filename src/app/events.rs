@@ -8,7 +8,7 @@ use super::tasks::{Done, Pick};
 use super::window::LivecutApp;
 use crate::capture::SourceSpec;
 use crate::energy::Seeds;
-use crate::maxflow::{EngineChoice, EngineKind};
+use crate::maxflow::EngineKind;
 use crate::pipeline::{Event, FrameResult, SourceInfo};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -39,6 +39,11 @@ impl LivecutApp {
                 }
             }
             Event::CommandFailed(message) => self.notices.push(message, true),
+            Event::GpuFailed(why) => {
+                self.engine.in_use = EngineKind::Cpu;
+                self.engine.has_stochastic = false;
+                self.notices.push(why, true);
+            }
         }
     }
 
@@ -69,7 +74,7 @@ impl LivecutApp {
     fn on_frame(&mut self, result: FrameResult, now: Instant) {
         self.stats.on_frame(&result, now);
         if let Some(error) = &result.error {
-            self.on_segment_error(result.engine, error);
+            self.on_segment_error(error);
         }
         let (mask, activity) = match result.output {
             Some(mut output) => {
@@ -88,19 +93,11 @@ impl LivecutApp {
         self.view.stale = true;
     }
 
-    /// A frame could not be segmented. With usable seeds that is the engine's fault:
-    /// a GPU engine falls back to the CPU.
-    fn on_segment_error(&mut self, engine: EngineKind, error: &str) {
-        if engine != EngineKind::Cpu && self.seeds.usable {
-            self.notices.push(
-                format!("The {engine} engine failed ({error}); switching to the CPU engine"),
-                true,
-            );
-            self.switch_engine(EngineChoice::Cpu);
-        } else {
-            self.notices
-                .push(format!("Segmentation failed: {error}"), true);
-        }
+    /// A frame could not be segmented (a GPU failure never ends here: the segmenter
+    /// carries on with the CPU and reports it as an engine change).
+    fn on_segment_error(&mut self, error: &str) {
+        self.notices
+            .push(format!("Segmentation failed: {error}"), true);
     }
 
     /// Takes in one finished background job.

@@ -160,8 +160,8 @@ impl Tasks {
                 create_engine(EngineChoice::Cuda).map(|(engine, _)| engine.description())
             })
             .unwrap_or_else(|_| {
-                Err(crate::maxflow::EngineError::Cuda(
-                    "the CUDA probe panicked".into(),
+                Err(crate::maxflow::EngineError::Gpu(
+                    crate::gpu::GpuError::Unavailable("the CUDA probe panicked".into()),
                 ))
             });
             Done::CudaProbed(result.map_err(|e| e.to_string()))

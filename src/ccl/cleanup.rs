@@ -2,6 +2,7 @@
 //! be the object (or are too small), and fill background holes that are too small.
 
 use super::{CclError, Labeller};
+use crate::gpu::DeviceMask;
 use crate::grid::{Connectivity, Mask};
 
 /// Cleanup settings.
@@ -64,12 +65,25 @@ impl Cleaner {
         constraints: &Constraints<'_>,
         labeller: &mut dyn Labeller,
     ) -> Result<CleanupReport, CclError> {
+        self.clean_with_device(mask, None, params, constraints, labeller)
+    }
+
+    /// Cleans `mask` as [`Self::clean`] does, where `device` holds the same mask on the
+    /// GPU (as the CUDA engine left it): the first labelling may read it there.
+    pub fn clean_with_device(
+        &mut self,
+        mask: &mut Mask,
+        device: Option<&DeviceMask<'_>>,
+        params: &CleanupParams,
+        constraints: &Constraints<'_>,
+        labeller: &mut dyn Labeller,
+    ) -> Result<CleanupReport, CclError> {
         let mut report = CleanupReport::default();
         let drop_unanchored = params.drop_unanchored && constraints.anchor.is_some();
         if params.min_area == 0 && !drop_unanchored {
             return Ok(report);
         }
-        self.measure(mask, params, constraints, labeller)?;
+        self.measure(mask, device, params, constraints, labeller)?;
         // Foreground components.
         let min_area = params.min_area;
         let keep = |root: usize, flags: &[u8], area: &[u32]| {
@@ -90,7 +104,8 @@ impl Cleaner {
             return Ok(report);
         }
         if report.dropped_components > 0 {
-            self.measure(mask, params, constraints, labeller)?;
+            // the mask changed: the device's copy no longer matches it
+            self.measure(mask, None, params, constraints, labeller)?;
         }
         // Background holes.
         for p in 0..mask.data.len() {
@@ -112,13 +127,15 @@ impl Cleaner {
     fn measure(
         &mut self,
         mask: &Mask,
+        device: Option<&DeviceMask<'_>>,
         params: &CleanupParams,
         constraints: &Constraints<'_>,
         labeller: &mut dyn Labeller,
     ) -> Result<(), CclError> {
         let (w, h) = (mask.width as usize, mask.height as usize);
-        labeller.label(
+        labeller.label_with_device(
             &mask.data,
+            device,
             mask.width,
             mask.height,
             params.connectivity,

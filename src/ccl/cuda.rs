@@ -1,41 +1,66 @@
-//! Label propagation on an NVIDIA GPU (`kernels/ccl.cu`, compiled once per process with
-//! NVRTC): tile-local labelling in shared memory, links by pointer jumping, then
-//! double-buffered min-gather sweeps with master lookups until no label changes.
+//! Label propagation on an NVIDIA GPU (`kernels/ccl.cu`, compiled once per process by
+//! the shared runtime): tile-local labelling in shared memory, links by pointer jumping,
+//! then double-buffered min-gather sweeps with master lookups until no label changes.
 
 use super::{CclError, Labeller, check_input};
+use crate::gpu::{
+    Compiled, DeviceMask, Gpu, GpuError, KernelFamily, KernelSource, Program, driver,
+};
 use crate::grid::Connectivity;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaModule, CudaSlice, CudaStream, LaunchConfig, PushKernelArg,
 };
-use cudarc::nvrtc::{CompileOptions, Ptx};
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::sync::Arc;
 
-const SOURCE: &str = include_str!("../../kernels/ccl.cu");
+/// The labeller's kernel source and its entry points.
+pub const SOURCE: KernelSource = KernelSource {
+    name: "ccl.cu",
+    text: include_str!("../../kernels/ccl.cu"),
+    entries: &[
+        "ccl_local",
+        "ccl_links_init",
+        "ccl_links_jump",
+        "ccl_propagate",
+    ],
+};
 
 /// Tile of `ccl_local` (must match `TILE_W`/`TILE_H` in the kernel source).
 const TILE: (u32, u32) = (32, 8);
 
-/// The kernels compiled by NVRTC, and how long that took (ms); compiled once.
-static PTX: OnceLock<Result<(Ptx, f64), String>> = OnceLock::new();
-
-fn compiled() -> Result<&'static (Ptx, f64), CclError> {
-    PTX.get_or_init(|| {
-        let start = Instant::now();
-        let opts = CompileOptions {
-            name: Some("ccl.cu".into()),
-            ..Default::default()
-        };
-        cudarc::nvrtc::compile_ptx_with_opts(SOURCE, opts)
-            .map(|ptx| (ptx, start.elapsed().as_secs_f64() * 1e3))
-            .map_err(|e| e.to_string())
-    })
-    .as_ref()
-    .map_err(|e| CclError::Compile(e.clone()))
+/// The labeller's kernels.
+struct CclKernels {
+    local: CudaFunction,
+    links_init: CudaFunction,
+    links_jump: CudaFunction,
+    propagate: CudaFunction,
 }
 
-fn cuda_err(e: impl std::fmt::Display) -> CclError {
-    CclError::Cuda(e.to_string())
+impl KernelFamily for CclKernels {
+    /// One module.
+    type Variant = ();
+
+    fn program((): ()) -> Program {
+        Program {
+            name: SOURCE.name,
+            text: SOURCE.text.to_string(),
+            options: Vec::new(),
+        }
+    }
+
+    fn load(_gpu: &Gpu, module: &Arc<CudaModule>, (): ()) -> Result<Self, GpuError> {
+        let function = |name: &str| {
+            debug_assert!(SOURCE.entries.contains(&name), "{name}");
+            module
+                .load_function(name)
+                .map_err(driver(format!("kernel {name}")))
+        };
+        Ok(Self {
+            local: function("ccl_local")?,
+            links_init: function("ccl_links_init")?,
+            links_jump: function("ccl_links_jump")?,
+            propagate: function("ccl_propagate")?,
+        })
+    }
 }
 
 /// Device arrays for one grid size.
@@ -48,67 +73,48 @@ struct Buffers {
     changed: CudaSlice<u32>,
 }
 
-/// The GPU labeller: a CUDA context on device 0, the kernels, and device buffers
-/// kept for the next call of the same size.
+/// Where the values to label are.
+enum Values<'a> {
+    /// On the host: uploaded first.
+    Host(&'a [u8]),
+    /// Already on the device, written by work on another stream.
+    Device(&'a DeviceMask<'a>),
+}
+
+/// The GPU labeller: the shared runtime's kernels, a stream of its own, and device
+/// buffers kept for the next call of the same size.
 pub struct CudaLabeller {
+    gpu: Arc<Gpu>,
+    kernels: Arc<Compiled<CclKernels>>,
     stream: Arc<CudaStream>,
-    local: CudaFunction,
-    links_init: CudaFunction,
-    links_jump: CudaFunction,
-    propagate: CudaFunction,
     buffers: Option<Buffers>,
-    device_name: String,
-    compile_ms: f64,
     last_sweeps: u32,
 }
 
 impl CudaLabeller {
-    /// Opens device 0 and loads the kernels, or says why it cannot (no driver
+    /// Opens the shared runtime and loads the kernels, or says why it cannot (no driver
     /// library, no NVRTC, no device, compilation failure). Never panics.
     pub fn new() -> Result<Self, CclError> {
-        // SAFETY: only probes whether the shared libraries can be loaded.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(CclError::CudaUnavailable(
-                "no CUDA driver library found".into(),
-            ));
-        }
-        // SAFETY: as above.
-        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-            return Err(CclError::CudaUnavailable("no NVRTC library found".into()));
-        }
-        cudarc::driver::result::init()
-            .map_err(|e| CclError::CudaUnavailable(format!("driver init failed: {e}")))?;
-        let count = CudaContext::device_count()
-            .map_err(|e| CclError::CudaUnavailable(format!("cannot count devices: {e}")))?;
-        if count < 1 {
-            return Err(CclError::CudaUnavailable("no CUDA device".into()));
-        }
-        let ctx = CudaContext::new(0).map_err(cuda_err)?;
-        let device_name = ctx.name().map_err(cuda_err)?;
-        let (ptx, compile_ms) = compiled()?;
-        let module = ctx.load_module(ptx.clone()).map_err(cuda_err)?;
-        let load = |name: &str| module.load_function(name).map_err(cuda_err);
+        let gpu = Gpu::get()?;
+        let kernels = gpu.kernels::<CclKernels>(())?;
+        let stream = gpu.new_stream()?;
         Ok(Self {
-            stream: ctx.default_stream(),
-            local: load("ccl_local")?,
-            links_init: load("ccl_links_init")?,
-            links_jump: load("ccl_links_jump")?,
-            propagate: load("ccl_propagate")?,
+            gpu,
+            kernels,
+            stream,
             buffers: None,
-            device_name,
-            compile_ms: *compile_ms,
             last_sweeps: 0,
         })
     }
 
     /// The GPU's name.
     pub fn device_name(&self) -> &str {
-        &self.device_name
+        self.gpu.name()
     }
 
     /// Milliseconds NVRTC took to compile the kernels (once per process).
     pub fn compile_ms(&self) -> f64 {
-        self.compile_ms
+        self.kernels.compile_ms
     }
 
     /// Propagation sweeps of the last labelling (the last one changed nothing).
@@ -116,75 +122,83 @@ impl CudaLabeller {
         self.last_sweeps
     }
 
-    fn buffers(&mut self, pixels: usize, dirs: usize) -> Result<&mut Buffers, CclError> {
-        let fits = self
-            .buffers
-            .as_ref()
-            .is_some_and(|b| b.pixels == pixels && b.dirs == dirs);
-        if !fits {
-            self.buffers = None;
-            let s = &self.stream;
-            let alloc = |len: usize| s.alloc_zeros::<u32>(len).map_err(cuda_err);
-            self.buffers = Some(Buffers {
-                pixels,
-                dirs,
-                values: s.alloc_zeros::<u8>(pixels).map_err(cuda_err)?,
-                labels: [alloc(pixels)?, alloc(pixels)?],
-                links: [alloc(pixels * dirs)?, alloc(pixels * dirs)?],
-                changed: alloc(1)?,
-            });
-        }
-        Ok(self.buffers.as_mut().expect("just allocated"))
+    fn buffers(&mut self, pixels: usize, dirs: usize) -> Result<&mut Buffers, GpuError> {
+        let buffers = match self.buffers.take() {
+            Some(b) if b.pixels == pixels && b.dirs == dirs => b,
+            old => {
+                drop(old); // free the old arrays before allocating new ones
+                let s = &self.stream;
+                let alloc = |len: usize| s.alloc_zeros::<u32>(len).map_err(driver("alloc"));
+                Buffers {
+                    pixels,
+                    dirs,
+                    values: s.alloc_zeros::<u8>(pixels).map_err(driver("alloc"))?,
+                    labels: [alloc(pixels)?, alloc(pixels)?],
+                    links: [alloc(pixels * dirs)?, alloc(pixels * dirs)?],
+                    changed: alloc(1)?,
+                }
+            }
+        };
+        Ok(self.buffers.insert(buffers))
     }
 
+    /// Labels `values` into `labels`; returns the propagation sweeps. Returns once the
+    /// stream is done, so no work of it reads `values` afterwards.
     fn run(
         &mut self,
-        values: &[u8],
+        values: Values<'_>,
         width: u32,
         height: u32,
         dirs: usize,
         labels: &mut [u32],
-    ) -> Result<u32, CclError> {
+    ) -> Result<u32, GpuError> {
         let stream = self.stream.clone();
-        let (local, links_init, links_jump, propagate) = (
-            self.local.clone(),
-            self.links_init.clone(),
-            self.links_jump.clone(),
-            self.propagate.clone(),
-        );
-        let b = self.buffers(values.len(), dirs)?;
+        let k = self.kernels.clone();
+        let b = self.buffers(labels.len(), dirs)?;
+        let values = match values {
+            Values::Host(host) => {
+                stream
+                    .memcpy_htod(host, &mut b.values)
+                    .map_err(driver("upload of the values"))?;
+                &b.values
+            }
+            Values::Device(mask) => {
+                // the writer's work on its stream comes first
+                stream
+                    .join(mask.stream())
+                    .map_err(driver("waiting for the mask's stream"))?;
+                mask.data()
+            }
+        };
         let (w, h, d) = (width as i32, height as i32, dirs as i32);
         let cfg = LaunchConfig {
             grid_dim: (width.div_ceil(TILE.0), height.div_ceil(TILE.1), 1),
             block_dim: (TILE.0, TILE.1, 1),
             shared_mem_bytes: 0,
         };
-        stream
-            .memcpy_htod(values, &mut b.values)
-            .map_err(cuda_err)?;
         let [lab_a, lab_b] = &mut b.labels;
         let [link_a, link_b] = &mut b.links;
         // SAFETY (all launches): argument lists match the kernels' signatures in
         // kernels/ccl.cu, and every buffer holds `pixels` (× `dirs`) elements.
         unsafe {
             stream
-                .launch_builder(&local)
-                .arg(&b.values)
+                .launch_builder(&k.local)
+                .arg(values)
                 .arg(&mut *lab_a)
                 .arg(&w)
                 .arg(&h)
                 .arg(&d)
                 .launch(cfg)
-                .map_err(cuda_err)?;
+                .map_err(driver("labelling kernel"))?;
             stream
-                .launch_builder(&links_init)
-                .arg(&b.values)
+                .launch_builder(&k.links_init)
+                .arg(values)
                 .arg(&mut *link_a)
                 .arg(&w)
                 .arg(&h)
                 .arg(&d)
                 .launch(cfg)
-                .map_err(cuda_err)?;
+                .map_err(driver("labelling kernel"))?;
         }
         let jumps = u32::BITS - (width.max(height).max(2) - 1).leading_zeros();
         let (mut link_in, mut link_out) = (link_a, link_b);
@@ -192,14 +206,14 @@ impl CudaLabeller {
             // SAFETY: see above.
             unsafe {
                 stream
-                    .launch_builder(&links_jump)
+                    .launch_builder(&k.links_jump)
                     .arg(&*link_in)
                     .arg(&mut *link_out)
                     .arg(&w)
                     .arg(&h)
                     .arg(&d)
                     .launch(cfg)
-                    .map_err(cuda_err)?;
+                    .map_err(driver("labelling kernel"))?;
             }
             std::mem::swap(&mut link_in, &mut link_out);
         }
@@ -208,12 +222,14 @@ impl CudaLabeller {
         let mut flag = [0u32];
         loop {
             sweeps += 1;
-            stream.memset_zeros(&mut b.changed).map_err(cuda_err)?;
+            stream
+                .memset_zeros(&mut b.changed)
+                .map_err(driver("clearing the change flag"))?;
             // SAFETY: see above.
             unsafe {
                 stream
-                    .launch_builder(&propagate)
-                    .arg(&b.values)
+                    .launch_builder(&k.propagate)
+                    .arg(values)
                     .arg(&*link_in)
                     .arg(&*lab_in)
                     .arg(&mut *lab_out)
@@ -222,19 +238,21 @@ impl CudaLabeller {
                     .arg(&h)
                     .arg(&d)
                     .launch(cfg)
-                    .map_err(cuda_err)?;
+                    .map_err(driver("labelling kernel"))?;
             }
             std::mem::swap(&mut lab_in, &mut lab_out);
             stream
                 .memcpy_dtoh(&b.changed, &mut flag)
-                .map_err(cuda_err)?;
-            stream.synchronize().map_err(cuda_err)?;
+                .map_err(driver("reading the change flag"))?;
+            stream.synchronize().map_err(driver("labelling"))?;
             if flag[0] == 0 {
                 break;
             }
         }
-        stream.memcpy_dtoh(&*lab_in, labels).map_err(cuda_err)?;
-        stream.synchronize().map_err(cuda_err)?;
+        stream
+            .memcpy_dtoh(&*lab_in, labels)
+            .map_err(driver("reading the labels"))?;
+        stream.synchronize().map_err(driver("labelling"))?;
         Ok(sweeps)
     }
 }
@@ -252,15 +270,31 @@ impl Labeller for CudaLabeller {
         connectivity: Connectivity,
         labels: &mut Vec<u32>,
     ) -> Result<(), CclError> {
+        self.label_with_device(values, None, width, height, connectivity, labels)
+    }
+
+    /// Reads `device` in place of `values` when it has their size (it must hold the
+    /// same bytes, as [`DeviceMask`] does for its engine's last solution).
+    fn label_with_device(
+        &mut self,
+        values: &[u8],
+        device: Option<&DeviceMask<'_>>,
+        width: u32,
+        height: u32,
+        connectivity: Connectivity,
+        labels: &mut Vec<u32>,
+    ) -> Result<(), CclError> {
         let n = check_input(values, width, height)?;
         labels.resize(n, 0);
         let dirs = connectivity.number() as usize;
         if (n * dirs) as u64 >= u32::MAX as u64 {
-            return Err(CclError::Cuda(format!(
-                "a {width}x{height} grid is too large for 32-bit link indices"
-            )));
+            return Err(CclError::TooLarge { width, height });
         }
-        self.last_sweeps = self.run(values, width, height, dirs, labels)?;
+        let source = match device {
+            Some(mask) if (mask.width(), mask.height()) == (width, height) => Values::Device(mask),
+            _ => Values::Host(values),
+        };
+        self.last_sweeps = self.run(source, width, height, dirs, labels)?;
         Ok(())
     }
 }

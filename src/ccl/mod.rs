@@ -14,6 +14,7 @@ pub use cleanup::{Cleaner, CleanupParams, CleanupReport, Constraints};
 pub use cpu::CpuLabeller;
 pub use cuda::CudaLabeller;
 
+use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::Connectivity;
 use thiserror::Error;
 
@@ -30,15 +31,17 @@ pub enum CclError {
         /// Number of values given.
         got: usize,
     },
-    /// No CUDA driver, NVRTC or device; the reason is for people.
-    #[error("CUDA is not available: {0}")]
-    CudaUnavailable(String),
-    /// A CUDA call failed.
-    #[error("CUDA error: {0}")]
-    Cuda(String),
-    /// NVRTC could not compile the kernels.
-    #[error("kernel compilation failed: {0}")]
-    Compile(String),
+    /// The grid has too many pixels for the GPU labeller's 32-bit link indices.
+    #[error("a {width}x{height} grid is too large for 32-bit link indices")]
+    TooLarge {
+        /// Grid width.
+        width: u32,
+        /// Grid height.
+        height: u32,
+    },
+    /// The GPU runtime could not do its part (no device, a driver call, a compilation).
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
 }
 
 /// Something that labels the connected components of a grid of byte values.
@@ -56,6 +59,21 @@ pub trait Labeller: Send {
         connectivity: Connectivity,
         labels: &mut Vec<u32>,
     ) -> Result<(), CclError>;
+
+    /// Labels `values` as [`Labeller::label`] does, where `device` holds the same values
+    /// on the GPU (the cut's mask as the CUDA engine left it): a labeller on that device
+    /// reads them there instead of uploading `values`; the others ignore it.
+    fn label_with_device(
+        &mut self,
+        values: &[u8],
+        _device: Option<&DeviceMask<'_>>,
+        width: u32,
+        height: u32,
+        connectivity: Connectivity,
+        labels: &mut Vec<u32>,
+    ) -> Result<(), CclError> {
+        self.label(values, width, height, connectivity, labels)
+    }
 }
 
 /// Checks that `values` fits a non-empty `width`×`height` grid with 32-bit indices.

@@ -12,8 +12,21 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// DIMACS grid instances (plain or gzip).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "sequence")]
     pub files: Vec<PathBuf>,
+    /// Instead of instances, segment this stream (`demo`, a folder of frames, a video)
+    /// static and dynamic with each engine and time every stage per frame.
+    #[arg(long, value_name = "SOURCE", conflicts_with = "files")]
+    pub sequence: Option<String>,
+    /// With --sequence: the demo's frame size, or the size frames are scaled to.
+    #[arg(long, value_name = "WxH", value_parser = super::segment::parse_size, requires = "sequence")]
+    pub size: Option<(u32, u32)>,
+    /// With --sequence: frames to segment, the first a warm-up.
+    #[arg(long, default_value_t = 60, requires = "sequence")]
+    pub frames: u64,
+    /// With --sequence: seeds PNG of the first frame (the demo has its own).
+    #[arg(long, value_name = "PNG", requires = "sequence")]
+    pub seeds: Option<PathBuf>,
     /// Engines to time, comma-separated, each on every instance in the same run.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu")]
     pub engine: Vec<EngineChoice>,
@@ -61,6 +74,16 @@ struct Row {
 
 /// Runs the command.
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    if let Some(source) = &args.sequence {
+        return super::sequence::run(&super::sequence::SequenceOptions {
+            source,
+            size: args.size,
+            frames: args.frames,
+            seeds: args.seeds.as_deref(),
+            engines: &args.engine,
+            json: args.json.as_ref(),
+        });
+    }
     anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
     let mut engines = Vec::new();
     for &choice in &args.engine {
@@ -115,6 +138,7 @@ fn time_one(
     let stat = |f: fn(&Solution) -> f64| median(solutions.iter().map(f).collect());
     let last = solutions.last().expect("runs > 0");
     let flow = last.flow;
+    let gpu = last.stats.gpu;
     Ok(Row {
         instance: file
             .file_name()
@@ -137,12 +161,12 @@ fn time_one(
         upload_ms_median: stat(|s| s.stats.upload_ms),
         readback_ms_median: stat(|s| s.stats.readback_ms),
         iterations: last.stats.iterations,
-        global_relabels: last.stats.global_relabels,
-        launches: last.stats.launches,
+        global_relabels: gpu.map_or(0, |g| g.global_relabels),
+        launches: gpu.map_or(0, |g| g.launches),
         engine_bytes: last.stats.engine_bytes,
         bytes_per_pixel: last.stats.engine_bytes as f64 / problem.pixels() as f64,
-        sweeps: last.stats.sweeps,
-        memory_floor_ms: last.stats.memory_floor_ms,
+        sweeps: gpu.map(|g| g.sweeps),
+        memory_floor_ms: gpu.and_then(|g| g.memory_floor_ms),
     })
 }
 

@@ -58,6 +58,10 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let s = &solution.stats;
+    // the GPU engine's own counts; the CPU engine reports none
+    let gpu = s.gpu.unwrap_or_default();
+    let sweeps = s.gpu.map(|g| g.sweeps);
+    let memory_floor_ms = s.gpu.and_then(|g| g.memory_floor_ms);
     if args.json {
         let out = json!({
             "file": args.file.display().to_string(),
@@ -74,11 +78,11 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
             "solve_ms": s.solve_ms,
             "readback_ms": s.readback_ms,
             "iterations": s.iterations,
-            "global_relabels": s.global_relabels,
-            "launches": s.launches,
+            "global_relabels": gpu.global_relabels,
+            "launches": gpu.launches,
             "engine_bytes": s.engine_bytes,
-            "sweeps": s.sweeps,
-            "memory_floor_ms": s.memory_floor_ms,
+            "sweeps": sweeps,
+            "memory_floor_ms": memory_floor_ms,
             "source_side_pixels": solution.mask.count_source(),
         });
         println!("{out}");
@@ -103,7 +107,7 @@ pub fn run(args: MaxflowArgs) -> anyhow::Result<()> {
             "  solve       {:.1} ms ({} iterations)",
             s.solve_ms, s.iterations
         );
-        if let (Some(sweeps), Some(floor)) = (s.sweeps, s.memory_floor_ms) {
+        if let (Some(sweeps), Some(floor)) = (sweeps, memory_floor_ms) {
             println!(
                 "  sweeps      {sweeps:.1} over the grid's state, {floor:.3} ms at full memory bandwidth"
             );

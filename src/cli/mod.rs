@@ -7,6 +7,7 @@ mod cameras;
 mod eval;
 mod maxflow;
 mod segment;
+mod sequence;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -91,7 +91,7 @@ fn parse_on_off(text: &str) -> Result<bool, String> {
     }
 }
 
-fn parse_size(text: &str) -> Result<(u32, u32), String> {
+pub(super) fn parse_size(text: &str) -> Result<(u32, u32), String> {
     let bad = || format!("expected WIDTHxHEIGHT such as 640x480, got {text:?}");
     let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
     Ok((w.parse().map_err(|_| bad())?, h.parse().map_err(|_| bad())?))
@@ -110,7 +110,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     let is_demo = matches!(spec, SourceSpec::Demo(_));
     let limit = args.frames.or(is_demo.then_some(DEMO_FRAMES));
     let source = spec.open()?;
-    let seeds = load_seeds(&args, source.as_ref())?;
+    let seeds = load_seeds(args.seeds.as_deref(), &args.input, source.as_ref())?;
     check_outputs(&spec, &args.out)?;
     let (engine, note) = create_engine(args.engine)?;
     if let Some(note) = note {
@@ -180,13 +180,16 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
 
 /// The seeds file (checked against the frame size and for both labels), or the
 /// source's own seeds (the demo's).
-fn load_seeds(args: &SegmentArgs, source: &dyn FrameSource) -> anyhow::Result<Seeds> {
+pub(super) fn load_seeds(
+    path: Option<&Path>,
+    input: &str,
+    source: &dyn FrameSource,
+) -> anyhow::Result<Seeds> {
     let (width, height) = source.size();
-    let Some(path) = &args.seeds else {
+    let Some(path) = path else {
         return source.default_seeds().with_context(|| {
             format!(
-                "--seeds PNG is needed for {} (a {width}x{height} grey image: ≥ 192 foreground, ≤ 64 background)",
-                args.input
+                "--seeds PNG is needed for {input} (a {width}x{height} grey image: ≥ 192 foreground, ≤ 64 background)"
             )
         });
     };
@@ -264,6 +267,7 @@ fn consume(
             }
             Event::SourceEnded => return summary(recorder, total_ms),
             Event::SourceFailed(message) | Event::CommandFailed(message) => bail!("{message}"),
+            Event::GpuFailed(why) => progress.suspend(|| eprintln!("note: {why}")),
             Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
         }
     }

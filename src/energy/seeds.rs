@@ -100,6 +100,23 @@ impl Seeds {
             .collect()
     }
 
+    /// The seeds scaled to `width`×`height` (nearest label), for frames scaled alike.
+    pub fn resized(&self, width: u32, height: u32) -> Self {
+        let pick =
+            |i: u32, to: u32, from: u32| (u64::from(i) * u64::from(from) / u64::from(to)) as usize;
+        let labels = (0..height)
+            .flat_map(|y| {
+                let row = pick(y, height, self.height) * self.width as usize;
+                (0..width).map(move |x| self.labels[row + pick(x, width, self.width)])
+            })
+            .collect();
+        Self {
+            width,
+            height,
+            labels,
+        }
+    }
+
     /// Errors unless the seeds are `width`×`height`.
     pub fn check_size(&self, width: u32, height: u32) -> Result<(), SeedsError> {
         if (self.width, self.height) == (width, height) {

@@ -8,6 +8,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod dimacs;
 
+use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{GridProblem, Mask};
 use serde::Serialize;
 use thiserror::Error;
@@ -61,10 +62,6 @@ pub struct SolveStats {
     pub readback_ms: f64,
     /// Engine-specific iteration count (BK: augmentations; push-relabel: rounds).
     pub iterations: u64,
-    /// Global relabels (push-relabel engines; 0 for BK).
-    pub global_relabels: u64,
-    /// Kernel launches (GPU engines; 0 for the CPU).
-    pub launches: u64,
     /// Bytes of memory the engine holds for this problem.
     pub engine_bytes: u64,
     /// Whether this call continued from a kept residual graph.
@@ -73,13 +70,10 @@ pub struct SolveStats {
     pub changed_arcs: u64,
     /// Per-block activity for the heatmap, where the engine records it.
     pub activity: Option<BlockActivity>,
-    /// Passes over the whole grid's state the solve made (GPU engines: tiles loaded or
-    /// relaxed over the tile count, plus the whole-grid passes), for comparing a solve
-    /// with the memory floor; `None` for engines that do not work in passes.
-    pub sweeps: Option<f64>,
-    /// What `sweeps` passes reading and writing the grid's state take at the device's
-    /// measured copy bandwidth: the least time a solve with that many passes could take.
-    pub memory_floor_ms: Option<f64>,
+    /// What only the GPU engine counts (global relabels, launches, passes over the
+    /// grid); `None` for the CPU engine.
+    #[serde(flatten)]
+    pub gpu: Option<cuda::GpuSolveStats>,
 }
 
 /// The answer of one call: the max-flow value, a minimum cut and the statistics.
@@ -96,15 +90,12 @@ pub struct Solution {
 /// Why an engine could not be created or could not solve.
 #[derive(Debug, Error)]
 pub enum EngineError {
-    /// No usable CUDA device or driver library; the reason is for people.
-    #[error("CUDA is not available: {0}")]
-    CudaUnavailable(String),
-    /// A CUDA call failed.
+    /// The GPU runtime could not do its part (no device, a driver call, a compilation).
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    /// The CUDA solve's kernels ended it without an answer.
     #[error("CUDA error: {0}")]
-    Cuda(String),
-    /// NVRTC could not compile a kernel.
-    #[error("kernel compilation failed: {0}")]
-    Compile(String),
+    Kernel(#[from] cuda::KernelFailure),
     /// The problem is too large for the engine.
     #[error("problem too large for the {engine} engine: {reason}")]
     TooLarge {
@@ -176,6 +167,13 @@ pub trait Engine: Send {
     /// Turns stochastic cuts on or off for later calls (exact either way; only the
     /// work schedule changes). Engines without the scheme ignore it.
     fn set_stochastic(&mut self, _on: bool) {}
+
+    /// The last solution's mask where the engine left it on the GPU, for a labeller on
+    /// the same device to read without a copy; `None` for engines that keep none there.
+    /// Borrowed, so it cannot outlive the engine's next call.
+    fn device_mask(&self) -> Option<DeviceMask<'_>> {
+        None
+    }
 }
 
 /// Which engine the user asked for.

@@ -19,7 +19,8 @@ use crate::energy::{
     Region, SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
 };
 use crate::grid::{Connectivity, GridProblem, Mask};
-use crate::maxflow::{Engine, EngineKind, Solution, SolveStats};
+use crate::maxflow::cpu::CpuEngine;
+use crate::maxflow::{Engine, EngineError, EngineKind, Solution, SolveStats};
 use std::time::Instant;
 
 /// User-facing segmentation parameters.
@@ -70,6 +71,9 @@ pub struct SegmentOutput {
     pub flow: u64,
     /// Stage timings: `total_ms` is this call's, `decode_ms` 0 (the frame came decoded).
     pub timings: FrameTiming,
+    /// Why the GPU engine was given up during this frame, which the CPU engine then cut
+    /// (and cuts from now on); `None` on every other frame.
+    pub fallback: Option<String>,
     /// The engine's statistics (iterations, activity, dynamic, changed arcs).
     pub stats: SolveStats,
 }
@@ -97,6 +101,8 @@ pub struct Segmenter {
     gate: NoiseGate,
     /// Buffer for the gated copy of a frame's RGB bytes.
     gated_rgb: Vec<u8>,
+    /// Why the GPU engine was given up during the frame being segmented.
+    fallback: Option<String>,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -241,6 +247,7 @@ impl Segmenter {
             last: None,
             gate: NoiseGate::default(),
             gated_rgb: Vec::new(),
+            fallback: None,
         }
     }
 
@@ -411,6 +418,7 @@ impl Segmenter {
             flow: solution.flow,
             timings,
             stats: solution.stats,
+            fallback: self.fallback.take(),
         })
     }
 
@@ -497,10 +505,12 @@ impl Segmenter {
             let problem = self.build(frame, &area, hard)?;
             timings.energy_ms += ms_since(start);
             let start = Instant::now();
-            let cut = if self.params.dynamic && self.engine_warm {
-                self.engine.update(&problem)
-            } else {
-                self.engine.solve(&problem)
+            let cut = match self.cut(&problem) {
+                Err(e) if self.engine.kind() != EngineKind::Cpu => {
+                    self.fall_back_to_cpu(&e);
+                    self.engine.solve(&problem)
+                }
+                cut => cut,
             };
             self.engine_warm = cut.is_ok();
             self.builder.recycle(problem);
@@ -515,9 +525,42 @@ impl Segmenter {
         let mut solution = solution.expect("at least one round");
         let start = Instant::now();
         let mut mask = std::mem::replace(&mut solution.mask, Mask::empty(0, 0));
-        self.clean(&mut mask, hard)?;
+        // a region's cut is pasted into the frame's mask: the engine's copy is not it
+        let as_cut = area.region.is_none();
+        if self.labeller.kind() == EngineKind::Cpu {
+            self.clean(&mut mask, hard, as_cut)?;
+        } else {
+            let cut = mask.clone();
+            match self.clean(&mut mask, hard, as_cut) {
+                Err(SegmentError::Labelling(e)) => {
+                    self.fall_back_to_cpu(&e);
+                    mask = cut;
+                    self.clean(&mut mask, hard, false)?;
+                }
+                other => other?,
+            }
+        }
         timings.cleanup_ms = ms_since(start);
         Ok((mask, solution))
+    }
+
+    /// The engine's solve, or its update of the kept graph where that is asked for.
+    fn cut(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+        if self.params.dynamic && self.engine_warm {
+            self.engine.update(problem)
+        } else {
+            self.engine.solve(problem)
+        }
+    }
+
+    /// The GPU failed mid-stream (the engine or the labeller): the CPU engine and
+    /// labeller take over from this frame on, so that no frame is lost, and the frame's
+    /// output says why.
+    fn fall_back_to_cpu(&mut self, error: &dyn std::fmt::Display) {
+        self.fallback = Some(format!(
+            "the GPU failed ({error}); continuing with the CPU engine"
+        ));
+        self.set_engine(Box::new(CpuEngine::new()));
     }
 
     /// Decides what to cut: on a seeded frame without a learned background, only the
@@ -602,7 +645,14 @@ impl Segmenter {
         Ok(self.builder.build(inputs)?)
     }
 
-    fn clean(&mut self, mask: &mut Mask, hard: Option<&Seeds>) -> Result<(), SegmentError> {
+    /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was
+    /// returned, which a GPU labeller may then read where the engine left it.
+    fn clean(
+        &mut self,
+        mask: &mut Mask,
+        hard: Option<&Seeds>,
+        as_cut: bool,
+    ) -> Result<(), SegmentError> {
         let params = CleanupParams {
             connectivity: self.params.connectivity,
             min_area: self.params.cleanup_min_area,
@@ -625,8 +675,14 @@ impl Segmenter {
             fixed_background: &fixed_bg,
             anchor,
         };
-        self.cleaner
-            .clean(mask, &params, &constraints, self.labeller.as_mut())?;
+        let device = self.engine.device_mask().filter(|_| as_cut);
+        self.cleaner.clean_with_device(
+            mask,
+            device.as_ref(),
+            &params,
+            &constraints,
+            self.labeller.as_mut(),
+        )?;
         Ok(())
     }
 }

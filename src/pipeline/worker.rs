@@ -149,6 +149,9 @@ pub enum Event {
     },
     /// A command could not be carried out (e.g. the engine could not be created).
     CommandFailed(String),
+    /// The GPU failed during a frame; that frame and the later ones are cut by the CPU
+    /// engine. Says why.
+    GpuFailed(String),
 }
 
 /// How the pipeline starts.
@@ -468,7 +471,14 @@ impl<P: FrameProcessor> Worker<P> {
             .then(|| self.processor.process(&captured.frame));
         let segment_ms = start.elapsed().as_secs_f64() * 1e3;
         let (output, error) = match result {
-            Some(Ok(output)) => (Some(output), None),
+            Some(Ok(mut output)) => {
+                if let Some(why) = output.fallback.take()
+                    && self.emit(Event::GpuFailed(why)) == Flow::Stop
+                {
+                    return Flow::Stop;
+                }
+                (Some(output), None)
+            }
             Some(Err(e)) => (None, Some(e.to_string())),
             None => (None, None),
         };

@@ -171,7 +171,6 @@ static int solve(const Problem& pr, const std::vector<Problem>& next, const char
     p.queue = zeroed<u32>(1);
     p.tile_q = zeroed<u32>(2 * (size_t)p.ntiles);
     p.activity = zeroed<u32>(p.ntiles);
-    p.log = zeroed<u64>(LOG_ROWS * LOG_COLS);
     p.colour_tiles = tiles.data();
     p.ctl = zeroed<Ctl>(1);
     p.in_src = pr.src.data();

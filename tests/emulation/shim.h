@@ -35,7 +35,6 @@ template <class T> inline T atomicSub(T* a, T v) { T o = *a; *a = o - v; return 
 template <class T> inline T atomicOr(T* a, T v) { T o = *a; *a = o | v; return o; }
 template <class T> inline T atomicExch(T* a, T v) { T o = *a; *a = v; return o; }
 template <class T> inline T atomicCAS(T* a, T c, T v) { T o = *a; if (o == c) *a = v; return o; }
-inline u64 cycles() { return 0; }
 template <class T> inline T ld_relaxed(const T* p) { return *p; }
 template <class T> inline void st_relaxed(T* p, T v) { *p = v; }
 inline u32 ld_acquire(const u32* p) { return *p; }

@@ -1,19 +1,14 @@
 //! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
 //! flags, the counters and the row-major input and output arrays.
 
-use super::layout::{
-    CTL_WORDS, LOG_COLS, LOG_ROWS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, REPARAM_SUMS,
-    Tiling,
-};
+use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, REPARAM_SUMS, Tiling};
+#[cfg(feature = "experiments")]
+use super::layout::{LOG_COLS, LOG_ROWS};
+use crate::gpu::driver;
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, DriverError, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
-
-/// Turns a driver error into the engine's error with what was being done.
-pub fn cuda_err(what: &'static str) -> impl FnOnce(DriverError) -> EngineError {
-    move |e| EngineError::Cuda(format!("{what}: {e}"))
-}
 
 /// Slots of the persistent solve's work queue for `tiles` tiles: a power of two above
 /// the most items it can hold (each tile once, plus one slot per block waiting for a
@@ -44,6 +39,7 @@ pub struct DeviceState {
     pub activity: CudaSlice<u32>,
     /// Counters after each global relabel of the persistent solve (`LOG_ROWS` × `LOG_COLS`),
     /// read only when asked for (`CudaEngine::relabel_log`).
+    #[cfg(feature = "experiments")]
     pub log: CudaSlice<u64>,
     colour_tiles: CudaSlice<u32>,
     colour_start: [u32; MAX_COLOURS + 1],
@@ -74,9 +70,9 @@ fn alloc<T: DeviceRepr + ValidAsZeroBits>(
         reason: "array length overflows".into(),
     })?;
     *bytes += (n * std::mem::size_of::<T>()) as u64;
-    stream
+    Ok(stream
         .alloc_zeros::<T>(n)
-        .map_err(cuda_err("device allocation"))
+        .map_err(driver("device allocation"))?)
 }
 
 impl DeviceState {
@@ -106,7 +102,7 @@ impl DeviceState {
         let (free, _) = stream
             .context()
             .mem_get_info()
-            .map_err(cuda_err("device memory query"))?;
+            .map_err(driver("device memory query"))?;
         if need > free as u64 {
             return Err(EngineError::TooLarge {
                 engine: "cuda",
@@ -122,7 +118,7 @@ impl DeviceState {
         let mut colour_tiles = alloc::<u32>(stream, nt, &mut bytes)?;
         stream
             .memcpy_htod(&tiles, &mut colour_tiles)
-            .map_err(cuda_err("upload of the tile lists"))?;
+            .map_err(driver("upload of the tile lists"))?;
         Ok(Self {
             tiling,
             res: alloc(stream, npix * dirs, &mut bytes)?,
@@ -140,6 +136,7 @@ impl DeviceState {
             queue: alloc(stream, queue_slots(nt), &mut bytes)?,
             tile_q: alloc(stream, 2 * nt, &mut bytes)?,
             activity: alloc(stream, nt, &mut bytes)?,
+            #[cfg(feature = "experiments")]
             log: alloc(stream, (LOG_ROWS * LOG_COLS) as u64, &mut bytes)?,
             colour_tiles,
             colour_start,
@@ -181,15 +178,15 @@ impl DeviceState {
         let n = problem.pixels();
         stream
             .memcpy_htod(problem.source(), &mut self.in_src)
-            .map_err(cuda_err("upload of source capacities"))?;
+            .map_err(driver("upload of source capacities"))?;
         stream
             .memcpy_htod(problem.sink(), &mut self.in_sink)
-            .map_err(cuda_err("upload of sink capacities"))?;
+            .map_err(driver("upload of sink capacities"))?;
         for (d, &dir) in problem.connectivity().directions().iter().enumerate() {
             let mut view = self.in_edges.slice_mut(d * n..(d + 1) * n);
             stream
                 .memcpy_htod(problem.edges(dir), &mut view)
-                .map_err(cuda_err("upload of edge capacities"))?;
+                .map_err(driver("upload of edge capacities"))?;
         }
         self.clear_counters(stream)
     }
@@ -199,10 +196,11 @@ impl DeviceState {
     pub fn clear_counters(&mut self, stream: &Arc<CudaStream>) -> Result<(), EngineError> {
         stream
             .memset_zeros(&mut self.sums)
-            .map_err(cuda_err("clearing counters"))?;
+            .map_err(driver("clearing counters"))?;
         stream
             .memset_zeros(&mut self.ctl)
-            .map_err(cuda_err("clearing counters"))
+            .map_err(driver("clearing counters"))?;
+        Ok(())
     }
 
     /// The kernels' parameter block pointing at these arrays.
@@ -233,6 +231,7 @@ impl DeviceState {
             queue: self.queue.device_ptr(stream).0,
             tile_q: self.tile_q.device_ptr(stream).0,
             activity: self.activity.device_ptr(stream).0,
+            #[cfg(feature = "experiments")]
             log: self.log.device_ptr(stream).0,
             colour_tiles: self.colour_tiles.device_ptr(stream).0,
             ctl: self.ctl.device_ptr(stream).0,

@@ -5,6 +5,7 @@
 use super::Terminals;
 use crate::grid::Connectivity;
 use cudarc::driver::DeviceRepr;
+use thiserror::Error;
 
 /// Tile width in pixels (`TW` in the kernels).
 pub const TILE_W: u32 = 32;
@@ -17,9 +18,11 @@ pub const MAIL_SLOTS: u32 = 64;
 /// Most tile colours a schedule uses (`MAX_COLOURS`).
 pub const MAX_COLOURS: usize = 2;
 /// Rows and columns of the persistent solve's per-global-relabel log (`LOG_ROWS`,
-/// `LOG_COLS`).
+/// `LOG_COLS`; profiling builds only).
+#[cfg(feature = "experiments")]
 pub const LOG_ROWS: usize = 128;
 /// Counters per log row.
+#[cfg(feature = "experiments")]
 pub const LOG_COLS: usize = 8;
 /// Height meaning "cannot reach the sink" (`INF`).
 pub const INF_HEIGHT: u32 = 0x7fff_ffff;
@@ -38,14 +41,44 @@ pub const SUM_OVERFLOW: usize = 2;
 /// Largest number of real pixels: heights up to `pixels + 1` must stay below `INF`.
 pub const MAX_PIXELS: u64 = INF_HEIGHT as u64 - 2;
 
-/// Kernel status codes (`ST_*`).
-pub mod status {
-    /// The solve finished with a proof of optimality.
-    pub const DONE: u32 = 1;
-    /// A grid barrier waited too long.
-    pub const HANG: u32 = 2;
-    /// The safety cap on discharge rounds was reached.
-    pub const ROUND_CAP: u32 = 3;
+/// What the kernels left in `Ctl::status` (`ST_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// No kernel ended the solve (`ST_RUNNING`).
+    Running,
+    /// The solve finished with a proof of optimality (`ST_DONE`).
+    Done,
+    /// A grid barrier waited too long (`ST_HANG`).
+    Hang,
+    /// The safety cap on discharge rounds was reached (`ST_ROUND_CAP`).
+    RoundCap,
+}
+
+/// Why the kernels ended a solve without an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+pub enum KernelFailure {
+    /// A grid barrier of the persistent solve waited too long (`ST_HANG`).
+    #[error("the persistent solve stalled at a grid barrier")]
+    Stalled,
+    /// The safety cap on discharge rounds was reached (`ST_ROUND_CAP`).
+    #[error("no convergence within {0} discharge rounds")]
+    RoundCap(u32),
+    /// The solve ended with no status or an unknown one (the code).
+    #[error("the solve ended with status {0}")]
+    Status(u32),
+}
+
+impl Status {
+    /// The status the kernels mean by `code`; `Err(code)` for a code they never write.
+    pub fn from_code(code: u32) -> Result<Self, u32> {
+        match code {
+            0 => Ok(Status::Running),
+            1 => Ok(Status::Done),
+            2 => Ok(Status::Hang),
+            3 => Ok(Status::RoundCap),
+            other => Err(other),
+        }
+    }
 }
 
 /// A W×H grid padded to whole tiles, with the tile colouring of the discharge passes.
@@ -157,7 +190,8 @@ impl Tiling {
     }
 }
 
-/// Mirror of the kernels' `Params` (passed by value to every kernel).
+/// Mirror of the kernels' `Params` (passed by value to every kernel; the relabel log's
+/// pointer only where the kernels are built to profile, `LIVECUT_PROFILE`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Params {
@@ -200,6 +234,7 @@ pub struct Params {
     pub queue: u64,
     pub tile_q: u64,
     pub activity: u64,
+    #[cfg(feature = "experiments")]
     pub log: u64,
     pub colour_tiles: u64,
     pub ctl: u64,
@@ -231,7 +266,8 @@ pub struct Snap {
     pub pad: u32,
 }
 
-/// Mirror of the kernels' `Ctl`: counters and status of one solve.
+/// Mirror of the kernels' `Ctl`: counters and status of one solve (the cycle counters
+/// only where the kernels are built to profile, `LIVECUT_PROFILE`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Ctl {
@@ -239,11 +275,17 @@ pub struct Ctl {
     pub relabels: u64,
     pub steps: u64,
     pub bfs_iters: u64,
+    #[cfg(feature = "experiments")]
     pub cyc_discharge: u64,
+    #[cfg(feature = "experiments")]
     pub cyc_bfs: u64,
+    #[cfg(feature = "experiments")]
     pub path_bfs: u64,
+    #[cfg(feature = "experiments")]
     pub path_discharge: u64,
+    #[cfg(feature = "experiments")]
     pub bfs_wait: u64,
+    #[cfg(feature = "experiments")]
     pub barrier_cycles: u64,
     pub bfs_pops: u64,
     pub rate_t0: u64,
@@ -299,11 +341,36 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device):
-        // Params holds 26 u32 (104 bytes) before its 27 pointers.
-        assert_eq!(std::mem::size_of::<Params>(), 104 + 27 * 8);
+        // Params holds 26 u32 (104 bytes) before its 26 pointers, Ctl 10 u64 counters
+        // before its u32 ones; profiling adds the log's pointer and 6 cycle counters.
+        let profile = usize::from(cfg!(feature = "experiments"));
+        assert_eq!(std::mem::size_of::<Params>(), 104 + (26 + profile) * 8);
         assert_eq!(std::mem::size_of::<Snap>(), 32);
-        assert_eq!(std::mem::size_of::<Ctl>(), 128 + 4 * 18 + 32 + 4 * 4);
+        assert_eq!(
+            std::mem::size_of::<Ctl>(),
+            (10 + 6 * profile) * 8 + 4 * 18 + 32 + 4 * 4
+        );
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
+    }
+
+    #[test]
+    fn status_codes_are_the_kernels() {
+        let text = super::super::kernels::PUSH_RELABEL.text;
+        for (name, status) in [
+            ("ST_RUNNING", Status::Running),
+            ("ST_DONE", Status::Done),
+            ("ST_HANG", Status::Hang),
+            ("ST_ROUND_CAP", Status::RoundCap),
+        ] {
+            let define = format!("#define {name} ");
+            let code: u32 = text
+                .lines()
+                .find_map(|l| l.strip_prefix(&define))
+                .and_then(|v| v.trim().trim_end_matches('u').parse().ok())
+                .unwrap_or_else(|| panic!("{name} is not defined"));
+            assert_eq!(Status::from_code(code), Ok(status), "{name}");
+        }
+        assert_eq!(Status::from_code(4), Err(4));
     }
 
     #[test]
@@ -384,7 +451,8 @@ mod tests {
     fn ctl_round_trips_through_words() {
         let mut words = vec![0u64; CTL_WORDS];
         words[0] = 1 << 40;
-        words[16] = 7 | (9 << 32);
+        // active_tiles and mail_tiles share the word after the u64 counters
+        words[std::mem::offset_of!(Ctl, active_tiles) / 8] = 7 | (9 << 32);
         let ctl = Ctl::from_words(&words);
         assert_eq!(ctl.sink_flow, 1 << 40);
         assert_eq!(ctl.active_tiles, 7);

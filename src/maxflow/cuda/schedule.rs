@@ -2,9 +2,10 @@
 //! whole solve on the device, or the plain scheme of one launch per pass with the host
 //! reading the counters to decide what comes next.
 
-use super::buffers::{DeviceState, cuda_err};
-use super::layout::{Ctl, MAX_COLOURS, Params};
-use super::runtime::Kernels;
+use super::buffers::DeviceState;
+use super::kernels::PushRelabelKernels;
+use super::layout::{Ctl, KernelFailure, MAX_COLOURS, Params};
+use crate::gpu::driver;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
 use serde::Serialize;
@@ -23,55 +24,49 @@ pub enum Schedule {
     HostLoop,
 }
 
-fn per_tile(k: &Kernels, blocks: u32, smem: u32) -> LaunchConfig {
+fn per_tile(k: &PushRelabelKernels, blocks: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (k.layout.block_threads, 1, 1),
+        block_dim: (k.block_threads, 1, 1),
         shared_mem_bytes: smem,
     }
 }
 
-fn kernel_name(base: &str, dirs: u32) -> String {
-    format!("{base}{dirs}")
-}
-
 /// Builds the tiled residual graph from the uploaded capacities (`pr_init*`).
 pub fn launch_init(
-    k: &Kernels,
+    k: &PushRelabelKernels,
     stream: &Arc<CudaStream>,
     params: &Params,
     dirs: u32,
 ) -> Result<(), EngineError> {
-    let f = k.function(&kernel_name("pr_init", dirs))?;
     // SAFETY: `params` points at arrays of the shape it describes (DeviceState::params).
     unsafe {
         stream
-            .launch_builder(f)
+            .launch_builder(&k.conn(dirs).init)
             .arg(params)
             .launch(per_tile(k, params.ntiles, 0))
     }
-    .map(|_| ())
-    .map_err(cuda_err("init kernel"))
+    .map_err(driver("init kernel"))?;
+    Ok(())
 }
 
 /// Turns the kept residual graph into a preflow of the uploaded capacities
 /// (`pr_reparam*`), the start of a dynamic update.
 pub fn launch_reparam(
-    k: &Kernels,
+    k: &PushRelabelKernels,
     stream: &Arc<CudaStream>,
     params: &Params,
     dirs: u32,
 ) -> Result<(), EngineError> {
-    let f = k.function(&kernel_name("pr_reparam", dirs))?;
     // SAFETY: as for `launch_init`; `old_*` hold the last solve's capacities.
     unsafe {
         stream
-            .launch_builder(f)
+            .launch_builder(&k.conn(dirs).reparam)
             .arg(params)
             .launch(per_tile(k, params.ntiles, 0))
     }
-    .map(|_| ())
-    .map_err(cuda_err("reparameterisation kernel"))
+    .map_err(driver("reparameterisation kernel"))?;
+    Ok(())
 }
 
 /// What a schedule reports besides the device counters.
@@ -86,22 +81,21 @@ pub struct Outcome {
 
 /// Runs the persistent solve with `params.nblocks` co-resident blocks.
 pub fn run_persistent(
-    k: &Kernels,
+    k: &PushRelabelKernels,
     stream: &Arc<CudaStream>,
     params: &Params,
     dirs: u32,
 ) -> Result<Outcome, EngineError> {
-    let f = k.function(&kernel_name("pr_solve", dirs))?;
-    let smem = k.layout.tile_smem[usize::from(dirs == 8)];
+    let conn = k.conn(dirs);
     // SAFETY: as above; all `nblocks` blocks fit on the device at once (checked by the
     // caller against the occupancy), which the grid barriers need.
     unsafe {
         stream
-            .launch_builder(f)
+            .launch_builder(&conn.solve)
             .arg(params)
-            .launch_cooperative(per_tile(k, params.nblocks, smem))
+            .launch_cooperative(per_tile(k, params.nblocks, conn.tile_smem))
     }
-    .map_err(cuda_err("persistent solve kernel"))?;
+    .map_err(driver("persistent solve kernel"))?;
     Ok(Outcome {
         launches: 1,
         host_counts: None,
@@ -111,23 +105,22 @@ pub fn run_persistent(
 fn read_ctl(stream: &Arc<CudaStream>, state: &DeviceState) -> Result<Ctl, EngineError> {
     let words = stream
         .clone_dtoh(&state.ctl)
-        .map_err(cuda_err("reading counters"))?;
+        .map_err(driver("reading counters"))?;
     Ok(Ctl::from_words(&words))
 }
 
 /// Runs the plain host-driven schedule.
 pub fn run_host_loop(
-    k: &Kernels,
+    k: &PushRelabelKernels,
     stream: &Arc<CudaStream>,
     state: &DeviceState,
     params: &Params,
     dirs: u32,
 ) -> Result<Outcome, EngineError> {
-    let gr_round = k.function(&kernel_name("pr_gr_round", dirs))?;
-    let discharge = k.function(&kernel_name("pr_discharge", dirs))?;
-    let mask = k.function("pr_mask")?;
-    let tile_smem = k.layout.tile_smem[usize::from(dirs == 8)];
-    let bfs_smem = k.layout.bfs_smem;
+    let conn = k.conn(dirs);
+    let (gr_round, discharge, mask) = (&conn.gr_round, &conn.discharge, &k.mask);
+    let tile_smem = conn.tile_smem;
+    let bfs_smem = k.bfs_smem;
     let nt = params.ntiles;
     let mut launches = 0u64;
     let (mut rounds, mut global_relabels, mut bfs_rounds) = (0u32, 0u32, 0u32);
@@ -143,7 +136,7 @@ pub fn run_host_loop(
                     .arg(&round)
                     .launch(per_tile(k, nt, bfs_smem))
             }
-            .map_err(cuda_err("global relabel round"))?;
+            .map_err(driver("global relabel round"))?;
             launches += 1;
             bfs_rounds += 1;
             let changes = read_ctl(stream, state)?.gr_changes;
@@ -192,17 +185,14 @@ pub fn run_host_loop(
                         .arg(&region_first)
                         .launch(per_tile(k, count, tile_smem))
                 }
-                .map_err(cuda_err("discharge kernel"))?;
+                .map_err(driver("discharge kernel"))?;
                 launches += 1;
             }
             rounds += 1;
             since += 1;
             let ctl = read_ctl(stream, state)?;
             if rounds >= params.max_rounds {
-                return Err(EngineError::Cuda(format!(
-                    "no convergence within {} discharge rounds",
-                    params.max_rounds
-                )));
+                return Err(KernelFailure::RoundCap(params.max_rounds).into());
             }
             let idle = ctl.active_tiles == 0 && ctl.mail_tiles == 0;
             if idle || since >= params.gr_rounds || ctl.relabels - work0 > work_cap {
@@ -216,7 +206,7 @@ pub fn run_host_loop(
             .arg(params)
             .launch(per_tile(k, nt, 0))
     }
-    .map_err(cuda_err("mask kernel"))?;
+    .map_err(driver("mask kernel"))?;
     launches += 1;
     Ok(Outcome {
         launches,

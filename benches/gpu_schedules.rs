@@ -1,0 +1,577 @@
+//! The CUDA engine's schedule lab (cargo feature `experiments`, a GPU needed): what each
+//! schedule setting does on the shared instances and on generated grids, what a block
+//! barrier costs, and one host-loop solve to profile. Not a check: the tests are in
+//! `tests/cuda_engine.rs`.
+//!
+//! `cargo bench --features experiments --bench gpu_schedules -- [schedules|barrier|host-loop]`
+//! (default `schedules`); on the GPU machine, the binary that
+//! `cargo bench --features experiments --no-run --bench gpu_schedules` names, with the
+//! same argument (`benches/gpu/run.sh`). `schedules` reads `LIVECUT_VARIANTS=a,b`
+//! (settings), `LIVECUT_ONLY=a,b` (instances whose names contain one of those) and
+//! `LIVECUT_LOG=1` (the counters after every global relabel of each setting). Where the
+//! shared data lives: `$LIVECUT_GRIDS`, else `../shared/data/grids` beside the checkout,
+//! else `grids/` in the working directory.
+
+use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
+use livecut::gpu::{Gpu, GpuError, KernelFamily, Program};
+use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
+use livecut::maxflow::cuda::{CudaConfig, CudaEngine, Schedule};
+use livecut::maxflow::{Engine, EngineError, dimacs};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn main() {
+    // `cargo bench` adds `--bench`; the first other argument picks the harness
+    let which = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .unwrap_or_else(|| "schedules".to_string());
+    match which.as_str() {
+        "schedules" => report_schedules(),
+        "barrier" => barrier_cost(),
+        "host-loop" => profile_host_loop(),
+        other => {
+            eprintln!("unknown harness {other}: schedules, barrier or host-loop");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// The engine with `config`, or `None` (with a note) when this machine has no device.
+fn engine_or_skip(config: CudaConfig) -> Option<CudaEngine> {
+    match CudaEngine::with_config(config) {
+        Ok(engine) => Some(engine),
+        Err(EngineError::Gpu(GpuError::Unavailable(why))) => {
+            eprintln!("note: skipping, no CUDA device ({why})");
+            None
+        }
+        Err(other) => panic!("CUDA engine failed to start: {other}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// What a block barrier costs
+
+/// A kernel of its own that times `iters` barriers of one kind per block.
+struct BarrierKernel {
+    bar: CudaFunction,
+}
+
+impl KernelFamily for BarrierKernel {
+    type Variant = ();
+
+    fn program((): ()) -> Program {
+        Program {
+            name: "barrier.cu",
+            text: BARRIER_SOURCE.to_string(),
+            options: Vec::new(),
+        }
+    }
+
+    fn load(_gpu: &Gpu, module: &Arc<CudaModule>, (): ()) -> Result<Self, GpuError> {
+        let bar = module.load_function("bar").map_err(|e| GpuError::Driver {
+            what: "kernel bar".into(),
+            message: e.to_string(),
+        })?;
+        Ok(Self { bar })
+    }
+}
+
+const BARRIER_SOURCE: &str = r#"
+extern "C" __global__ void bar(unsigned long long* out, int iters, int kind) {
+    __shared__ int x[1024];
+    int v = threadIdx.x;
+    long long t0 = clock64();
+    for (int k = 0; k < iters; ++k) {
+        x[threadIdx.x] = v;
+        if (kind == 0) __syncthreads();
+        else if (kind == 1) v += __syncthreads_or(v & 1);
+        else __syncwarp();
+        v += x[(threadIdx.x + 1) % blockDim.x];
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[blockIdx.x] = (unsigned long long)(t1 - t0);
+    if (v == 12345678) out[0] = 0;
+}"#;
+
+/// Cycles per block barrier for 1024/512/256-thread blocks (what a tile step or BFS
+/// iteration pays per barrier), on one block and on 132.
+fn barrier_cost() {
+    let gpu = match Gpu::get() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("note: skipping, {e}");
+            return;
+        }
+    };
+    let kernel = gpu.kernels::<BarrierKernel>(()).expect("barrier kernel");
+    let stream = gpu.new_stream().expect("stream");
+    let iters = 2000i32;
+    for blocks in [1u32, 132] {
+        for threads in [1024u32, 512, 256] {
+            for (kind, name) in [
+                (0i32, "__syncthreads"),
+                (1, "__syncthreads_or"),
+                (2, "__syncwarp"),
+            ] {
+                let mut out = stream.alloc_zeros::<u64>(blocks as usize).expect("alloc");
+                let cfg = LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (threads, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                for _ in 0..2 {
+                    // SAFETY: `bar` takes the output array (one word per block) and two ints.
+                    unsafe {
+                        stream
+                            .launch_builder(&kernel.bar)
+                            .arg(&mut out)
+                            .arg(&iters)
+                            .arg(&kind)
+                            .launch(cfg)
+                    }
+                    .expect("launch");
+                }
+                let cycles = stream.clone_dtoh(&out).expect("read");
+                let max = *cycles.iter().max().expect("blocks") as f64 / iters as f64;
+                println!(
+                    "micro: {blocks:>3} blocks x {threads:>4} threads {name:<17} {max:>7.1} cycles per iteration"
+                );
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// One host-loop solve to profile
+
+/// One host-loop solve of the rocket instance, for `ncu -k regex:pr_...`.
+fn profile_host_loop() {
+    let Some(dir) = grids_dir() else { return };
+    let Some(mut engine) = engine_or_skip(CudaConfig {
+        schedule: Schedule::HostLoop,
+        ..CudaConfig::default()
+    }) else {
+        return;
+    };
+    let p = dimacs::read_path(&dir.join("rocket_640x480_4c.max.gz")).expect("instance");
+    let s = engine.solve(&p).expect("solve");
+    assert_eq!(cut_capacity(&p, &s.mask), s.flow, "certified cut");
+}
+
+// ---------------------------------------------------------------------------------
+// Schedules
+
+/// Prints what each schedule setting does on the shared instances and on generated
+/// grids, with the critical path split between global relabels and discharge.
+fn report_schedules() {
+    let Some(dir) = grids_dir() else { return };
+    let Some(mut engine) = engine_or_skip(CudaConfig::default()) else {
+        return;
+    };
+    println!("{}", engine.description());
+    let mut problems: Vec<(String, GridProblem, Option<u64>)> = manifest(&dir)
+        .into_iter()
+        .filter(|(f, _)| {
+            f.starts_with("rocket")
+                || f.starts_with("coins")
+                || f.starts_with("seeds")
+                || f.starts_with("chelsea")
+                || f.starts_with("camera")
+        })
+        .map(|(f, flow)| {
+            (
+                f.clone(),
+                dimacs::read_path(&dir.join(&f)).expect("instance"),
+                Some(flow),
+            )
+        })
+        .collect();
+    // Generated in this order from one seed: the 1080p grids first, as earlier reports
+    // generated them.
+    type Make = fn(&mut Rng, u32, u32, bool) -> GridProblem;
+    let generated: [(&str, Make, u32, u32, bool); 24] = [
+        ("seeds_disk", seeds_disk, 1920, 1080, false),
+        ("image", image_like, 1920, 1080, false),
+        ("image", image_like, 1920, 1080, true),
+        ("image", image_like, 640, 480, false),
+        ("image", image_like, 1280, 720, false),
+        ("seeds_disk", seeds_disk, 1280, 720, false),
+        ("image", image_like, 1280, 720, true),
+        ("seeds_disk", seeds_disk, 1920, 1080, true),
+        ("object", object_like, 640, 480, false),
+        ("object", object_like, 400, 300, true),
+        ("object", object_like, 384, 288, false),
+        ("seeds_disk", seeds_disk, 640, 480, false),
+        ("seeds_disk", seeds_disk, 512, 384, false),
+        ("seeds_disk", seeds_disk, 400, 300, false),
+        ("seeds_disk", seeds_disk, 352, 256, false),
+        ("image", image_like, 512, 512, false),
+        ("image", image_like, 400, 300, false),
+        ("object", object_like, 512, 384, false),
+        ("image", image_like, 1024, 768, false),
+        ("object", object_like, 1280, 720, false),
+        ("object", object_like, 1024, 768, false),
+        ("object", object_like, 1920, 1080, false),
+        ("object", object_like, 1280, 720, true),
+        ("object", object_like, 1920, 1080, true),
+    ];
+    let mut rng = Rng(1080);
+    for (kind, make, w, h, eight) in generated {
+        let c = if eight { 8 } else { 4 };
+        problems.push((
+            format!("{kind}_{w}x{h}_{c}c (generated)"),
+            make(&mut rng, w, h, eight),
+            None,
+        ));
+    }
+    let base = CudaConfig::default();
+    let with = |label: &'static str, edit: &dyn Fn(&mut CudaConfig)| {
+        let mut config = base;
+        edit(&mut config);
+        (label, config)
+    };
+    let variants = [
+        with("default", &|_| {}),
+        with("host-loop", &|c| c.schedule = Schedule::HostLoop),
+        with("b16", &|c| c.step_budget = 16),
+        with("b32", &|c| c.step_budget = 32),
+        with("b24", &|c| c.step_budget = 24),
+        with("b48", &|c| c.step_budget = 48),
+        with("b64", &|c| c.step_budget = 64),
+        with("gr1", &|c| c.global_relabel_rounds = 1),
+        with("gr2", &|c| c.global_relabel_rounds = 2),
+        with("gr3", &|c| c.global_relabel_rounds = 3),
+        with("gr4", &|c| c.global_relabel_rounds = 4),
+        with("gr8", &|c| c.global_relabel_rounds = 8),
+        with("few0", &|c| c.few_active_tiles = 0),
+        with("fixed", &|c| c.relabel_rate_rounds = 0),
+        with("rate100", &|c| c.relabel_rate_percent = 100),
+        with("rate200", &|c| c.relabel_rate_percent = 200),
+        with("rate4", &|c| c.relabel_rate_rounds = 4),
+        with("rate16", &|c| c.relabel_rate_rounds = 16),
+        with("stall8", &|c| c.region_every = 8),
+        with("b8", &|c| c.step_budget = 8),
+        with("conc", &|c| c.concurrent = true),
+        with("t32", &|c| c.tile_height = 32),
+        with("t16", &|c| c.tile_height = 16),
+        with("queue", &|c| c.owner_relabel_tiles = 0),
+        with("owners", &|c| c.owner_relabel_tiles = u32::MAX),
+        with("phases", &|c| c.owner_discharge_tiles = 0),
+        with("dataflow", &|c| c.owner_discharge_tiles = u32::MAX),
+        with("od", &|c| {
+            c.owner_relabel_tiles = u32::MAX;
+            c.owner_discharge_tiles = u32::MAX;
+        }),
+        with("ob", &|c| {
+            c.owner_relabel_tiles = u32::MAX;
+            c.step_budget = 32;
+        }),
+        with("gb", &|c| {
+            c.global_relabel_rounds = 4;
+            c.step_budget = 32;
+        }),
+        with("whole", &|c| c.relabel_cap_margin = 0),
+        with("cap16", &|c| c.relabel_cap_margin = 16),
+        with("cap32", &|c| c.relabel_cap_margin = 32),
+        with("cap128", &|c| c.relabel_cap_margin = 128),
+        with("qp", &|c| {
+            c.owner_relabel_tiles = 0;
+            c.owner_discharge_tiles = 0;
+        }),
+    ];
+    // LIVECUT_VARIANTS=default,gr4 picks some
+    let picked = std::env::var("LIVECUT_VARIANTS").ok();
+    let variants: Vec<_> = variants
+        .into_iter()
+        .filter(|(label, _)| {
+            picked
+                .as_ref()
+                .is_none_or(|p| p.split(',').any(|v| v == *label))
+        })
+        .collect();
+    println!(
+        "{:<36} {:<10} {:>9} {:>9} {:>7} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7} {:>8} {:>8} {:>5}",
+        "instance",
+        "variant",
+        "solve ms",
+        "min ms",
+        "upload",
+        "rounds",
+        "GR",
+        "BFS r",
+        "visits",
+        "steps",
+        "bfs iters",
+        "sweeps",
+        "cyc/step",
+        "cyc/bfst",
+        "ok"
+    );
+    println!(
+        "(then: critical path Mcycles in BFS / discharge passes, SM busy share of discharge passes)"
+    );
+    let only = std::env::var("LIVECUT_ONLY").ok();
+    for (name, p, expected) in &problems {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|o| name.contains(o)))
+        {
+            continue;
+        }
+        for (label, config) in &variants {
+            engine.set_config(*config);
+            let mut times = Vec::new();
+            let mut last = None;
+            for _ in 0..6 {
+                let s = engine.solve(p).expect("solve");
+                times.push(s.stats.solve_ms);
+                last = Some(s);
+            }
+            let s = last.expect("runs");
+            times.remove(0);
+            times.sort_by(f64::total_cmp);
+            let d = engine.details().clone();
+            let certified =
+                cut_capacity(p, &s.mask) == s.flow && expected.is_none_or(|e| e == s.flow);
+            println!(
+                "{:<36} {:<10} {:>9.3} {:>9.3} {:>7.2} {:>6} {:>4} {:>6} {:>7} {:>9} {:>10} {:>7.1} {:>8.0} {:>8.0} {:>5}",
+                name,
+                label,
+                times[times.len() / 2],
+                times[0],
+                s.stats.upload_ms,
+                d.rounds,
+                d.global_relabels,
+                d.bfs_rounds,
+                d.tile_visits,
+                d.steps,
+                d.bfs_iterations,
+                d.sweeps,
+                d.discharge_cycles as f64 / d.steps.max(1) as f64,
+                d.bfs_cycles as f64 / d.bfs_tiles.max(1) as f64,
+                if certified { "yes" } else { "NO" }
+            );
+            let (pb, pd) = d.path_cycles;
+            if pb + pd == 0 {
+                continue; // the host loop has no critical path of its own to report
+            }
+            println!(
+                "    path {:.3} / {:.3} Mcyc, discharge busy {:.1} %, steps/visit {:.1}",
+                pb as f64 / 1e6,
+                pd as f64 / 1e6,
+                100.0 * d.discharge_cycles as f64 / (pd.max(1) as f64 * d.blocks.max(1) as f64),
+                d.steps as f64 / d.tile_visits.max(1) as f64
+            );
+            let nb = d.blocks.max(1) as f64;
+            println!(
+                "    per block: waiting for relabel work {:.1} kcyc, in barriers {:.1} kcyc, queue takes {:.1}, relaxing {:.1} kcyc; {:.1} kcyc per global relabel",
+                d.wait_cycles.0 as f64 / nb / 1e3,
+                d.wait_cycles.1 as f64 / nb / 1e3,
+                d.queue_takes as f64 / nb,
+                d.bfs_cycles as f64 / nb / 1e3,
+                pb as f64 / d.global_relabels.max(1) as f64 / 1e3
+            );
+            if std::env::var_os("LIVECUT_LOG").is_some() {
+                let mut prev = [0u64; 8];
+                for (k, row) in engine.relabel_log().expect("log").iter().enumerate() {
+                    println!(
+                        "      GR {k:>3}: bfs {:>6.1} kcyc, discharge before {:>7.1} kcyc, active {:>5}, visits {:>5}, steps {:>6}, bfs tiles {:>5}, flow +{}",
+                        (row[0] - prev[0]) as f64 / 1e3,
+                        (row[1] - prev[1]) as f64 / 1e3,
+                        row[2],
+                        row[3] - prev[3],
+                        row[4] - prev[4],
+                        row[5] - prev[5],
+                        row[6] - prev[6]
+                    );
+                    prev = *row;
+                }
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Instances (the generators of `tests/cuda_engine.rs`, which earlier reports used)
+
+fn grids_dir() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("LIVECUT_GRIDS").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids")),
+        Some(PathBuf::from("grids")),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("manifest.csv").exists())
+}
+
+fn manifest(dir: &std::path::Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[4].trim().parse().expect("flow"))
+        })
+        .collect()
+}
+
+/// Small deterministic generator (xorshift64*), so failures are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+fn conn(eight: bool) -> Connectivity {
+    if eight {
+        Connectivity::Eight
+    } else {
+        Connectivity::Four
+    }
+}
+
+/// Seed-only "disk" instance following the data's FORMAT.md recipe (noisy bright disk on
+/// a textured background, source seeds at the centre, sink seeds on the frame).
+fn seeds_disk(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
+    let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
+    let m = w.min(h) as f64;
+    let mut img = vec![0f64; n];
+    for y in 0..h {
+        for x in 0..w {
+            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
+            let base = if r < 0.35 * m {
+                170.0
+            } else {
+                70.0 + 20.0 * ((x / 7 + y / 5) % 3) as f64
+            };
+            img[(y * w + x) as usize] = base + rng.below(31) as f64 - 15.0;
+        }
+    }
+    let mut src = vec![0i32; n];
+    let mut sink = vec![0i32; n];
+    let seed_r = (0.03 * m).max(3.0);
+    for y in 0..h {
+        for x in 0..w {
+            let i = (y * w + x) as usize;
+            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
+            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
+                sink[i] = 1_000_000_000;
+            } else if r < seed_r {
+                src[i] = 1_000_000_000;
+            }
+        }
+    }
+    let probe = GridProblem::zeros(w, h, c).expect("size");
+    let mut edges = vec![vec![0i32; n]; c.number() as usize];
+    for &d in c.directions() {
+        let dist = if d.is_diagonal() {
+            std::f64::consts::SQRT_2
+        } else {
+            1.0
+        };
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if let Some(j) = probe.neighbour(x, y, d) {
+                    let diff = img[i] - img[j];
+                    edges[d.index()][i] =
+                        (100.0 * (-diff * diff / 1800.0).exp() / dist).round() as i32;
+                }
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
+}
+
+/// Segmentation-like energy: smooth blobs plus noise, t-links from two Gaussian intensity
+/// models (reparametrised: one t-link per pixel), contrast-sensitive n-links.
+fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
+    let n = (w * h) as usize;
+    let mut img = vec![0f64; n];
+    for y in 0..h {
+        for x in 0..w {
+            let (fx, fy) = (x as f64 / w as f64, y as f64 / h as f64);
+            let blob = ((fx * 9.0).sin() * (fy * 7.0).cos() + (fx * 3.0 + fy * 5.0).sin()) * 0.5;
+            let base = if blob > 0.1 { 150.0 } else { 100.0 };
+            img[(y * w + x) as usize] = base + 20.0 * blob + rng.below(61) as f64 - 30.0;
+        }
+    }
+    image_energy(img, w, h, eight)
+}
+
+/// An image energy of a small object (a disk over ~5 % of the pixels) on a large
+/// background, as rocket's: the sink pulls far more pixels than s feeds.
+fn object_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
+    let (cx, cy, r) = (w as f64 * 0.4, h as f64 * 0.55, 0.15 * w.min(h) as f64);
+    let mut img = vec![0f64; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            let inside = (x as f64 - cx).hypot(y as f64 - cy) < r;
+            let base = if inside { 150.0 } else { 100.0 };
+            img[(y * w + x) as usize] = base + rng.below(51) as f64 - 25.0;
+        }
+    }
+    image_energy(img, w, h, eight)
+}
+
+/// Segmentation energy of grey image `img`: terminals from two Gaussian likelihoods
+/// (background 100, foreground 150), contrast-sensitive edges.
+fn image_energy(img: Vec<f64>, w: u32, h: u32, eight: bool) -> GridProblem {
+    let c = conn(eight);
+    let n = (w * h) as usize;
+    let nll = |v: f64, mean: f64| ((v - mean) / 40.0).powi(2) / 2.0 + 0.5;
+    let mut src = vec![0i32; n];
+    let mut sink = vec![0i32; n];
+    for i in 0..n {
+        let s = (10.0 * nll(img[i], 100.0)).round() as i32; // background cost
+        let t = (10.0 * nll(img[i], 150.0)).round() as i32; // foreground cost
+        let m = s.min(t);
+        src[i] = s - m;
+        sink[i] = t - m;
+    }
+    let probe = GridProblem::zeros(w, h, c).expect("size");
+    let mut sum = 0f64;
+    let mut count = 0f64;
+    for y in 0..h {
+        for x in 0..w {
+            if let Some(j) = probe.neighbour(x, y, Direction::East) {
+                sum += (img[(y * w + x) as usize] - img[j]).powi(2);
+                count += 1.0;
+            }
+        }
+    }
+    let two_sigma2 = 2.0 * sum / count.max(1.0);
+    let mut edges = vec![vec![0i32; n]; c.number() as usize];
+    for &d in c.directions() {
+        let dist = if d.is_diagonal() {
+            std::f64::consts::SQRT_2
+        } else {
+            1.0
+        };
+        for y in 0..h {
+            for x in 0..w {
+                let i = (y * w + x) as usize;
+                if let Some(j) = probe.neighbour(x, y, d) {
+                    let diff = img[i] - img[j];
+                    edges[d.index()][i] =
+                        (500.0 * (-diff * diff / two_sigma2).exp() / dist).round() as i32;
+                }
+            }
+        }
+    }
+    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
+}

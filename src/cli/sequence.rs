@@ -1,0 +1,254 @@
+//! `livecut bench --sequence SOURCE`: segment a stream of frames with each engine, once
+//! solving every frame from scratch (static) and once continuing from the kept graph
+//! (dynamic), and print the median and 95th percentile of every stage per frame.
+
+use super::segment::load_seeds;
+use anyhow::{Context, ensure};
+use livecut::capture::{Frame, SourceSpec, StreamSettings};
+use livecut::energy::Seeds;
+use livecut::maxflow::{EngineChoice, create_engine};
+use livecut::pipeline::{SegmentParams, Segmenter};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// What `--sequence` runs on and how.
+pub struct SequenceOptions<'a> {
+    /// The source, as `livecut segment --input` takes it.
+    pub source: &'a str,
+    /// Frame size: the demo's, or the size files are resized to.
+    pub size: Option<(u32, u32)>,
+    /// Frames to segment (the first is a warm-up, left out of the figures).
+    pub frames: u64,
+    /// Seeds PNG for the first frame (the demo has its own).
+    pub seeds: Option<&'a Path>,
+    /// Engines to time.
+    pub engines: &'a [EngineChoice],
+    /// Also write the rows as JSON here.
+    pub json: Option<&'a PathBuf>,
+}
+
+/// Static (every frame from scratch) or dynamic (updates of the kept graph).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Static,
+    Dynamic,
+}
+
+/// Median and 95th percentile of one stage, in milliseconds.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+struct Spread {
+    median: f64,
+    p95: f64,
+}
+
+impl Spread {
+    fn of(mut values: Vec<f64>) -> Self {
+        if values.is_empty() {
+            return Self::default();
+        }
+        values.sort_by(f64::total_cmp);
+        let at = |q: f64| values[((values.len() - 1) as f64 * q).round() as usize];
+        Self {
+            median: at(0.5),
+            p95: at(0.95),
+        }
+    }
+}
+
+/// The stages of a frame, as the table names them.
+const STAGES: [&str; 6] = ["energy", "upload", "cut", "download", "cleanup", "total"];
+
+/// One engine in one mode over the sequence.
+#[derive(Debug, Serialize)]
+struct Row {
+    source: String,
+    width: u32,
+    height: u32,
+    engine: String,
+    mode: Mode,
+    /// Frames timed (the warm-up frame left out).
+    frames: usize,
+    /// Of those, the frames the engine continued from the kept graph.
+    continued: usize,
+    /// Per stage, in the order of [`STAGES`].
+    stages: Vec<(String, Spread)>,
+    /// Whether every frame's flow and mask equal the static run's.
+    same_as_static: bool,
+}
+
+/// Runs the sequence benchmark and prints its table.
+pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
+    ensure!(
+        options.frames >= 2,
+        "--frames must be at least 2 (the first is a warm-up)"
+    );
+    let (frames, seeds) = read_frames(options)?;
+    let (width, height) = (frames[0].width, frames[0].height);
+    eprintln!(
+        "{} frames of {width}x{height} from {}",
+        frames.len(),
+        options.source
+    );
+    let mut rows = Vec::new();
+    for &choice in options.engines {
+        let mut reference = Vec::new();
+        for mode in [Mode::Static, Mode::Dynamic] {
+            let (engine, note) = create_engine(choice)?;
+            if let Some(note) = note {
+                eprintln!("note: {note}");
+            }
+            let engine_name = engine.kind().to_string();
+            eprintln!("{engine_name} engine, {mode:?} ...");
+            let params = SegmentParams {
+                dynamic: mode == Mode::Dynamic,
+                ..SegmentParams::default()
+            };
+            let mut segmenter = Segmenter::new(engine, params);
+            segmenter.set_seeds(seeds.clone());
+            let mut samples: Vec<Vec<f64>> = vec![Vec::new(); STAGES.len()];
+            let (mut continued, mut outcomes) = (0, Vec::new());
+            for (k, frame) in frames.iter().enumerate() {
+                let out = segmenter
+                    .segment(frame)
+                    .with_context(|| format!("frame {k}"))?;
+                outcomes.push((out.flow, fingerprint(&out.mask.data)));
+                if k == 0 {
+                    continue; // warm-up: kernel compilation, first allocations
+                }
+                continued += usize::from(out.stats.dynamic);
+                let t = &out.timings;
+                let s = &out.stats;
+                for (samples, value) in samples.iter_mut().zip([
+                    t.energy_ms,
+                    s.upload_ms,
+                    s.solve_ms,
+                    s.readback_ms,
+                    t.cleanup_ms,
+                    t.total_ms,
+                ]) {
+                    samples.push(value);
+                }
+            }
+            if mode == Mode::Static {
+                reference = outcomes.clone();
+            }
+            rows.push(Row {
+                source: options.source.to_string(),
+                width,
+                height,
+                engine: engine_name,
+                mode,
+                frames: frames.len() - 1,
+                continued,
+                stages: STAGES
+                    .iter()
+                    .zip(samples)
+                    .map(|(name, values)| (name.to_string(), Spread::of(values)))
+                    .collect(),
+                same_as_static: outcomes == reference,
+            });
+        }
+    }
+    print_table(&rows);
+    if let Some(path) = options.json {
+        let text = serde_json::to_string_pretty(&rows)?;
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    ensure!(
+        rows.iter().all(|r| r.same_as_static),
+        "dynamic and static runs gave different flows or masks"
+    );
+    Ok(())
+}
+
+/// Reads the frames (resized where `--size` asks) and the first frame's seeds.
+fn read_frames(options: &SequenceOptions) -> anyhow::Result<(Vec<Frame>, Seeds)> {
+    let mut settings = StreamSettings::default();
+    if let Some((width, height)) = options.size {
+        (settings.width, settings.height) = (width, height);
+    }
+    let spec = SourceSpec::parse(options.source, settings)?;
+    let mut source = spec.open()?;
+    let seeds = load_seeds(options.seeds, options.source, source.as_ref())?;
+    let mut frames = Vec::new();
+    while (frames.len() as u64) < options.frames {
+        match source.next_frame()? {
+            Some(captured) => frames.push(captured.frame),
+            None => break,
+        }
+    }
+    ensure!(
+        frames.len() >= 2,
+        "{} gave fewer than 2 frames",
+        options.source
+    );
+    let Some((w, h)) = options.size else {
+        return Ok((frames, seeds));
+    };
+    if (frames[0].width, frames[0].height) == (w, h) {
+        return Ok((frames, seeds));
+    }
+    let frames = frames.into_iter().map(|f| resize(f, w, h)).collect();
+    Ok((frames, seeds.resized(w, h)))
+}
+
+/// `frame` scaled to `w`×`h` (bilinear).
+fn resize(frame: Frame, w: u32, h: u32) -> Frame {
+    let image = image::RgbImage::from_raw(frame.width, frame.height, frame.rgb)
+        .expect("a frame holds width × height × 3 bytes");
+    let scaled = image::imageops::resize(&image, w, h, image::imageops::FilterType::Triangle);
+    Frame {
+        width: w,
+        height: h,
+        rgb: scaled.into_raw(),
+        ..frame
+    }
+}
+
+/// A 64-bit FNV-1a hash: compares masks across runs without keeping them.
+fn fingerprint(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn print_table(rows: &[Row]) {
+    let mut header = format!(
+        "{:<7} {:<8} {:>6} {:>9}",
+        "engine", "mode", "frames", "continued"
+    );
+    for stage in STAGES {
+        header += &format!(" {:>17}", format!("{stage} med/p95"));
+    }
+    println!("{header}");
+    for r in rows {
+        let mut line = format!(
+            "{:<7} {:<8} {:>6} {:>9}",
+            r.engine,
+            format!("{:?}", r.mode).to_lowercase(),
+            r.frames,
+            r.continued
+        );
+        for (_, s) in &r.stages {
+            line += &format!(" {:>8.3}/{:<8.3}", s.median, s.p95);
+        }
+        println!("{line}");
+    }
+    for pair in rows.chunks(2) {
+        if let [fixed, dynamic] = pair {
+            let ratio = |k: usize| fixed.stages[k].1.median / dynamic.stages[k].1.median;
+            println!(
+                "{}: static/dynamic median cut {:.2}x, total {:.2}x; flows and masks {}",
+                fixed.engine,
+                ratio(2),
+                ratio(5),
+                if dynamic.same_as_static {
+                    "identical"
+                } else {
+                    "DIFFER"
+                }
+            );
+        }
+    }
+}
