@@ -123,9 +123,9 @@ impl VirtualCamera {
         }
     }
 
-    /// The frame size written (the width rounded up to even, as YUYV needs).
-    pub fn size(&self) -> (u32, u32) {
-        self.size
+    /// Whether frames of `width` × `height` can go out without opening it again.
+    pub fn fits(&self, width: u32, height: u32) -> bool {
+        (even(width), height) == self.size
     }
 
     /// Sends one composite once its `timestamp` is due, relative to the first
