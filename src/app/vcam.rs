@@ -102,11 +102,12 @@ impl VirtualCameraOut {
             commands.push(Command::ToggleVirtualCamera);
         }
         ui.horizontal(|ui| {
-            ui.label("Device");
+            let label = ui.label("Device");
             ui.add_enabled(
                 !on,
                 egui::TextEdit::singleline(&mut self.path).desired_width(140.0),
-            );
+            )
+            .labelled_by(label.id);
         });
         if on {
             let sent = self.sent.load(Ordering::Relaxed);
