@@ -3,14 +3,17 @@
 //! The modules follow the data flow: [`capture`] produces frames, [`energy`] turns a
 //! frame and the user's seeds into a [`grid`] max-flow problem, a [`maxflow`] engine
 //! (CUDA or CPU) cuts it, [`ccl`] cleans the mask up, [`pipeline`] runs these stages on
-//! threads, and [`app`] shows the result. [`gpu`] is the one CUDA runtime the GPU
-//! engine and labeller share.
+//! threads, and [`app`] shows the result. [`composite`] turns frames and masks into
+//! cut-outs and replaced backgrounds, which [`output`] sends to a virtual camera.
+//! [`gpu`] is the one CUDA runtime the GPU engine and labeller share.
 
 pub mod app;
 pub mod capture;
 pub mod ccl;
+pub mod composite;
 pub mod energy;
 pub mod gpu;
 pub mod grid;
 pub mod maxflow;
+pub mod output;
 pub mod pipeline;

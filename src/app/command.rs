@@ -62,6 +62,8 @@ pub(super) enum Command {
     ToggleRecording,
     /// Save the current frame's composite, mask and cut-out.
     Snapshot,
+    /// Start or stop sending composites to the virtual camera.
+    ToggleVirtualCamera,
     /// Remove the notice with this index.
     Dismiss(usize),
 }
@@ -134,6 +136,7 @@ impl LivecutApp {
             Command::Pick(pick, start) => self.tasks.pick(pick, start),
             Command::ToggleRecording => self.toggle_recording(),
             Command::Snapshot => self.snapshot(),
+            Command::ToggleVirtualCamera => self.vcam.toggle(),
             Command::Dismiss(index) => self.notices.dismiss(index),
         }
     }

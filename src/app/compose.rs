@@ -1,32 +1,19 @@
 //! Turning a frame and its mask into the picture the user sees or records: tinted
 //! overlay, cut-out on a checkerboard, background replaced, the mask alone, or the
 //! solver's block activity over the frame. Pure functions on plain pixel buffers, so
-//! the view (UI thread) and the recorder (writer thread) show the same thing.
+//! the view (UI thread) and the recorder (writer thread) show the same thing; the
+//! cut-out and the background are the library's [`crate::composite`].
 
 use super::heatmap;
 use super::settings::ViewMode;
 use crate::capture::Frame;
+use crate::composite::{self, map_pixels};
 use crate::energy::{SeedLabel, Seeds};
 use crate::grid::Mask;
 use crate::maxflow::BlockActivity;
-use image::{RgbImage, RgbaImage};
-use std::sync::Arc;
+use image::RgbaImage;
 
-/// Side of a checkerboard square in pixels.
-const CHECKER: u32 = 16;
-/// Downscale factor of the blurred background: big enough to hide detail.
-const BLUR_FACTOR: u32 = 12;
-
-/// What replaces the background.
-#[derive(Clone, Debug)]
-pub enum Backdrop {
-    /// The frame itself, blurred.
-    Blur,
-    /// A flat colour.
-    Colour([u8; 3]),
-    /// A picture, stretched to the frame.
-    Image(Arc<RgbImage>),
-}
+pub use crate::composite::{Backdrop, cut_out_alpha};
 
 /// Everything that decides how a frame is drawn, besides the frame and mask.
 #[derive(Clone, Debug)]
@@ -62,8 +49,8 @@ pub fn compose(
         }
         (_, None) => plain(frame),
         (ViewMode::Overlay, Some(m)) => overlay(frame, m, look.tint),
-        (ViewMode::CutOut, Some(m)) => blend_over(frame, m, checker),
-        (ViewMode::Background, Some(m)) => replace_background(frame, m, &look.backdrop),
+        (ViewMode::CutOut, Some(m)) => composite::cut_out(frame, m),
+        (ViewMode::Background, Some(m)) => composite::replace_background(frame, m, &look.backdrop),
     }
 }
 
@@ -88,11 +75,6 @@ pub fn paint_seeds(img: &mut RgbaImage, seeds: &Seeds) {
             *c = ((*c as u16 * 2 + s as u16 * 3) / 5) as u8;
         }
     }
-}
-
-/// The frame with the mask as alpha: a cut-out with a transparent background.
-pub fn cut_out_alpha(frame: &Frame, mask: &Mask) -> RgbaImage {
-    map_pixels(frame, |_, _, i, rgb| [rgb[0], rgb[1], rgb[2], mask.data[i]])
 }
 
 /// The mask alone, white foreground on black.
@@ -120,40 +102,6 @@ fn overlay(frame: &Frame, mask: &Mask, tint: [u8; 3]) -> RgbaImage {
             [dim(rgb[0]), dim(rgb[1]), dim(rgb[2]), 255]
         }
     })
-}
-
-/// Foreground of the frame over the background `behind(x, y)`.
-fn blend_over(frame: &Frame, mask: &Mask, behind: impl Fn(u32, u32) -> [u8; 3]) -> RgbaImage {
-    map_pixels(frame, |x, y, i, rgb| {
-        if mask.is_source(i) {
-            [rgb[0], rgb[1], rgb[2], 255]
-        } else {
-            let b = behind(x, y);
-            [b[0], b[1], b[2], 255]
-        }
-    })
-}
-
-fn replace_background(frame: &Frame, mask: &Mask, backdrop: &Backdrop) -> RgbaImage {
-    match backdrop {
-        Backdrop::Colour(c) => blend_over(frame, mask, |_, _| *c),
-        Backdrop::Image(img) => {
-            let (bw, bh) = img.dimensions();
-            let (fw, fh) = (frame.width as u64, frame.height as u64);
-            blend_over(frame, mask, |x, y| {
-                let sx = (x as u64 * bw as u64 / fw) as u32;
-                let sy = (y as u64 * bh as u64 / fh) as u32;
-                img.get_pixel(sx.min(bw - 1), sy.min(bh - 1)).0
-            })
-        }
-        Backdrop::Blur => {
-            let blurred = Downscaled::new(frame, BLUR_FACTOR).upsampled(frame.width, frame.height);
-            blend_over(frame, mask, |x, y| {
-                let j = (y as usize * frame.width as usize + x as usize) * 3;
-                [blurred[j], blurred[j + 1], blurred[j + 2]]
-            })
-        }
-    }
 }
 
 /// The frame in dim grey with each block coloured by how often the solver touched it.
@@ -199,130 +147,11 @@ fn outline(img: &mut RgbaImage, mask: &Mask) {
     }
 }
 
-fn checker(x: u32, y: u32) -> [u8; 3] {
-    if (x / CHECKER + y / CHECKER).is_multiple_of(2) {
-        [204, 204, 204]
-    } else {
-        [153, 153, 153]
-    }
-}
-
-/// Builds an RGBA image from a per-pixel function of (x, y, index, rgb).
-fn map_pixels(frame: &Frame, f: impl Fn(u32, u32, usize, &[u8]) -> [u8; 4]) -> RgbaImage {
-    let (w, h) = (frame.width, frame.height);
-    let mut out = vec![0u8; w as usize * h as usize * 4];
-    for (i, (dst, rgb)) in out
-        .chunks_exact_mut(4)
-        .zip(frame.rgb.chunks_exact(3))
-        .enumerate()
-    {
-        let (x, y) = ((i % w as usize) as u32, (i / w as usize) as u32);
-        dst.copy_from_slice(&f(x, y, i, rgb));
-    }
-    RgbaImage::from_raw(w, h, out).expect("buffer has the image's size")
-}
-
-/// A box-averaged, smoothed small copy of a frame, sampled back bilinearly: a cheap,
-/// strong blur (O(pixels), independent of the blur radius).
-struct Downscaled {
-    factor: u32,
-    width: u32,
-    height: u32,
-    rgb: Vec<f32>,
-}
-
-impl Downscaled {
-    fn new(frame: &Frame, factor: u32) -> Self {
-        let width = frame.width.div_ceil(factor).max(1);
-        let height = frame.height.div_ceil(factor).max(1);
-        let mut sum = vec![0f32; width as usize * height as usize * 3];
-        let mut count = vec![0f32; width as usize * height as usize];
-        for (i, rgb) in frame.rgb.chunks_exact(3).enumerate() {
-            let (x, y) = (i as u32 % frame.width, i as u32 / frame.width);
-            let j = ((y / factor) * width + x / factor) as usize;
-            for c in 0..3 {
-                sum[j * 3 + c] += rgb[c] as f32;
-            }
-            count[j] += 1.0;
-        }
-        for (j, n) in count.iter().enumerate() {
-            for c in 0..3 {
-                sum[j * 3 + c] /= n.max(1.0);
-            }
-        }
-        let mut small = Self {
-            factor,
-            width,
-            height,
-            rgb: sum,
-        };
-        small.smooth();
-        small
-    }
-
-    /// One 3×3 box pass over the small image (clamped at the borders).
-    fn smooth(&mut self) {
-        let (w, h) = (self.width as i64, self.height as i64);
-        let src = self.rgb.clone();
-        for y in 0..h {
-            for x in 0..w {
-                let mut acc = [0f32; 3];
-                for (dx, dy) in (-1..=1).flat_map(|dy| (-1..=1).map(move |dx| (dx, dy))) {
-                    let (sx, sy) = ((x + dx).clamp(0, w - 1), (y + dy).clamp(0, h - 1));
-                    let j = (sy * w + sx) as usize * 3;
-                    for (a, v) in acc.iter_mut().zip(&src[j..j + 3]) {
-                        *a += v;
-                    }
-                }
-                let j = (y * w + x) as usize * 3;
-                for (dst, a) in self.rgb[j..j + 3].iter_mut().zip(acc) {
-                    *dst = a / 9.0;
-                }
-            }
-        }
-    }
-
-    /// The blur at full resolution `w`×`h` (RGB): each full-resolution pixel sampled
-    /// bilinearly, computed separably (every small row widened once, then pairs of
-    /// widened rows blended), since sampling pixel by pixel is most of the background
-    /// view's cost on the UI thread.
-    fn upsampled(&self, w: u32, h: u32) -> Vec<u8> {
-        let f = self.factor as f32;
-        let taps = |i: u32, n: u32| {
-            let p = ((i as f32 + 0.5) / f - 0.5).clamp(0.0, (n - 1) as f32);
-            let i0 = p as u32;
-            (i0, (i0 + 1).min(n - 1), p - i0 as f32)
-        };
-        let xs: Vec<(u32, u32, f32)> = (0..w).map(|x| taps(x, self.width)).collect();
-        let row = w as usize * 3;
-        let mut wide = Vec::with_capacity(row * self.height as usize);
-        for sy in 0..self.height {
-            let small = &self.rgb[(sy * self.width) as usize * 3..][..self.width as usize * 3];
-            for &(x0, x1, tx) in &xs {
-                for c in 0..3 {
-                    let (a, b) = (small[x0 as usize * 3 + c], small[x1 as usize * 3 + c]);
-                    wide.push(a * (1.0 - tx) + b * tx);
-                }
-            }
-        }
-        let mut out = Vec::with_capacity(row * h as usize);
-        for y in 0..h {
-            let (y0, y1, ty) = taps(y, self.height);
-            let top = &wide[y0 as usize * row..][..row];
-            let bottom = &wide[y1 as usize * row..][..row];
-            out.extend(
-                top.iter()
-                    .zip(bottom)
-                    .map(|(t, b)| (t * (1.0 - ty) + b * ty).round() as u8),
-            );
-        }
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use image::RgbImage;
+    use std::sync::Arc;
     use std::time::Duration;
 
     fn frame(w: u32, h: u32, f: impl Fn(u32, u32) -> [u8; 3]) -> Frame {
@@ -386,8 +215,9 @@ mod tests {
 
     #[test]
     fn background_colour_and_image_replace_only_the_background() {
-        let f = frame(8, 4, |_, _| [9, 9, 9]);
-        let m = half_mask(8, 4);
+        // Wide enough that the soft edge of the cut leaves both ends alone.
+        let f = frame(64, 4, |_, _| [9, 9, 9]);
+        let m = half_mask(64, 4);
         let img = compose(
             &f,
             Some(&m),
@@ -395,7 +225,7 @@ mod tests {
             &look(ViewMode::Background, Backdrop::Colour([1, 2, 3])),
         );
         assert_eq!(img.get_pixel(0, 0).0, [9, 9, 9, 255]);
-        assert_eq!(img.get_pixel(7, 3).0, [1, 2, 3, 255]);
+        assert_eq!(img.get_pixel(63, 3).0, [1, 2, 3, 255]);
         // A 2×1 picture stretched over the frame: right half takes its right pixel.
         let pic = RgbImage::from_raw(2, 1, vec![10, 20, 30, 40, 50, 60]).unwrap();
         let img = compose(
@@ -404,7 +234,7 @@ mod tests {
             None,
             &look(ViewMode::Background, Backdrop::Image(Arc::new(pic))),
         );
-        assert_eq!(img.get_pixel(7, 0).0, [40, 50, 60, 255]);
+        assert_eq!(img.get_pixel(63, 0).0, [40, 50, 60, 255]);
         assert_eq!(img.get_pixel(0, 0).0, [9, 9, 9, 255]);
     }
 
@@ -452,14 +282,18 @@ mod tests {
 
     #[test]
     fn mask_view_and_cut_out_alpha() {
-        let f = frame(4, 1, |x, _| [x as u8; 3]);
-        let m = half_mask(4, 1);
+        let f = frame(40, 1, |x, _| [x as u8; 3]);
+        let m = half_mask(40, 1);
         let img = compose(&f, Some(&m), None, &look(ViewMode::Mask, Backdrop::Blur));
         assert_eq!(img.get_pixel(0, 0).0, [255, 255, 255, 255]);
-        assert_eq!(img.get_pixel(3, 0).0, [0, 0, 0, 255]);
+        assert_eq!(img.get_pixel(39, 0).0, [0, 0, 0, 255]);
+        // The mask stays binary; the cut-out's alpha is soft only near the cut.
+        assert_eq!(img.get_pixel(19, 0).0, [255, 255, 255, 255]);
         let cut = cut_out_alpha(&f, &m);
         assert_eq!(cut.get_pixel(1, 0).0, [1, 1, 1, 255]);
-        assert_eq!(cut.get_pixel(2, 0).0, [2, 2, 2, 0]);
+        assert_eq!(cut.get_pixel(38, 0).0, [38, 38, 38, 0]);
+        let edge = cut.get_pixel(19, 0).0[3];
+        assert!(edge > 0 && edge < 255, "soft at the cut: {edge}");
     }
 
     #[test]

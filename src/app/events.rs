@@ -88,7 +88,9 @@ impl LivecutApp {
             mask,
             activity,
         };
-        self.recorder.offer(&shot, &self.view.look(&self.settings));
+        let look = self.view.look(&self.settings);
+        self.recorder.offer(&shot, &look);
+        self.vcam.offer(&shot, &look);
         self.view.latest = Some(shot);
         self.view.stale = true;
     }

@@ -31,6 +31,7 @@ mod source;
 mod stats;
 pub mod tasks;
 pub mod timing;
+mod vcam;
 mod view;
 mod window;
 

@@ -120,5 +120,8 @@ impl LivecutApp {
         egui::CollapsingHeader::new("Recording")
             .default_open(true)
             .show(ui, |ui| self.recorder.ui(ui, &mut self.settings, commands));
+        egui::CollapsingHeader::new("Virtual camera")
+            .default_open(true)
+            .show(ui, |ui| self.vcam.ui(ui, commands));
     }
 }

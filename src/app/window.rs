@@ -16,6 +16,7 @@ use super::shortcuts;
 use super::source::{Source, SourceState};
 use super::stats::Stats;
 use super::tasks::{Done, Tasks};
+use super::vcam::VirtualCameraOut;
 use super::view::View;
 use crate::capture::{FrameSource, list_cameras};
 use crate::grid::Mask;
@@ -54,6 +55,7 @@ pub struct LivecutApp {
     pub(super) engine: EngineStatus,
     pub(super) stats: Stats,
     pub(super) notices: Notices,
+    pub(super) vcam: VirtualCameraOut,
 }
 
 impl LivecutApp {
@@ -94,6 +96,7 @@ impl LivecutApp {
             engine: EngineStatus::default(),
             stats: Stats::new(options.quit_after),
             notices,
+            vcam: VirtualCameraOut::default(),
         })
     }
 
@@ -170,6 +173,10 @@ impl LivecutApp {
         for error in self.recorder.poll() {
             self.notices
                 .push(format!("Recording stopped: {error}"), true);
+        }
+        if let Some(error) = self.vcam.poll() {
+            self.notices
+                .push(format!("Virtual camera stopped: {error}"), true);
         }
         for action in shortcuts::pressed(ctx) {
             if let Some(command) = Command::of(action) {

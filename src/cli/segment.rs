@@ -9,10 +9,14 @@
 use anyhow::{Context, bail, ensure};
 use indicatif::{ProgressBar, ProgressStyle};
 use livecut::capture::{FrameSource, SourceSpec, StreamSettings};
+use livecut::composite::{Backdrop, Composite};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Connectivity;
 use livecut::maxflow::{EngineChoice, create_engine};
-use livecut::pipeline::{Event, Pipeline, PipelineOptions, Recorder, SegmentParams, Segmenter};
+use livecut::output::VirtualCamera;
+use livecut::pipeline::{
+    Event, FrameResult, Pipeline, PipelineOptions, Recorder, SegmentParams, Segmenter,
+};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -74,6 +78,38 @@ pub struct SegmentArgs {
     /// Frame rate of the demo scene, and the rate asked of a camera.
     #[arg(long, value_name = "FPS", default_value_t = 30)]
     pub fps: u32,
+    /// Send the composited frames, at the source's rate, to this virtual camera: a
+    /// v4l2loopback device such as /dev/video10, or file:PATH for raw YUYV frames.
+    #[arg(long, value_name = "DEVICE")]
+    pub virtual_camera: Option<String>,
+    /// What the virtual camera shows: the cut-out on a checkerboard, the background
+    /// blurred, or the background replaced by a picture.
+    #[arg(long, value_name = "cutout|blur|replace:IMAGE", default_value = "blur", value_parser = parse_composite)]
+    pub composite: CompositeArg,
+}
+
+/// The value of `--composite`.
+#[derive(Clone, Debug)]
+pub enum CompositeArg {
+    /// The foreground on a checkerboard.
+    CutOut,
+    /// The background blurred.
+    Blur,
+    /// The background replaced by this picture.
+    Replace(PathBuf),
+}
+
+fn parse_composite(text: &str) -> Result<CompositeArg, String> {
+    match text {
+        "cutout" => Ok(CompositeArg::CutOut),
+        "blur" => Ok(CompositeArg::Blur),
+        _ => match text.strip_prefix("replace:") {
+            Some(path) if !path.is_empty() => Ok(CompositeArg::Replace(path.into())),
+            _ => Err(format!(
+                "expected cutout, blur or replace:IMAGE, got {text:?}"
+            )),
+        },
+    }
 }
 
 fn parse_connectivity(text: &str) -> Result<Connectivity, String> {
@@ -112,6 +148,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     let source = spec.open()?;
     let seeds = load_seeds(args.seeds.as_deref(), &args.input, source.as_ref())?;
     check_outputs(&spec, &args.out)?;
+    let mut camera = open_camera(&args, source.size())?;
     let (engine, note) = create_engine(args.engine)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
@@ -134,7 +171,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         .context("cannot start the segmentation threads")?;
     let progress = progress_bar(total);
     let mut recorder = Recorder::new(&args.out, args.json.as_deref());
-    let outcome = consume(&pipeline, &mut recorder, limit, &progress);
+    let outcome = consume(&pipeline, &mut recorder, camera.as_mut(), limit, &progress);
     progress.finish_and_clear();
     // Frames still in flight past the limit or after an error are not wanted.
     drop(pipeline.finish());
@@ -146,6 +183,9 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     );
     if let Some(json) = &args.json {
         println!("per-frame statistics in {}", json.display());
+    }
+    if let Some(target) = &args.virtual_camera {
+        println!("composites sent to {target}");
     }
     Ok(())
 }
@@ -242,6 +282,7 @@ fn check_outputs(spec: &SourceSpec, out: &Path) -> anyhow::Result<()> {
 fn consume(
     pipeline: &Pipeline,
     recorder: &mut Recorder,
+    mut camera: Option<&mut CameraOut>,
     limit: Option<u64>,
     progress: &ProgressBar,
 ) -> anyhow::Result<(u64, f64)> {
@@ -259,6 +300,9 @@ fn consume(
                     bail!("frame {index}: {error}");
                 }
                 recorder.record(&result)?;
+                if let Some(camera) = camera.as_deref_mut() {
+                    camera.send(&result)?;
+                }
                 total_ms += result.timings.total_ms;
                 progress.inc(1);
                 if limit.is_some_and(|n| recorder.written() >= n) {
@@ -272,6 +316,44 @@ fn consume(
         }
     }
     bail!("the segmentation worker stopped unexpectedly")
+}
+
+/// The virtual camera of `--virtual-camera` and what it shows.
+struct CameraOut {
+    camera: VirtualCamera,
+    composite: Composite,
+}
+
+impl CameraOut {
+    /// Composites one result and sends it, once due.
+    fn send(&mut self, result: &FrameResult) -> anyhow::Result<()> {
+        let frame = &result.captured.frame;
+        let mask = result
+            .output
+            .as_ref()
+            .with_context(|| format!("frame {} has no mask to composite", frame.index))?;
+        let image = self.composite.compose(frame, &mask.mask);
+        Ok(self.camera.send(&image, frame.timestamp)?)
+    }
+}
+
+/// Opens the virtual camera for frames of `size`, with its background picture, when
+/// asked for: before the first frame, so a missing device fails the run at once.
+fn open_camera(args: &SegmentArgs, size: (u32, u32)) -> anyhow::Result<Option<CameraOut>> {
+    let Some(target) = &args.virtual_camera else {
+        return Ok(None);
+    };
+    let composite = match &args.composite {
+        CompositeArg::CutOut => Composite::CutOut,
+        CompositeArg::Blur => Composite::Background(Backdrop::Blur),
+        CompositeArg::Replace(path) => {
+            let picture = image::open(path)
+                .with_context(|| format!("background picture {}", path.display()))?;
+            Composite::Background(Backdrop::Image(picture.into_rgb8().into()))
+        }
+    };
+    let camera = VirtualCamera::open(target, size.0, size.1, args.fps)?;
+    Ok(Some(CameraOut { camera, composite }))
 }
 
 /// A progress bar on a terminal (with a length where known), nothing otherwise.
