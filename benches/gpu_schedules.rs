@@ -12,12 +12,18 @@
 //! shared data lives: `$LIVECUT_GRIDS`, else `../shared/data/grids` beside the checkout,
 //! else `grids/` in the working directory.
 
+// The test suite's generators and instance lookup, which earlier reports used.
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::generators::{image_like, object_like, seeds_disk};
+use common::grids::{grids_dir, manifest};
+use common::rng::XorShift as Rng;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
 use livecut::gpu::{Gpu, GpuError, KernelFamily, Program};
-use livecut::grid::{Connectivity, Direction, GridProblem, cut_capacity};
+use livecut::grid::{GridProblem, cut_capacity};
 use livecut::maxflow::cuda::{CudaConfig, CudaEngine, Schedule};
 use livecut::maxflow::{Engine, EngineError, dimacs};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 fn main() {
@@ -390,188 +396,4 @@ fn report_schedules() {
             }
         }
     }
-}
-
-// ---------------------------------------------------------------------------------
-// Instances (the generators of `tests/cuda_engine.rs`, which earlier reports used)
-
-fn grids_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("LIVECUT_GRIDS").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids")),
-        Some(PathBuf::from("grids")),
-    ];
-    candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("manifest.csv").exists())
-}
-
-fn manifest(dir: &std::path::Path) -> Vec<(String, u64)> {
-    let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f[0].to_string(), f[4].trim().parse().expect("flow"))
-        })
-        .collect()
-}
-
-/// Small deterministic generator (xorshift64*), so failures are reproducible.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
-fn conn(eight: bool) -> Connectivity {
-    if eight {
-        Connectivity::Eight
-    } else {
-        Connectivity::Four
-    }
-}
-
-/// Seed-only "disk" instance following the data's FORMAT.md recipe (noisy bright disk on
-/// a textured background, source seeds at the centre, sink seeds on the frame).
-fn seeds_disk(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let c = conn(eight);
-    let n = (w * h) as usize;
-    let (cx, cy) = (w as f64 / 2.0, h as f64 / 2.0);
-    let m = w.min(h) as f64;
-    let mut img = vec![0f64; n];
-    for y in 0..h {
-        for x in 0..w {
-            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
-            let base = if r < 0.35 * m {
-                170.0
-            } else {
-                70.0 + 20.0 * ((x / 7 + y / 5) % 3) as f64
-            };
-            img[(y * w + x) as usize] = base + rng.below(31) as f64 - 15.0;
-        }
-    }
-    let mut src = vec![0i32; n];
-    let mut sink = vec![0i32; n];
-    let seed_r = (0.03 * m).max(3.0);
-    for y in 0..h {
-        for x in 0..w {
-            let i = (y * w + x) as usize;
-            let r = ((x as f64 - cx).powi(2) + (y as f64 - cy).powi(2)).sqrt();
-            if x == 0 || y == 0 || x == w - 1 || y == h - 1 {
-                sink[i] = 1_000_000_000;
-            } else if r < seed_r {
-                src[i] = 1_000_000_000;
-            }
-        }
-    }
-    let probe = GridProblem::zeros(w, h, c).expect("size");
-    let mut edges = vec![vec![0i32; n]; c.number() as usize];
-    for &d in c.directions() {
-        let dist = if d.is_diagonal() {
-            std::f64::consts::SQRT_2
-        } else {
-            1.0
-        };
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                if let Some(j) = probe.neighbour(x, y, d) {
-                    let diff = img[i] - img[j];
-                    edges[d.index()][i] =
-                        (100.0 * (-diff * diff / 1800.0).exp() / dist).round() as i32;
-                }
-            }
-        }
-    }
-    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
-}
-
-/// Segmentation-like energy: smooth blobs plus noise, t-links from two Gaussian intensity
-/// models (reparametrised: one t-link per pixel), contrast-sensitive n-links.
-fn image_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let n = (w * h) as usize;
-    let mut img = vec![0f64; n];
-    for y in 0..h {
-        for x in 0..w {
-            let (fx, fy) = (x as f64 / w as f64, y as f64 / h as f64);
-            let blob = ((fx * 9.0).sin() * (fy * 7.0).cos() + (fx * 3.0 + fy * 5.0).sin()) * 0.5;
-            let base = if blob > 0.1 { 150.0 } else { 100.0 };
-            img[(y * w + x) as usize] = base + 20.0 * blob + rng.below(61) as f64 - 30.0;
-        }
-    }
-    image_energy(img, w, h, eight)
-}
-
-/// An image energy of a small object (a disk over ~5 % of the pixels) on a large
-/// background, as rocket's: the sink pulls far more pixels than s feeds.
-fn object_like(rng: &mut Rng, w: u32, h: u32, eight: bool) -> GridProblem {
-    let (cx, cy, r) = (w as f64 * 0.4, h as f64 * 0.55, 0.15 * w.min(h) as f64);
-    let mut img = vec![0f64; (w * h) as usize];
-    for y in 0..h {
-        for x in 0..w {
-            let inside = (x as f64 - cx).hypot(y as f64 - cy) < r;
-            let base = if inside { 150.0 } else { 100.0 };
-            img[(y * w + x) as usize] = base + rng.below(51) as f64 - 25.0;
-        }
-    }
-    image_energy(img, w, h, eight)
-}
-
-/// Segmentation energy of grey image `img`: terminals from two Gaussian likelihoods
-/// (background 100, foreground 150), contrast-sensitive edges.
-fn image_energy(img: Vec<f64>, w: u32, h: u32, eight: bool) -> GridProblem {
-    let c = conn(eight);
-    let n = (w * h) as usize;
-    let nll = |v: f64, mean: f64| ((v - mean) / 40.0).powi(2) / 2.0 + 0.5;
-    let mut src = vec![0i32; n];
-    let mut sink = vec![0i32; n];
-    for i in 0..n {
-        let s = (10.0 * nll(img[i], 100.0)).round() as i32; // background cost
-        let t = (10.0 * nll(img[i], 150.0)).round() as i32; // foreground cost
-        let m = s.min(t);
-        src[i] = s - m;
-        sink[i] = t - m;
-    }
-    let probe = GridProblem::zeros(w, h, c).expect("size");
-    let mut sum = 0f64;
-    let mut count = 0f64;
-    for y in 0..h {
-        for x in 0..w {
-            if let Some(j) = probe.neighbour(x, y, Direction::East) {
-                sum += (img[(y * w + x) as usize] - img[j]).powi(2);
-                count += 1.0;
-            }
-        }
-    }
-    let two_sigma2 = 2.0 * sum / count.max(1.0);
-    let mut edges = vec![vec![0i32; n]; c.number() as usize];
-    for &d in c.directions() {
-        let dist = if d.is_diagonal() {
-            std::f64::consts::SQRT_2
-        } else {
-            1.0
-        };
-        for y in 0..h {
-            for x in 0..w {
-                let i = (y * w + x) as usize;
-                if let Some(j) = probe.neighbour(x, y, d) {
-                    let diff = img[i] - img[j];
-                    edges[d.index()][i] =
-                        (500.0 * (-diff * diff / two_sigma2).exp() / dist).round() as i32;
-                }
-            }
-        }
-    }
-    GridProblem::from_arrays(w, h, c, src, sink, edges).expect("valid grid")
 }

@@ -63,17 +63,7 @@ fn the_file_sink_gets_every_frame_as_yuyv_at_the_source_rate() {
 fn a_missing_device_says_how_to_load_the_module() {
     let dir = tempfile::tempdir().unwrap();
     let masks = dir.path().join("masks");
-    let out = livecut(&[
-        "segment",
-        "--input",
-        "demo",
-        "--frames",
-        "2",
-        "--out",
-        masks.to_str().unwrap(),
-        "--virtual-camera",
-        "/dev/video97",
-    ]);
+    let out = segment_demo_to(&masks, "/dev/video97", "blur");
     assert_fails_with(
         &out,
         "no /dev/video97: load the module with `sudo modprobe v4l2loopback devices=1 video_nr=97 card_label=livecut exclusive_caps=1`",
@@ -87,21 +77,7 @@ fn a_file_that_is_no_device_and_a_bad_composite_are_refused() {
     let plain = dir.path().join("plain");
     std::fs::write(&plain, b"").unwrap();
     let masks = dir.path().join("masks");
-    let run = |camera: &str, composite: &str| {
-        livecut(&[
-            "segment",
-            "--input",
-            "demo",
-            "--frames",
-            "2",
-            "--out",
-            masks.to_str().unwrap(),
-            "--virtual-camera",
-            camera,
-            "--composite",
-            composite,
-        ])
-    };
+    let run = |camera: &str, composite: &str| segment_demo_to(&masks, camera, composite);
     assert_fails_with(
         &run(plain.to_str().unwrap(), "blur"),
         "is not a v4l2loopback device",
@@ -116,4 +92,21 @@ fn a_file_that_is_no_device_and_a_bad_composite_are_refused() {
         String::from_utf8_lossy(&bad.stderr).contains("expected cutout, blur or replace:IMAGE")
     );
     assert!(!masks.exists());
+}
+
+/// Two demo frames, their masks into `masks`, composited as `composite` to `camera`.
+fn segment_demo_to(masks: &std::path::Path, camera: &str, composite: &str) -> std::process::Output {
+    livecut(&[
+        "segment",
+        "--input",
+        "demo",
+        "--frames",
+        "2",
+        "--out",
+        masks.to_str().unwrap(),
+        "--virtual-camera",
+        camera,
+        "--composite",
+        composite,
+    ])
 }

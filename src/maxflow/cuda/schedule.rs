@@ -7,7 +7,7 @@ use super::kernels::PushRelabelKernels;
 use super::layout::{Ctl, KernelFailure, MAX_COLOURS, Params};
 use crate::gpu::driver;
 use crate::maxflow::EngineError;
-use cudarc::driver::{CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use serde::Serialize;
 use std::sync::Arc;
 
@@ -39,33 +39,42 @@ pub fn launch_init(
     params: &Params,
     dirs: u32,
 ) -> Result<(), EngineError> {
-    // SAFETY: `params` points at arrays of the shape it describes (DeviceState::params).
-    unsafe {
-        stream
-            .launch_builder(&k.conn(dirs).init)
-            .arg(params)
-            .launch(per_tile(k, params.ntiles, 0))
-    }
-    .map_err(driver("init kernel"))?;
-    Ok(())
+    launch_on_tiles(&k.conn(dirs).init, k, stream, params, "init kernel")
 }
 
 /// Turns the kept residual graph into a preflow of the uploaded capacities
-/// (`pr_reparam*`), the start of a dynamic update.
+/// (`pr_reparam*`), the start of a dynamic update; `old_*` hold the last solve's.
 pub fn launch_reparam(
     k: &PushRelabelKernels,
     stream: &Arc<CudaStream>,
     params: &Params,
     dirs: u32,
 ) -> Result<(), EngineError> {
-    // SAFETY: as for `launch_init`; `old_*` hold the last solve's capacities.
+    launch_on_tiles(
+        &k.conn(dirs).reparam,
+        k,
+        stream,
+        params,
+        "reparameterisation kernel",
+    )
+}
+
+/// Launches `f`, which takes only `params`, with one block per tile.
+fn launch_on_tiles(
+    f: &CudaFunction,
+    k: &PushRelabelKernels,
+    stream: &Arc<CudaStream>,
+    params: &Params,
+    what: &'static str,
+) -> Result<(), EngineError> {
+    // SAFETY: `params` points at arrays of the shape it describes (DeviceState::params).
     unsafe {
         stream
-            .launch_builder(&k.conn(dirs).reparam)
+            .launch_builder(f)
             .arg(params)
             .launch(per_tile(k, params.ntiles, 0))
     }
-    .map_err(driver("reparameterisation kernel"))?;
+    .map_err(driver(what))?;
     Ok(())
 }
 
