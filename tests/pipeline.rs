@@ -62,6 +62,7 @@ impl FrameProcessor for FakeProcessor {
             },
             stats: SolveStats::default(),
             fallback: None,
+            learning: false,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

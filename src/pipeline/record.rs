@@ -59,6 +59,9 @@ pub struct FrameRecord {
     /// Agreement with the source's ground truth, where it has one (the demo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iou: Option<f64>,
+    /// The frame taught the static background and was not cut (its mask is all
+    /// background).
+    pub learning: bool,
 }
 
 impl FrameRecord {
@@ -80,6 +83,7 @@ impl FrameRecord {
             engine: result.engine,
             foreground: output.mask.count_source(),
             iou: result.iou(),
+            learning: output.learning,
         })
     }
 }
