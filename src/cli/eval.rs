@@ -117,6 +117,9 @@ pub struct ParamArgs {
     /// Noise gate between frames (grey levels; 0 = off).
     #[arg(long)]
     pub noise_gate: Option<u8>,
+    /// Weight of the learned-background data term.
+    #[arg(long)]
+    pub background_weight: Option<f32>,
 }
 
 fn parse_connectivity(s: &str) -> Result<Connectivity, String> {
@@ -171,6 +174,9 @@ impl ParamArgs {
         if let Some(v) = self.noise_gate {
             p.noise_gate = v;
         }
+        if let Some(v) = self.background_weight {
+            p.background_weight = v;
+        }
         p
     }
 }
@@ -220,6 +226,16 @@ impl Counts {
         c
     }
 
+    /// Share of the found foreground that is foreground.
+    fn precision(self) -> f64 {
+        ratio(self.tp, self.tp + self.fp)
+    }
+
+    /// Share of the foreground that was found.
+    fn recall(self) -> f64 {
+        ratio(self.tp, self.tp + self.fn_)
+    }
+
     fn add(self, o: Self) -> Self {
         Self {
             tp: self.tp + o.tp,
@@ -240,12 +256,9 @@ impl Counts {
     }
 }
 
-/// F-measure of a sequence: true and false positives and negatives summed over frames.
-fn f_measure(rows: &[Scored]) -> f64 {
-    rows.iter()
-        .map(|r| r.counts)
-        .fold(Counts::default(), Counts::add)
-        .f_measure()
+/// `a / b`, 1 when both are 0.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
 }
 
 /// Flicker: of the pixels whose ground truth keeps its label between consecutive
@@ -566,6 +579,7 @@ fn params_json(p: &SegmentParams) -> serde_json::Value {
         "drop_unanchored": p.drop_unanchored,
         "noise_gate": p.noise_gate,
         "background_frames": p.background_frames,
+        "background_weight": p.background_weight,
     })
 }
 
@@ -656,7 +670,11 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
     let later = &rows[first_scored..];
     let mean_iou = mean(later.iter().map(|r| r.iou));
     let mean_ms = mean(later.iter().map(|r| r.ms));
-    let f = f_measure(later);
+    let totals = later
+        .iter()
+        .map(|r| r.counts)
+        .fold(Counts::default(), Counts::add);
+    let f = totals.f_measure();
     let flick = flicker(later);
     let cut = |rows: &[Scored]| mean(rows[skip(rows)..].iter().map(|r| r.timing.cut_ms));
     if args.json {
@@ -673,6 +691,8 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
             "first_scored": first_scored,
             "mean_iou": mean_iou,
             "f_measure": f,
+            "precision": totals.precision(),
+            "recall": totals.recall(),
             "flicker": flick,
             "mean_ms": mean_ms,
             "cut_modes": cut_ms,
@@ -691,9 +711,11 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         );
     }
     println!(
-        "frames {first_scored}..{}: mean IoU {:.4}, F-measure {f:.4}, flicker {flick:.5}, {:.1} ms/frame (first frame {:.1} ms)",
+        "frames {first_scored}..{}: mean IoU {:.4}, F-measure {f:.4} (precision {:.4}, recall {:.4}), flicker {flick:.5}, {:.1} ms/frame (first frame {:.1} ms)",
         rows.len() - 1,
         mean_iou,
+        totals.precision(),
+        totals.recall(),
         mean_ms,
         rows[0].ms
     );

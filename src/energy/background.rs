@@ -36,7 +36,7 @@ pub const GAIN_HYSTERESIS: u32 = 3;
 
 /// Noise floor added to every learned variance (grey levels² per channel): the noise
 /// and JPEG artefacts that a short learning period underestimates.
-pub const NOISE_FLOOR: u32 = 64;
+pub const NOISE_FLOOR: u32 = 200;
 
 /// Normalised colour distance at which both labels cost the same.
 pub const THRESHOLD_SIGMAS: u32 = 3;
@@ -50,7 +50,7 @@ const MAX_Z2: u32 = 4 * THRESHOLD_SIGMAS * THRESHOLD_SIGMAS;
 /// Darkest shadow, as a share (in 1/256) of the background's brightness: a pixel
 /// between it and the background's brightness, of the same chromaticity, is
 /// background in shadow.
-pub const SHADOW_MIN: u32 = 140;
+pub const SHADOW_MIN: u32 = 215;
 
 /// Brightest a pixel may be (in 1/256 of its background) to count as the background
 /// in a lighter light, by chromaticity.
@@ -77,8 +77,9 @@ pub struct BackgroundModel {
     sum_sq: Vec<u64>,
     /// Per channel value: the mean, in 1/16 grey level.
     mean: Vec<u32>,
-    /// Per pixel: noise variance over the three channels (grey levels², floor included).
-    var: Vec<u32>,
+    /// Per pixel: [`Z2_STEPS`]·2^32 over its noise variance (mean over the channels,
+    /// floor included) in (1/16 grey level)², so z² needs no division.
+    inv_var: Vec<u64>,
     /// Per channel: held gain (1/256).
     gain: [u32; 3],
     /// Per pixel: quantised z² of the frame last observed.
@@ -144,7 +145,7 @@ impl BackgroundModel {
             sum: vec![0; 3 * n],
             sum_sq: vec![0; 3 * n],
             mean: Vec::new(),
-            var: Vec::new(),
+            inv_var: Vec::new(),
             gain: [UNIT_GAIN; 3],
             z2: vec![0; n],
             still: vec![0; n],
@@ -209,7 +210,7 @@ impl BackgroundModel {
             .iter()
             .map(|&s| ((s << MEAN_BITS) + k / 2).div_euclid(k) as u32)
             .collect();
-        self.var = self
+        self.inv_var = self
             .sum
             .chunks_exact(3)
             .zip(self.sum_sq.chunks_exact(3))
@@ -217,7 +218,8 @@ impl BackgroundModel {
                 // Σ over channels of k·Σv² − (Σv)², divided by k² and 3: the mean
                 // per-channel variance.
                 let spread: u64 = s.iter().zip(q).map(|(&s, &q)| k * q - s * s).sum();
-                (spread / (3 * k * k)) as u32 + NOISE_FLOOR
+                let var = spread / (3 * k * k) + u64::from(NOISE_FLOOR);
+                (u64::from(Z2_STEPS) << 32) / (var << (2 * MEAN_BITS))
             })
             .collect();
         self.sum = Vec::new();
@@ -244,7 +246,7 @@ impl BackgroundModel {
         for (i, (px, mean)) in rgb.chunks_exact(3).zip(self.mean.chunks_exact(3)).enumerate() {
             let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
             let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
-            self.z2[i] = quantised_z2(seen, expected, self.var[i]);
+            self.z2[i] = quantised_z2(seen, expected, self.inv_var[i]);
         }
     }
 
@@ -297,11 +299,16 @@ impl BackgroundModel {
         }
         let threshold = threshold_q();
         let had_last = self.last_rgb.len() == rgb.len();
+        // What each channel value means without the gain, in 1/16 grey level.
+        let ungained = self.gain.map(|g| {
+            let g = g.max(1);
+            (0..256u32)
+                .map(|v| ((v << (MEAN_BITS + GAIN_BITS)) + g / 2) / g)
+                .collect::<Vec<_>>()
+        });
         for i in 0..self.z2.len() {
             let px = &rgb[3 * i..3 * i + 3];
-            let target = [0, 1, 2].map(|c| {
-                ((u32::from(px[c]) << (MEAN_BITS + GAIN_BITS)) + self.gain[c] / 2) / self.gain[c]
-            });
+            let target = [0, 1, 2].map(|c| ungained[c][usize::from(px[c])]);
             let mean = &mut self.mean[3 * i..3 * i + 3];
             if !mask.is_source(i) {
                 self.still[i] = 0;
@@ -341,10 +348,10 @@ fn step_towards(mean: u32, target: u32) -> u32 {
 }
 
 /// z²·[`Z2_STEPS`] of a colour `seen` against its background `expected` (both in
-/// 1/16 grey level) with noise variance `var`, capped at the table's end. A pixel
-/// between [`SHADOW_MIN`] and [`SHADOW_MAX`] of its background's brightness counts
-/// only its distance from the background's chromaticity line.
-fn quantised_z2(seen: [u32; 3], expected: [u32; 3], var: u32) -> u16 {
+/// 1/16 grey level), with `inv_var` = [`Z2_STEPS`]·2^32 / variance, capped at the
+/// table's end. A pixel between [`SHADOW_MIN`] and [`SHADOW_MAX`] of its background's
+/// brightness counts only its distance from the background's chromaticity line.
+fn quantised_z2(seen: [u32; 3], expected: [u32; 3], inv_var: u64) -> u16 {
     let dot: u64 = (0..3)
         .map(|c| u64::from(seen[c]) * u64::from(expected[c]))
         .sum();
@@ -356,17 +363,14 @@ fn quantised_z2(seen: [u32; 3], expected: [u32; 3], var: u32) -> u16 {
         })
         .sum();
     let mut distance = full;
-    if bb > 0 {
-        let ratio = (dot << GAIN_BITS) / bb;
-        if (u64::from(SHADOW_MIN)..=u64::from(SHADOW_MAX)).contains(&ratio) {
-            let cc: u64 = seen.iter().map(|&v| u64::from(v) * u64::from(v)).sum();
-            // |seen|² − (seen·b)²/|b|²: the squared distance from the line through b.
-            let along = (u128::from(dot) * u128::from(dot) / u128::from(bb)) as u64;
-            distance = distance.min(cc.saturating_sub(along));
-        }
+    // The brightness ratio seen·b / |b|² against the shadow band, without dividing.
+    let scaled = dot << GAIN_BITS;
+    if bb > 0 && u64::from(SHADOW_MIN) * bb <= scaled && scaled <= u64::from(SHADOW_MAX) * bb {
+        let cc: u64 = seen.iter().map(|&v| u64::from(v) * u64::from(v)).sum();
+        // |seen|² − (seen·b)²/|b|²: the squared distance from the line through b.
+        distance = distance.min(cc.saturating_sub(dot * dot / bb));
     }
-    // distance is in (1/16)² grey levels², var in grey levels².
-    let q = (distance * u64::from(Z2_STEPS)) / (u64::from(var) << (2 * MEAN_BITS));
+    let q = (distance * inv_var) >> 32;
     q.min(u64::from(MAX_Z2 * Z2_STEPS)) as u16
 }
 

@@ -193,7 +193,7 @@ impl Default for SegmentParams {
             temporal_ramp: 10.0,
             drop_unanchored: false,
             background_frames: 0,
-            background_weight: 1.0,
+            background_weight: 2.0,
             noise_gate: NOISE_GATE,
         }
     }
