@@ -10,9 +10,14 @@
 //! - shadows: a pixel darker than its background by a factor in
 //!   [`SHADOW_MIN`]..1 is compared by chromaticity only;
 //! - camera noise and JPEG blocks: each pixel's learned variance plus a floor
-//!   ([`NOISE_FLOOR`]), and a distance quantised to [`Z2_STEPS`] steps per unit;
-//! - slow adaptation: confident background moves its mean 1/2^[`ADAPT_SHIFT`] of the
-//!   way to what it sees each frame, and a foreground pixel whose colour stays put for
+//!   ([`NOISE_FLOOR`]), a distance quantised to [`Z2_STEPS`] steps per unit, and a
+//!   dead zone ([`STEADY_Z2`]) within which a pixel is exactly its background: its
+//!   cost is that of z² = 0 and [`BackgroundModel::steady_rgb`] gives it the
+//!   background's colour, so the still scene's capacities, contrast arcs included,
+//!   stay the same from frame to frame and dynamic cuts pay;
+//! - slow adaptation: background that has drifted out of the dead zone (but not past
+//!   the threshold) moves its mean 1/2^[`ADAPT_SHIFT`] of the way to what it sees each
+//!   frame, and a foreground pixel whose colour stays put for
 //!   [`ABSORB_FRAMES`] frames (a moved chair) becomes background.
 //!
 //! Everything is integer arithmetic (means in 1/16 grey level, gains in 1/256) and the
@@ -43,6 +48,9 @@ pub const THRESHOLD_SIGMAS: u32 = 3;
 
 /// Steps per unit of the squared normalised distance z² in the cost table.
 pub const Z2_STEPS: u32 = 4;
+
+/// z² below which a pixel counts as its background exactly (noise).
+pub const STEADY_Z2: u32 = 4;
 
 /// Largest z² told apart: beyond it a pixel is simply "different".
 const MAX_Z2: u32 = 4 * THRESHOLD_SIGMAS * THRESHOLD_SIGMAS;
@@ -246,7 +254,33 @@ impl BackgroundModel {
         for (i, (px, mean)) in rgb.chunks_exact(3).zip(self.mean.chunks_exact(3)).enumerate() {
             let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
             let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
-            self.z2[i] = quantised_z2(seen, expected, self.inv_var[i]);
+            let q = quantised_z2(seen, expected, self.inv_var[i]);
+            self.z2[i] = if u32::from(q) < STEADY_Z2 * Z2_STEPS { 0 } else { q };
+        }
+
+    }
+
+    /// The frame last observed with every pixel in the dead zone replaced by its
+    /// background's colour (gain applied): the colours the contrast term sees, steady
+    /// wherever the scene is.
+    pub fn steady_rgb(&self, rgb: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(rgb);
+        if !self.is_ready() {
+            return;
+        }
+        let gain = self.gain;
+        let half = 1u32 << (MEAN_BITS + GAIN_BITS - 1);
+        for ((px, mean), &q) in out
+            .chunks_exact_mut(3)
+            .zip(self.mean.chunks_exact(3))
+            .zip(&self.z2)
+        {
+            if q == 0 {
+                for c in 0..3 {
+                    px[c] = ((mean[c] * gain[c] + half) >> (MEAN_BITS + GAIN_BITS)).min(255) as u8;
+                }
+            }
         }
     }
 
@@ -290,8 +324,8 @@ impl BackgroundModel {
         }
     }
 
-    /// Learns from a frame's final mask: confident background (background in the
-    /// mask and within the threshold) adapts its mean; foreground that stays put for
+    /// Learns from a frame's final mask: background that drifted (background in the
+    /// mask, beyond the dead zone and within the threshold) adapts its mean; foreground that stays put for
     /// the absorption time becomes background.
     pub fn adapt(&mut self, rgb: &[u8], mask: &Mask) {
         if !self.is_ready() || mask.data.len() != self.z2.len() {
@@ -312,7 +346,9 @@ impl BackgroundModel {
             let mean = &mut self.mean[3 * i..3 * i + 3];
             if !mask.is_source(i) {
                 self.still[i] = 0;
-                if self.z2[i] <= threshold {
+                // Within the dead zone the difference is noise: following it would
+                // only make the steady colours jitter.
+                if (1..=threshold).contains(&self.z2[i]) {
                     for (m, t) in mean.iter_mut().zip(target) {
                         *m = step_towards(*m, t);
                     }

@@ -113,6 +113,8 @@ pub struct Segmenter {
     fallback: Option<String>,
     /// σ of the learned background's mean image, the smoothness σ in background mode.
     background_sigma: Option<f32>,
+    /// Buffer for the frame in the background's steady colours.
+    steady_rgb: Vec<u8>,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -261,6 +263,7 @@ impl Segmenter {
             gated_rgb: Vec::new(),
             fallback: None,
             background_sigma: None,
+            steady_rgb: Vec::new(),
         }
     }
 
@@ -414,9 +417,17 @@ impl Segmenter {
         if self.models.is_none() && !background_ready {
             return Err(SegmentError::NotReady(self.background_frames_left()));
         }
+        let mut steady = std::mem::take(&mut self.steady_rgb);
         if let Some(model) = self.background.as_mut().filter(|_| background_ready) {
             model.observe(&frame.rgb, self.previous.as_ref());
+            model.steady_rgb(&frame.rgb, &mut steady);
         }
+        let steady = Frame {
+            rgb: steady,
+            ..*frame
+        };
+        // The still scene in the background's own colours where one is learned.
+        let cut_frame = if background_ready { &steady } else { frame };
         let mut timings = FrameTiming {
             energy_ms: ms_since(start),
             ..Default::default()
@@ -428,7 +439,8 @@ impl Segmenter {
         } else {
             None
         };
-        let result = self.cut_and_clean(frame, hard.as_ref(), &mut timings);
+        let result = self.cut_and_clean(cut_frame, hard.as_ref(), &mut timings);
+        self.steady_rgb = steady.rgb;
         if hard.is_some() {
             self.seeds = hard;
         }
