@@ -267,8 +267,7 @@ fn flicker(rows: &[Scored]) -> f64 {
     let (mut flips, mut steady) = (0u64, 0u64);
     for pair in rows.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
-        for (((&ma, &mb), &ga), &gb) in a.mask.data.iter().zip(&b.mask.data).zip(&a.gt).zip(&b.gt)
-        {
+        for (((&ma, &mb), &ga), &gb) in a.mask.data.iter().zip(&b.mask.data).zip(&a.gt).zip(&b.gt) {
             if ga == 128 || gb == 128 || (ga > 128) != (gb > 128) {
                 continue;
             }

@@ -216,7 +216,11 @@ pub(super) fn load_seeds(
 
 /// A seeds file checked against the frame size and, where `both`, for a foreground
 /// and a background seed.
-pub(super) fn read_seeds(path: &Path, (width, height): (u32, u32), both: bool) -> anyhow::Result<Seeds> {
+pub(super) fn read_seeds(
+    path: &Path,
+    (width, height): (u32, u32),
+    both: bool,
+) -> anyhow::Result<Seeds> {
     let seeds = Seeds::read_png(path).with_context(|| format!("seeds {}", path.display()))?;
     seeds
         .check_size(width, height)

@@ -251,13 +251,20 @@ impl BackgroundModel {
         }
         self.update_gain(rgb, previous);
         let gain = self.gain;
-        for (i, (px, mean)) in rgb.chunks_exact(3).zip(self.mean.chunks_exact(3)).enumerate() {
+        for (i, (px, mean)) in rgb
+            .chunks_exact(3)
+            .zip(self.mean.chunks_exact(3))
+            .enumerate()
+        {
             let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
             let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
             let q = quantised_z2(seen, expected, self.inv_var[i]);
-            self.z2[i] = if u32::from(q) < STEADY_Z2 * Z2_STEPS { 0 } else { q };
+            self.z2[i] = if u32::from(q) < STEADY_Z2 * Z2_STEPS {
+                0
+            } else {
+                q
+            };
         }
-
     }
 
     /// The frame last observed with every pixel in the dead zone replaced by its
@@ -290,7 +297,11 @@ impl BackgroundModel {
         let threshold = threshold_q();
         let mut seen = [0u64; 3];
         let mut expected = [0u64; 3];
-        for (i, (px, mean)) in rgb.chunks_exact(3).zip(self.mean.chunks_exact(3)).enumerate() {
+        for (i, (px, mean)) in rgb
+            .chunks_exact(3)
+            .zip(self.mean.chunks_exact(3))
+            .enumerate()
+        {
             // Foreground, and what looked unlike the background last time (shadows,
             // the object's fringe), would pull the estimate.
             if previous.is_some_and(|m| m.is_source(i)) || self.z2[i] > threshold {
@@ -455,7 +466,9 @@ mod tests {
 
     #[test]
     fn a_global_gain_is_compensated_and_held_within_the_hysteresis() {
-        let pixels: Vec<[u8; 3]> = (0..20).map(|i| [60 + 5 * i, 80 + 4 * i, 50 + 6 * i]).collect();
+        let pixels: Vec<[u8; 3]> = (0..20)
+            .map(|i| [60 + 5 * i, 80 + 4 * i, 50 + 6 * i])
+            .collect();
         let mut model = learned(&pixels, 2);
         let brighter: Vec<u8> = pixels
             .iter()

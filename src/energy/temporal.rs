@@ -210,7 +210,10 @@ mod tests {
         assert_eq!(data[4], 0);
         assert_eq!(data[3], 10, "halfway up the ramp");
         assert_eq!(data[0], 20, "old foreground: switching to background costs");
-        assert_eq!(data[11], -20, "old background: switching to foreground costs");
+        assert_eq!(
+            data[11], -20,
+            "old background: switching to foreground costs"
+        );
         let uniform = TemporalPrior {
             weight: 2.0,
             ramp: 0.0,

@@ -473,7 +473,10 @@ impl Segmenter {
     /// Whether a learned background is ready to cut by.
     fn background_ready(&self) -> bool {
         self.params.background_frames > 0
-            && self.background.as_ref().is_some_and(BackgroundModel::is_ready)
+            && self
+                .background
+                .as_ref()
+                .is_some_and(BackgroundModel::is_ready)
     }
 
     /// Feeds the background learner with a frame while it learns, and returns the
