@@ -1,5 +1,5 @@
 //! Webcam mode: a background learned from the first frames, then frames segmented with
-//! no seeds; exposure drift, shadows, seeds on top, dynamic cuts, and `livecut eval`'s
+//! no seeds; exposure drift, seeds on top, dynamic cuts, and `livecut eval`'s
 //! F-measure and flicker on sequences with a known answer.
 
 mod common;
@@ -174,23 +174,6 @@ fn exposure_drift_is_compensated() {
             wrong <= 25,
             "frame {i} (gain {gain} %): {wrong} pixels wrong"
         );
-    }
-}
-
-#[test]
-fn a_shadow_is_background() {
-    let mut rng = Rng(4);
-    let mut s = segmenter(false);
-    // A soft shadow falls beside the object's path, 12 % darker.
-    let shaded = |x: u32, y: u32| (36..60).contains(&y) && (4..40).contains(&x);
-    for i in 0..12u64 {
-        let shade = if i >= u64::from(LEARN) { 88 } else { 100 };
-        let out = s.segment(&scene(&mut rng, i, 100, shaded, shade)).unwrap();
-        if out.learning {
-            continue;
-        }
-        let wrong = differences(&out.mask, &truth(i));
-        assert!(wrong <= 25, "frame {i}: {wrong} pixels wrong");
     }
 }
 
