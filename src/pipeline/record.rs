@@ -56,12 +56,12 @@ pub struct FrameRecord {
     pub engine: EngineKind,
     /// Foreground pixels in the mask.
     pub foreground: usize,
-    /// Agreement with the source's ground truth, where it has one (the demo).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub iou: Option<f64>,
     /// The frame taught the static background and was not cut (its mask is all
     /// background).
     pub learning: bool,
+    /// Agreement with the source's ground truth, where it has one (the demo).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iou: Option<f64>,
 }
 
 impl FrameRecord {
@@ -82,8 +82,8 @@ impl FrameRecord {
             dropped: result.dropped,
             engine: result.engine,
             foreground: output.mask.count_source(),
-            iou: result.iou(),
             learning: output.learning,
+            iou: result.iou(),
         })
     }
 }
