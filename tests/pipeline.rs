@@ -69,6 +69,7 @@ impl FrameProcessor for FakeProcessor {
             },
             stats: SolveStats::default(),
             fallback,
+            learning: false,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

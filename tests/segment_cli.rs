@@ -65,7 +65,7 @@ fn json_lines(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Every field of a JSON line, in order (`iou` follows where the source has a truth).
-const FIELDS: [&str; 16] = [
+const FIELDS: [&str; 17] = [
     "frame",
     "mask",
     "width",
@@ -82,6 +82,7 @@ const FIELDS: [&str; 16] = [
     "dropped",
     "engine",
     "foreground",
+    "learning",
 ];
 
 /// Checks that one raw JSON line has exactly [`FIELDS`] (and `iou` last, with

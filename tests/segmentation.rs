@@ -432,14 +432,16 @@ fn learned_static_background_segments_without_seeds() {
         background_frames: 4,
         ..SegmentParams::default()
     });
-    for i in 0..3 {
-        let err = s.segment(&scene(i, false)).unwrap_err();
-        assert!(matches!(err, SegmentError::NotReady(Some(_))), "{err}");
+    for i in 0..4 {
+        let learning = s.segment(&scene(i, false)).expect("a learning frame");
+        assert!(learning.learning);
+        assert_eq!(learning.mask.count_source(), 0);
     }
-    let empty = s.segment(&scene(3, false)).expect("learned after 4 frames");
-    assert_eq!(empty.mask.count_source(), 0);
     assert_eq!(s.background_frames_left(), Some(0));
-    let out = s.segment(&scene(4, true)).unwrap();
+    let empty = s.segment(&scene(4, false)).expect("the empty scene");
+    assert!(!empty.learning);
+    assert_eq!(empty.mask.count_source(), 0);
+    let out = s.segment(&scene(5, true)).unwrap();
     let truth = Mask::from_fn(w, h, |i| {
         let (x, y) = (i as u32 % w, i as u32 / w);
         (10..22).contains(&x) && (8..20).contains(&y)

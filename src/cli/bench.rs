@@ -27,6 +27,10 @@ pub struct BenchArgs {
     /// With --sequence: seeds PNG of the first frame (the demo has its own).
     #[arg(long, value_name = "PNG", requires = "sequence")]
     pub seeds: Option<PathBuf>,
+    /// With --sequence: learn the background from the first N frames (not timed,
+    /// not counted in --frames) and segment the rest with no seeds.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "sequence")]
+    pub background: u32,
     /// Engines to time, comma-separated, each on every instance in the same run.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu")]
     pub engine: Vec<EngineChoice>,
@@ -80,6 +84,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             size: args.size,
             frames: args.frames,
             seeds: args.seeds.as_deref(),
+            background: args.background,
             engines: &args.engine,
             json: args.json.as_ref(),
         });

@@ -1,7 +1,8 @@
 //! `livecut eval`: segment still images with their seed files, or a video from seeds on
-//! its first frame, and score the masks against ground truth by intersection over
-//! union (ground-truth pixels of value 128, GrabCut's unlabelled boundary band, are
-//! left out). Everything is checked and computed before anything is printed or
+//! its first frame or from a background learned on its first frames, and score the
+//! masks against ground truth by intersection over union; videos also by CDnet's
+//! F-measure and by flicker (ground-truth pixels of value 128, GrabCut's unlabelled
+//! boundary band and CDnet's unknown, are left out). Everything is checked and computed before anything is printed or
 //! written, so a failure leaves one error line and no partial output.
 
 use anyhow::{Context, bail, ensure};
@@ -45,6 +46,11 @@ pub struct EvalArgs {
         requires = "frames"
     )]
     pub first_seeds: String,
+    /// Learn the background from the first N video frames and segment the rest with
+    /// no seeds (a seeds PNG in --first-seeds is then a hard constraint on every
+    /// frame); the learning frames are not scored.
+    #[arg(long, value_name = "N", default_value_t = 0, requires = "frames")]
+    pub background: u32,
     /// Erosion/dilation radius in pixels for `--first-seeds auto`.
     #[arg(long, value_name = "PX", default_value_t = 7)]
     pub seed_margin: u32,
@@ -111,6 +117,9 @@ pub struct ParamArgs {
     /// Noise gate between frames (grey levels; 0 = off).
     #[arg(long)]
     pub noise_gate: Option<u8>,
+    /// Weight of the learned-background data term.
+    #[arg(long)]
+    pub background_weight: Option<f32>,
 }
 
 fn parse_connectivity(s: &str) -> Result<Connectivity, String> {
@@ -165,6 +174,9 @@ impl ParamArgs {
         if let Some(v) = self.noise_gate {
             p.noise_gate = v;
         }
+        if let Some(v) = self.background_weight {
+            p.background_weight = v;
+        }
         p
     }
 }
@@ -180,8 +192,94 @@ struct Scored {
     #[serde(flatten)]
     timing: FrameTiming,
     flow: u64,
+    /// The frame taught the background and was not cut (nor scored).
+    learning: bool,
     #[serde(skip)]
     mask: Mask,
+    #[serde(skip)]
+    counts: Counts,
+    #[serde(skip)]
+    gt: Vec<u8>,
+}
+
+/// True and false positives and false negatives of a mask against ground truth.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Counts {
+    tp: u64,
+    fp: u64,
+    fn_: u64,
+}
+
+impl Counts {
+    /// Counts of `mask` against `gt` (> 128 foreground; 128 left out).
+    fn of(mask: &Mask, gt: &[u8]) -> Self {
+        let mut c = Self::default();
+        for (&m, &g) in mask.data.iter().zip(gt) {
+            if g == 128 {
+                continue;
+            }
+            let (a, b) = (m != 0, g > 128);
+            c.tp += u64::from(a && b);
+            c.fp += u64::from(a && !b);
+            c.fn_ += u64::from(!a && b);
+        }
+        c
+    }
+
+    /// Share of the found foreground that is foreground.
+    fn precision(self) -> f64 {
+        ratio(self.tp, self.tp + self.fp)
+    }
+
+    /// Share of the foreground that was found.
+    fn recall(self) -> f64 {
+        ratio(self.tp, self.tp + self.fn_)
+    }
+
+    fn add(self, o: Self) -> Self {
+        Self {
+            tp: self.tp + o.tp,
+            fp: self.fp + o.fp,
+            fn_: self.fn_ + o.fn_,
+        }
+    }
+
+    /// CDnet's F-measure 2TP / (2TP + FP + FN); 1 when there is nothing to find and
+    /// nothing was found.
+    fn f_measure(self) -> f64 {
+        let denominator = 2 * self.tp + self.fp + self.fn_;
+        if denominator == 0 {
+            1.0
+        } else {
+            (2 * self.tp) as f64 / denominator as f64
+        }
+    }
+}
+
+/// `a / b`, 1 when both are 0.
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 1.0 } else { a as f64 / b as f64 }
+}
+
+/// Flicker: of the pixels whose ground truth keeps its label between consecutive
+/// frames (128 in either left out), the share whose mask label flips.
+fn flicker(rows: &[Scored]) -> f64 {
+    let (mut flips, mut steady) = (0u64, 0u64);
+    for pair in rows.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        for (((&ma, &mb), &ga), &gb) in a.mask.data.iter().zip(&b.mask.data).zip(&a.gt).zip(&b.gt) {
+            if ga == 128 || gb == 128 || (ga > 128) != (gb > 128) {
+                continue;
+            }
+            steady += 1;
+            flips += u64::from((ma != 0) != (mb != 0));
+        }
+    }
+    if steady == 0 {
+        0.0
+    } else {
+        flips as f64 / steady as f64
+    }
 }
 
 /// Runs the command.
@@ -338,7 +436,10 @@ fn score(
         ms,
         timing: out.timings,
         flow: out.flow,
+        learning: out.learning,
+        counts: Counts::of(&out.mask, gt),
         mask: out.mask,
+        gt: gt.to_vec(),
         name,
     })
 }
@@ -407,7 +508,9 @@ fn eval_images(
             let gt = read_gt(gt_path, &frame)?;
             segmenter.reset();
             segmenter.set_seeds(seeds);
-            rows.push(score(&mut segmenter, &frame, &gt, name.clone())?);
+            let mut row = score(&mut segmenter, &frame, &gt, name.clone())?;
+            row.gt = Vec::new();
+            rows.push(row);
         }
         runs.push((dynamic, rows));
     }
@@ -474,6 +577,8 @@ fn params_json(p: &SegmentParams) -> serde_json::Value {
         "min_area": p.cleanup_min_area,
         "drop_unanchored": p.drop_unanchored,
         "noise_gate": p.noise_gate,
+        "background_frames": p.background_frames,
+        "background_weight": p.background_weight,
     })
 }
 
@@ -489,7 +594,9 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         .map(|f| find_by_stem(&args.gt, &stem(f), "ground truth"))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let first = read_frame(&files[0], 0)?;
-    let seeds = if args.first_seeds == "auto" {
+    let seeds = if args.background > 0 && args.first_seeds == "auto" {
+        None
+    } else if args.first_seeds == "auto" {
         let grey = read_gt(&gts[0], &first)?;
         let mask = Mask {
             width: first.width,
@@ -499,14 +606,18 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
                 .map(|v| if v > 128 { 255 } else { 0 })
                 .collect(),
         };
-        Seeds::from_mask(&mask, args.seed_margin)
+        Some(Seeds::from_mask(&mask, args.seed_margin))
     } else {
         let path = Path::new(&args.first_seeds);
         let seeds = Seeds::read_png(path).with_context(|| path.display().to_string())?;
         seeds
             .check_size(first.width, first.height)
             .with_context(|| path.display().to_string())?;
-        seeds
+        Some(seeds)
+    };
+    let params = SegmentParams {
+        background_frames: args.background,
+        ..params
     };
     let mut runs = Vec::new();
     for &dynamic in modes(args.mode) {
@@ -517,7 +628,9 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
                 ..params.clone()
             },
         )?;
-        segmenter.set_seeds(seeds.clone());
+        if let Some(seeds) = &seeds {
+            segmenter.set_seeds(seeds.clone());
+        }
         let mut rows = Vec::new();
         for (i, (file, gt_path)) in files.iter().zip(&gts).enumerate() {
             let frame = read_frame(file, i as u64)?;
@@ -540,10 +653,29 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
     }
     let rows = &runs.last().expect("one run at least").1;
     write_masks(args.masks_out.as_deref(), rows)?;
-    let later = &rows[1..];
+    // Scored: the frames after the seeded one, or after the learning ones.
+    let skip = |rows: &[Scored]| {
+        if args.background > 0 {
+            rows.iter().take_while(|r| r.learning).count()
+        } else {
+            1
+        }
+    };
+    let first_scored = skip(rows);
+    ensure!(
+        first_scored < rows.len(),
+        "no frame left to score after the {first_scored} first"
+    );
+    let later = &rows[first_scored..];
     let mean_iou = mean(later.iter().map(|r| r.iou));
     let mean_ms = mean(later.iter().map(|r| r.ms));
-    let cut = |rows: &[Scored]| mean(rows[1..].iter().map(|r| r.timing.cut_ms));
+    let totals = later
+        .iter()
+        .map(|r| r.counts)
+        .fold(Counts::default(), Counts::add);
+    let f = totals.f_measure();
+    let flick = flicker(later);
+    let cut = |rows: &[Scored]| mean(rows[skip(rows)..].iter().map(|r| r.timing.cut_ms));
     if args.json {
         let cut_ms: Vec<_> = runs
             .iter()
@@ -555,7 +687,12 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
             "params": params_json(&params),
             "frames": rows,
             "first_frame_ms": rows[0].ms,
+            "first_scored": first_scored,
             "mean_iou": mean_iou,
+            "f_measure": f,
+            "precision": totals.precision(),
+            "recall": totals.recall(),
+            "flicker": flick,
             "mean_ms": mean_ms,
             "cut_modes": cut_ms,
         });
@@ -573,16 +710,21 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         );
     }
     println!(
-        "frames 1..{}: mean IoU {:.4}, {:.1} ms/frame (first frame {:.1} ms)",
+        "frames {first_scored}..{}: mean IoU {:.4}, F-measure {f:.4} (precision {:.4}, recall {:.4}), flicker {flick:.5}, {:.1} ms/frame (first frame {:.1} ms)",
         rows.len() - 1,
         mean_iou,
+        totals.precision(),
+        totals.recall(),
         mean_ms,
         rows[0].ms
     );
     if runs.len() > 1 {
         for (dynamic, rows) in &runs {
             let label = if *dynamic { "dynamic" } else { "static" };
-            println!("{label:<8} cut {:.2} ms/frame (frames 1..)", cut(rows));
+            println!(
+                "{label:<8} cut {:.2} ms/frame (frames {first_scored}..)",
+                cut(rows)
+            );
         }
     }
     Ok(())

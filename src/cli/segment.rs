@@ -32,9 +32,15 @@ pub struct SegmentArgs {
     #[arg(long, short, value_name = "INPUT")]
     pub input: String,
     /// Seeds PNG for the first frame, the frame's size: grey ≥ 192 foreground, ≤ 64
-    /// background, between unknown. Needed for all inputs but the demo.
+    /// background, between unknown. Needed for all inputs but the demo, unless
+    /// --background is given (then any seeds are hard constraints on every frame).
     #[arg(long, value_name = "PNG")]
     pub seeds: Option<PathBuf>,
+    /// Learn the empty scene from the first N frames (a still camera), then segment
+    /// every later frame by what differs from it, with no seeds needed. The learning
+    /// frames' masks are all background, and their JSON records say `"learning": true`.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub background: u32,
     /// Folder for the masks (255 = foreground), created on the first frame; masks are
     /// named after input files, or 000000.png… for streams.
     #[arg(long, value_name = "DIR", default_value = "masks")]
@@ -146,7 +152,18 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     let is_demo = matches!(spec, SourceSpec::Demo(_));
     let limit = args.frames.or(is_demo.then_some(DEMO_FRAMES));
     let source = spec.open()?;
-    let seeds = load_seeds(args.seeds.as_deref(), &args.input, source.as_ref())?;
+    let seeds = if args.background > 0 {
+        args.seeds
+            .as_deref()
+            .map(|path| read_seeds(path, source.size(), false))
+            .transpose()?
+    } else {
+        Some(load_seeds(
+            args.seeds.as_deref(),
+            &args.input,
+            source.as_ref(),
+        )?)
+    };
     check_outputs(&spec, &args.out)?;
     let mut camera = open_camera(&args, source.size())?;
     let (engine, note) = create_engine(args.engine)?;
@@ -160,7 +177,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         (n, m) => n.or(m),
     };
     let options = PipelineOptions {
-        seeds: Some(seeds),
+        seeds,
         // Live sources drop frames when the solver is slow; the limit then counts
         // masks written, not frames captured.
         max_frames: if live { None } else { limit },
@@ -203,6 +220,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         dynamic: args.dynamic,
         stochastic: args.stochastic,
         noise_gate: args.noise_gate,
+        background_frames: args.background,
         ..base
     };
     if let Some(lambda) = args.lambda {
@@ -233,10 +251,23 @@ pub(super) fn load_seeds(
             )
         });
     };
+    read_seeds(path, (width, height), true)
+}
+
+/// A seeds file checked against the frame size and, where `both`, for a foreground
+/// and a background seed.
+pub(super) fn read_seeds(
+    path: &Path,
+    (width, height): (u32, u32),
+    both: bool,
+) -> anyhow::Result<Seeds> {
     let seeds = Seeds::read_png(path).with_context(|| format!("seeds {}", path.display()))?;
     seeds
         .check_size(width, height)
         .with_context(|| format!("seeds {}", path.display()))?;
+    if !both {
+        return Ok(seeds);
+    }
     ensure!(
         seeds.count(SeedLabel::Foreground) > 0,
         "seeds {} have no foreground seed (no pixel ≥ 192)",

@@ -1,8 +1,10 @@
 //! `livecut bench --sequence SOURCE`: segment a stream of frames with each engine, once
 //! solving every frame from scratch (static) and once continuing from the kept graph
-//! (dynamic), and print the median and 95th percentile of every stage per frame.
+//! (dynamic), and print the median and 95th percentile of every stage per frame. With
+//! `--background N` the first N frames teach the background (untimed) and the rest
+//! are segmented with no seeds.
 
-use super::segment::load_seeds;
+use super::segment::{load_seeds, read_seeds};
 use anyhow::{Context, ensure};
 use livecut::capture::{Frame, SourceSpec, StreamSettings};
 use livecut::energy::Seeds;
@@ -21,6 +23,8 @@ pub struct SequenceOptions<'a> {
     pub frames: u64,
     /// Seeds PNG for the first frame (the demo has its own).
     pub seeds: Option<&'a Path>,
+    /// Frames to learn the background from before those segmented (0 = seeds).
+    pub background: u32,
     /// Engines to time.
     pub engines: &'a [EngineChoice],
     /// Also write the rows as JSON here.
@@ -102,10 +106,14 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
             eprintln!("{engine_name} engine, {mode:?} ...");
             let params = SegmentParams {
                 dynamic: mode == Mode::Dynamic,
+                background_frames: options.background,
                 ..SegmentParams::default()
             };
             let mut segmenter = Segmenter::new(engine, params);
-            segmenter.set_seeds(seeds.clone());
+            if let Some(seeds) = &seeds {
+                segmenter.set_seeds(seeds.clone());
+            }
+            let learning = options.background as usize;
             let mut samples: Vec<Vec<f64>> = vec![Vec::new(); STAGES.len()];
             let (mut continued, mut outcomes) = (0, Vec::new());
             for (k, frame) in frames.iter().enumerate() {
@@ -113,8 +121,8 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                     .segment(frame)
                     .with_context(|| format!("frame {k}"))?;
                 outcomes.push((out.flow, fingerprint(&out.mask.data)));
-                if k == 0 {
-                    continue; // warm-up: kernel compilation, first allocations
+                if k <= learning {
+                    continue; // learning, and the warm-up: kernel compilation, allocations
                 }
                 continued += usize::from(out.stats.dynamic);
                 let t = &out.timings;
@@ -139,7 +147,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                 height,
                 engine: engine_name,
                 mode,
-                frames: frames.len() - 1,
+                frames: frames.len() - 1 - learning,
                 continued,
                 stages: STAGES
                     .iter()
@@ -163,25 +171,31 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
 }
 
 /// Reads the frames (resized where `--size` asks) and the first frame's seeds.
-fn read_frames(options: &SequenceOptions) -> anyhow::Result<(Vec<Frame>, Seeds)> {
+fn read_frames(options: &SequenceOptions) -> anyhow::Result<(Vec<Frame>, Option<Seeds>)> {
     let mut settings = StreamSettings::default();
     if let Some((width, height)) = options.size {
         (settings.width, settings.height) = (width, height);
     }
     let spec = SourceSpec::parse(options.source, settings)?;
     let mut source = spec.open()?;
-    let seeds = load_seeds(options.seeds, options.source, source.as_ref())?;
+    let seeds = match (options.background, options.seeds) {
+        (0, path) => Some(load_seeds(path, options.source, source.as_ref())?),
+        (_, None) => None,
+        (_, Some(path)) => Some(read_seeds(path, source.size(), false)?),
+    };
+    let wanted = options.frames + u64::from(options.background);
     let mut frames = Vec::new();
-    while (frames.len() as u64) < options.frames {
+    while (frames.len() as u64) < wanted {
         match source.next_frame()? {
             Some(captured) => frames.push(captured.frame),
             None => break,
         }
     }
     ensure!(
-        frames.len() >= 2,
-        "{} gave fewer than 2 frames",
-        options.source
+        frames.len() >= 2 + options.background as usize,
+        "{} gave fewer than {} frames",
+        options.source,
+        2 + options.background
     );
     let Some((w, h)) = options.size else {
         return Ok((frames, seeds));
@@ -190,7 +204,7 @@ fn read_frames(options: &SequenceOptions) -> anyhow::Result<(Vec<Frame>, Seeds)>
         return Ok((frames, seeds));
     }
     let frames = frames.into_iter().map(|f| resize(f, w, h)).collect();
-    Ok((frames, seeds.resized(w, h)))
+    Ok((frames, seeds.map(|s| s.resized(w, h))))
 }
 
 /// `frame` scaled to `w`×`h` (bilinear).

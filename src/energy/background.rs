@@ -1,44 +1,171 @@
-//! Learned static background, for a fixed camera: the per-pixel mean and variance of
-//! N frames of the empty scene. Afterwards a pixel that looks like its learned
+//! Learned static background, for a fixed camera: the per-pixel mean and noise of N
+//! frames of the empty scene. Afterwards a pixel that looks like its learned
 //! background is cheap as background, and one that differs by more than about
-//! [`THRESHOLD_SIGMAS`] standard deviations is cheaper as foreground.
+//! [`THRESHOLD_SIGMAS`] noise deviations is cheaper as foreground.
+//!
+//! Made to hold up on real webcams:
+//! - a global gain per channel (automatic exposure and white balance), estimated each
+//!   frame from the pixels the previous mask left as background and held until it
+//!   moves by more than [`GAIN_HYSTERESIS`], so a still scene keeps its capacities;
+//! - shadows: a pixel darker than its background by a factor in
+//!   [`SHADOW_MIN`]..1 is compared by chromaticity only;
+//! - camera noise and JPEG blocks: each pixel's learned variance plus a floor
+//!   ([`NOISE_FLOOR`]), a distance quantised to [`Z2_STEPS`] steps per unit, and a
+//!   dead zone ([`STEADY_Z2`]) within which a pixel is exactly its background: its
+//!   cost is that of z² = 0 and [`BackgroundModel::steady_rgb`] gives it the
+//!   background's colour, so the still scene's capacities, contrast arcs included,
+//!   stay the same from frame to frame and dynamic cuts pay;
+//! - slow adaptation: background that has drifted out of the dead zone (but not past
+//!   the threshold) moves its mean 1/2^[`ADAPT_SHIFT`] of the way to what it sees each
+//!   frame, and a foreground pixel whose colour stays put for
+//!   [`ABSORB_FRAMES`] frames (a moved chair) becomes background.
+//!
+//! Everything is integer arithmetic (means in 1/16 grey level, gains in 1/256) and the
+//! cost comes from a table indexed by the quantised distance, so a GPU kernel computes
+//! the very same capacities.
 
-/// Noise floor added to every learned variance (8-bit units²): camera noise and JPEG
-/// artefacts that a short learning period underestimates.
-const NOISE_FLOOR: f32 = 36.0;
+use crate::grid::Mask;
+
+/// Fraction bits of the stored means: 1/16 grey level, fine enough for slow adaptation.
+const MEAN_BITS: u32 = 4;
+
+/// Fraction bits of the per-channel gains.
+const GAIN_BITS: u32 = 8;
+
+/// The gain of 1.
+const UNIT_GAIN: u32 = 1 << GAIN_BITS;
+
+/// Smallest change (in 1/256) of an estimated gain that replaces the held one: below
+/// it the gain stays, so does every capacity of a still scene.
+pub const GAIN_HYSTERESIS: u32 = 3;
+
+/// Noise floor added to every learned variance (grey levels² per channel): the noise
+/// and JPEG artefacts that a short learning period underestimates.
+pub const NOISE_FLOOR: u32 = 200;
 
 /// Normalised colour distance at which both labels cost the same.
-pub const THRESHOLD_SIGMAS: f32 = 3.0;
+pub const THRESHOLD_SIGMAS: u32 = 3;
 
-/// Largest background cost (nats per unit weight): beyond it a pixel is simply
-/// "different", however different.
-const MAX_COST: f32 = 4.0 * THRESHOLD_SIGMAS * THRESHOLD_SIGMAS;
+/// Steps per unit of the squared normalised distance z² in the cost table.
+pub const Z2_STEPS: u32 = 4;
 
-/// Running per-pixel statistics of the background frames.
+/// z² below which a pixel counts as its background exactly (noise).
+pub const STEADY_Z2: u32 = 4;
+
+/// Largest z² told apart: beyond it a pixel is simply "different".
+const MAX_Z2: u32 = 4 * THRESHOLD_SIGMAS * THRESHOLD_SIGMAS;
+
+/// Darkest shadow, as a share (in 1/256) of the background's brightness: a pixel
+/// between it and the background's brightness, of the same chromaticity, is
+/// background in shadow.
+pub const SHADOW_MIN: u32 = 215;
+
+/// Brightest a pixel may be (in 1/256 of its background) to count as the background
+/// in a lighter light, by chromaticity.
+const SHADOW_MAX: u32 = 272;
+
+/// A background pixel's mean moves 1/2^ADAPT_SHIFT of the way to its colour each frame
+/// (a time constant of 32 frames, about one second at 30 fps).
+pub const ADAPT_SHIFT: u32 = 5;
+
+/// Frames a foreground pixel's colour must stay put before it becomes background
+/// (20 s at 30 fps): long enough for a person sitting still, short enough for a moved
+/// chair.
+pub const ABSORB_FRAMES: u16 = 600;
+
+/// Per-pixel statistics of the background, learned and then adapted.
 #[derive(Clone, Debug)]
 pub struct BackgroundModel {
     width: u32,
     height: u32,
     target: u32,
     frames: u32,
-    /// Per channel value: running mean (Welford).
-    mean: Vec<f32>,
-    /// Per channel value: running sum of squared deviations (Welford).
-    m2: Vec<f32>,
+    /// While learning, per channel value: sum and sum of squares.
+    sum: Vec<u64>,
+    sum_sq: Vec<u64>,
+    /// Per channel value: the mean, in 1/16 grey level.
+    mean: Vec<u32>,
+    /// Per pixel: [`Z2_STEPS`]·2^32 over its noise variance (mean over the channels,
+    /// floor included) in (1/16 grey level)², so z² needs no division.
+    inv_var: Vec<u64>,
+    /// Per channel: held gain (1/256).
+    gain: [u32; 3],
+    /// Per pixel: quantised z² of the frame last observed.
+    z2: Vec<u16>,
+    /// Per pixel: frames its colour stayed put while foreground.
+    still: Vec<u16>,
+    /// The frame last observed (to see which colours stayed put).
+    last_rgb: Vec<u8>,
+    /// Frames a still foreground pixel takes to become background.
+    absorb_frames: u16,
+}
+
+/// Signed capacities of the background term by quantised z², one table per weight.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CostTable {
+    key: (u32, u32),
+    /// Entry q: background cost minus foreground cost of a pixel at z² = q/Z2_STEPS.
+    pub entries: Vec<i32>,
+}
+
+impl CostTable {
+    /// The table for `weight` at `scale` capacity units per nat: background cost
+    /// ½z² (capped at 2·T²), foreground cost ½T², each rounded to capacity units.
+    pub fn new(weight: f32, scale: f32) -> Self {
+        let unit = f64::from(weight.max(0.0)) * f64::from(scale);
+        let t2 = f64::from(THRESHOLD_SIGMAS * THRESHOLD_SIGMAS);
+        let fg = (unit * 0.5 * t2).round() as i32;
+        let entries = (0..=MAX_Z2 * Z2_STEPS)
+            .map(|q| (unit * 0.5 * f64::from(q) / f64::from(Z2_STEPS)).round() as i32 - fg)
+            .collect();
+        Self {
+            key: (weight.to_bits(), scale.to_bits()),
+            entries,
+        }
+    }
+
+    fn fits(&self, weight: f32, scale: f32) -> bool {
+        self.key == (weight.to_bits(), scale.to_bits()) && !self.entries.is_empty()
+    }
+
+    /// The signed capacity (background minus foreground) at quantised z² `q`.
+    pub fn at(&self, q: u16) -> i32 {
+        self.entries[usize::from(q).min(self.entries.len() - 1)]
+    }
+
+    /// Ensures `slot` holds the table for `weight` and `scale`.
+    pub fn ensure(slot: &mut Self, weight: f32, scale: f32) {
+        if !slot.fits(weight, scale) {
+            *slot = Self::new(weight, scale);
+        }
+    }
 }
 
 impl BackgroundModel {
     /// Starts learning a `width`×`height` background over `frames` frames (at least 1).
     pub fn new(width: u32, height: u32, frames: u32) -> Self {
-        let n = 3 * width as usize * height as usize;
+        let n = width as usize * height as usize;
         Self {
             width,
             height,
             target: frames.max(1),
             frames: 0,
-            mean: vec![0.0; n],
-            m2: vec![0.0; n],
+            sum: vec![0; 3 * n],
+            sum_sq: vec![0; 3 * n],
+            mean: Vec::new(),
+            inv_var: Vec::new(),
+            gain: [UNIT_GAIN; 3],
+            z2: vec![0; n],
+            still: vec![0; n],
+            last_rgb: Vec::new(),
+            absorb_frames: ABSORB_FRAMES,
         }
+    }
+
+    /// The same model with another absorption time (frames; tests use short ones).
+    pub fn with_absorb_frames(mut self, frames: u16) -> Self {
+        self.absorb_frames = frames.max(1);
+        self
     }
 
     /// Whether the model is for frames of this size.
@@ -51,77 +178,357 @@ impl BackgroundModel {
         self.target - self.frames
     }
 
+    /// Frames learned so far.
+    pub fn frames_learned(&self) -> u32 {
+        self.frames
+    }
+
     /// Whether learning is complete.
     pub fn is_ready(&self) -> bool {
         self.frames >= self.target
     }
 
-    /// Adds one frame (`rgb`, the model's size) while learning; ignored once ready.
-    pub fn learn(&mut self, rgb: &[u8]) {
+    /// The held per-channel gains, in 1/256.
+    pub fn gain(&self) -> [u32; 3] {
+        self.gain
+    }
+
+    /// Adds one frame (`rgb`, the model's size) while learning; returns whether the
+    /// frame was taken (false once ready).
+    pub fn learn(&mut self, rgb: &[u8]) -> bool {
         if self.is_ready() {
-            return;
+            return false;
         }
         self.frames += 1;
-        let k = self.frames as f32;
-        for ((m, s), &v) in self.mean.iter_mut().zip(&mut self.m2).zip(rgb) {
-            let v = v as f32;
-            let delta = v - *m;
-            *m += delta / k;
-            *s += delta * (v - *m);
+        for ((s, q), &v) in self.sum.iter_mut().zip(&mut self.sum_sq).zip(rgb) {
+            *s += u64::from(v);
+            *q += u64::from(v) * u64::from(v);
+        }
+        if self.is_ready() {
+            self.finish_learning();
+        }
+        true
+    }
+
+    /// Turns the sums into means and noise variances.
+    fn finish_learning(&mut self) {
+        let k = u64::from(self.frames);
+        self.mean = self
+            .sum
+            .iter()
+            .map(|&s| ((s << MEAN_BITS) + k / 2).div_euclid(k) as u32)
+            .collect();
+        self.inv_var = self
+            .sum
+            .chunks_exact(3)
+            .zip(self.sum_sq.chunks_exact(3))
+            .map(|(s, q)| {
+                // Σ over channels of k·Σv² − (Σv)², divided by k² and 3: the mean
+                // per-channel variance.
+                let spread: u64 = s.iter().zip(q).map(|(&s, &q)| k * q - s * s).sum();
+                let var = spread / (3 * k * k) + u64::from(NOISE_FLOOR);
+                (u64::from(Z2_STEPS) << 32) / (var << (2 * MEAN_BITS))
+            })
+            .collect();
+        self.sum = Vec::new();
+        self.sum_sq = Vec::new();
+    }
+
+    /// The learned background as RGB bytes (rounded means).
+    pub fn mean_rgb(&self) -> Vec<u8> {
+        self.mean
+            .iter()
+            .map(|&m| ((m + (1 << (MEAN_BITS - 1))) >> MEAN_BITS).min(255) as u8)
+            .collect()
+    }
+
+    /// Looks at a frame before its cut: re-estimates the gains from the pixels that
+    /// `previous` left as background (all pixels without one) and computes every
+    /// pixel's quantised distance to its background.
+    pub fn observe(&mut self, rgb: &[u8], previous: Option<&Mask>) {
+        if !self.is_ready() {
+            return;
+        }
+        self.update_gain(rgb, previous);
+        let gain = self.gain;
+        for (i, (px, mean)) in rgb
+            .chunks_exact(3)
+            .zip(self.mean.chunks_exact(3))
+            .enumerate()
+        {
+            let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
+            let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
+            let q = quantised_z2(seen, expected, self.inv_var[i]);
+            self.z2[i] = if u32::from(q) < STEADY_Z2 * Z2_STEPS {
+                0
+            } else {
+                q
+            };
         }
     }
 
-    /// Adds `weight` × the background data term to the per-pixel costs:
-    /// background cost ½z² (capped), foreground cost ½·[`THRESHOLD_SIGMAS`]², where z²
-    /// is the pixel's squared colour distance to its learned mean in units of its
-    /// learned variance.
-    pub fn add_costs(&self, rgb: &[u8], weight: f32, fg_cost: &mut [f32], bg_cost: &mut [f32]) {
-        if !self.is_ready() || weight <= 0.0 {
+    /// The frame last observed with every pixel in the dead zone replaced by its
+    /// background's colour (gain applied): the colours the contrast term sees, steady
+    /// wherever the scene is.
+    pub fn steady_rgb(&self, rgb: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(rgb);
+        if !self.is_ready() {
             return;
         }
-        let frames = self.frames as f32;
-        let fg_add = weight * 0.5 * THRESHOLD_SIGMAS * THRESHOLD_SIGMAS;
-        for (i, px) in rgb.chunks_exact(3).enumerate() {
-            let mut z2 = 0.0;
-            for (c, &value) in px.iter().enumerate() {
-                let j = 3 * i + c;
-                let var = self.m2[j] / frames + NOISE_FLOOR;
-                let d = value as f32 - self.mean[j];
-                z2 += d * d / var;
+        let gain = self.gain;
+        let half = 1u32 << (MEAN_BITS + GAIN_BITS - 1);
+        for ((px, mean), &q) in out
+            .chunks_exact_mut(3)
+            .zip(self.mean.chunks_exact(3))
+            .zip(&self.z2)
+        {
+            if q == 0 {
+                for c in 0..3 {
+                    px[c] = ((mean[c] * gain[c] + half) >> (MEAN_BITS + GAIN_BITS)).min(255) as u8;
+                }
             }
-            bg_cost[i] += weight * (0.5 * z2).min(MAX_COST);
-            fg_cost[i] += fg_add;
         }
     }
+
+    /// New gains from the background pixels, kept unless they moved by more than
+    /// [`GAIN_HYSTERESIS`].
+    fn update_gain(&mut self, rgb: &[u8], previous: Option<&Mask>) {
+        let threshold = threshold_q();
+        let mut seen = [0u64; 3];
+        let mut expected = [0u64; 3];
+        for (i, (px, mean)) in rgb
+            .chunks_exact(3)
+            .zip(self.mean.chunks_exact(3))
+            .enumerate()
+        {
+            // Foreground, and what looked unlike the background last time (shadows,
+            // the object's fringe), would pull the estimate.
+            if previous.is_some_and(|m| m.is_source(i)) || self.z2[i] > threshold {
+                continue;
+            }
+            for c in 0..3 {
+                seen[c] += u64::from(px[c]) << MEAN_BITS;
+                expected[c] += u64::from(mean[c]);
+            }
+        }
+        for c in 0..3 {
+            if expected[c] == 0 {
+                continue;
+            }
+            let estimate = ((seen[c] << GAIN_BITS) / expected[c]).min(4 * u64::from(UNIT_GAIN));
+            let estimate = estimate as u32;
+            if estimate.abs_diff(self.gain[c]) > GAIN_HYSTERESIS {
+                self.gain[c] = estimate;
+            }
+        }
+    }
+
+    /// Adds the background term to the signed data capacities (background minus
+    /// foreground cost per pixel), read from `table` by the observed distances.
+    pub fn add_capacities(&self, table: &CostTable, data: &mut [i32]) {
+        if !self.is_ready() {
+            return;
+        }
+        for (d, &q) in data.iter_mut().zip(&self.z2) {
+            *d += table.at(q);
+        }
+    }
+
+    /// Learns from a frame's final mask: background that drifted (background in the
+    /// mask, beyond the dead zone and within the threshold) adapts its mean; foreground that stays put for
+    /// the absorption time becomes background.
+    pub fn adapt(&mut self, rgb: &[u8], mask: &Mask) {
+        if !self.is_ready() || mask.data.len() != self.z2.len() {
+            return;
+        }
+        let threshold = threshold_q();
+        let had_last = self.last_rgb.len() == rgb.len();
+        // What each channel value means without the gain, in 1/16 grey level.
+        let ungained = self.gain.map(|g| {
+            let g = g.max(1);
+            (0..256u32)
+                .map(|v| ((v << (MEAN_BITS + GAIN_BITS)) + g / 2) / g)
+                .collect::<Vec<_>>()
+        });
+        for i in 0..self.z2.len() {
+            let px = &rgb[3 * i..3 * i + 3];
+            let target = [0, 1, 2].map(|c| ungained[c][usize::from(px[c])]);
+            let mean = &mut self.mean[3 * i..3 * i + 3];
+            if !mask.is_source(i) {
+                self.still[i] = 0;
+                // Within the dead zone the difference is noise: following it would
+                // only make the steady colours jitter.
+                if (1..=threshold).contains(&self.z2[i]) {
+                    for (m, t) in mean.iter_mut().zip(target) {
+                        *m = step_towards(*m, t);
+                    }
+                }
+                continue;
+            }
+            let stayed = had_last && self.last_rgb[3 * i..3 * i + 3] == *px;
+            self.still[i] = if stayed { self.still[i] + 1 } else { 0 };
+            if self.still[i] >= self.absorb_frames {
+                mean.copy_from_slice(&target);
+                self.still[i] = 0;
+            }
+        }
+        self.last_rgb.clear();
+        self.last_rgb.extend_from_slice(rgb);
+    }
+}
+
+/// The quantised z² at which both labels cost the same.
+fn threshold_q() -> u16 {
+    (THRESHOLD_SIGMAS * THRESHOLD_SIGMAS * Z2_STEPS) as u16
+}
+
+/// `mean` moved 1/2^[`ADAPT_SHIFT`] of the way to `target`, by one unit at least.
+fn step_towards(mean: u32, target: u32) -> u32 {
+    let gap = mean.abs_diff(target);
+    let step = (gap >> ADAPT_SHIFT).max(gap.min(1));
+    if target > mean {
+        mean + step
+    } else {
+        mean - step
+    }
+}
+
+/// z²·[`Z2_STEPS`] of a colour `seen` against its background `expected` (both in
+/// 1/16 grey level), with `inv_var` = [`Z2_STEPS`]·2^32 / variance, capped at the
+/// table's end. A pixel between [`SHADOW_MIN`] and [`SHADOW_MAX`] of its background's
+/// brightness counts only its distance from the background's chromaticity line.
+fn quantised_z2(seen: [u32; 3], expected: [u32; 3], inv_var: u64) -> u16 {
+    let dot: u64 = (0..3)
+        .map(|c| u64::from(seen[c]) * u64::from(expected[c]))
+        .sum();
+    let bb: u64 = expected.iter().map(|&b| u64::from(b) * u64::from(b)).sum();
+    let full: u64 = (0..3)
+        .map(|c| {
+            let d = u64::from(seen[c].abs_diff(expected[c]));
+            d * d
+        })
+        .sum();
+    let mut distance = full;
+    // The brightness ratio seen·b / |b|² against the shadow band, without dividing.
+    let scaled = dot << GAIN_BITS;
+    if bb > 0 && u64::from(SHADOW_MIN) * bb <= scaled && scaled <= u64::from(SHADOW_MAX) * bb {
+        let cc: u64 = seen.iter().map(|&v| u64::from(v) * u64::from(v)).sum();
+        // |seen|² − (seen·b)²/|b|²: the squared distance from the line through b.
+        distance = distance.min(cc.saturating_sub(dot * dot / bb));
+    }
+    let q = (distance * inv_var) >> 32;
+    q.min(u64::from(MAX_Z2 * Z2_STEPS)) as u16
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn learned(pixels: &[[u8; 3]], frames: u32) -> BackgroundModel {
+        let mut model = BackgroundModel::new(pixels.len() as u32, 1, frames);
+        let rgb: Vec<u8> = pixels.iter().flatten().copied().collect();
+        for _ in 0..frames {
+            model.learn(&rgb);
+        }
+        model
+    }
+
+    fn capacities(model: &mut BackgroundModel, rgb: &[u8], previous: Option<&Mask>) -> Vec<i32> {
+        model.observe(rgb, previous);
+        let mut data = vec![0; rgb.len() / 3];
+        model.add_capacities(&CostTable::new(1.0, 10.0), &mut data);
+        data
+    }
+
     #[test]
     fn learned_background_flags_changed_pixels() {
         let mut model = BackgroundModel::new(2, 1, 3);
         for v in [100u8, 102, 98] {
             assert!(!model.is_ready());
-            model.learn(&[v, v, v, 10, 10, 10]);
+            assert!(model.learn(&[v, v, v, 10, 10, 10]));
         }
         assert!(model.is_ready());
+        assert!(!model.learn(&[0; 6]), "a ready model takes no more frames");
         assert_eq!(model.frames_left(), 0);
+        assert_eq!(model.mean_rgb(), [100, 100, 100, 10, 10, 10]);
         // Pixel 0 unchanged, pixel 1 turned bright.
-        let mut fg = vec![0.0; 2];
-        let mut bg = vec![0.0; 2];
-        model.add_costs(&[101, 99, 100, 200, 210, 190], 1.0, &mut fg, &mut bg);
-        assert!(bg[0] < fg[0], "unchanged pixel prefers background");
-        assert!(bg[1] > fg[1], "changed pixel prefers foreground");
+        let changed = Mask::from_fn(2, 1, |i| i == 1);
+        let data = capacities(&mut model, &[101, 99, 100, 200, 210, 190], Some(&changed));
+        assert!(data[0] < 0, "unchanged pixel prefers background");
+        assert!(data[1] > 0, "changed pixel prefers foreground");
     }
 
     #[test]
     fn unready_model_adds_nothing() {
-        let model = BackgroundModel::new(1, 1, 2);
-        let mut fg = vec![0.0];
-        let mut bg = vec![0.0];
-        model.add_costs(&[1, 2, 3], 1.0, &mut fg, &mut bg);
-        assert_eq!((fg[0], bg[0]), (0.0, 0.0));
+        let mut model = BackgroundModel::new(1, 1, 2);
+        assert_eq!(capacities(&mut model, &[1, 2, 3], None), [0]);
+    }
+
+    #[test]
+    fn a_global_gain_is_compensated_and_held_within_the_hysteresis() {
+        let pixels: Vec<[u8; 3]> = (0..20)
+            .map(|i| [60 + 5 * i, 80 + 4 * i, 50 + 6 * i])
+            .collect();
+        let mut model = learned(&pixels, 2);
+        let brighter: Vec<u8> = pixels
+            .iter()
+            .flatten()
+            .map(|&v| (u32::from(v) * 5 / 4) as u8)
+            .collect();
+        let data = capacities(&mut model, &brighter, None);
+        assert!(data.iter().all(|&d| d < 0), "{data:?}");
+        let gain = model.gain()[0];
+        assert!(gain.abs_diff(320) <= 2, "gain {gain}");
+        // A change of a grey level in one pixel keeps the gain.
+        let mut nudged = brighter.clone();
+        nudged[0] += 1;
+        capacities(&mut model, &nudged, None);
+        assert_eq!(model.gain()[0], gain);
+    }
+
+    #[test]
+    fn a_shadow_is_background_and_a_dark_object_is_not() {
+        let wall = [240, 200, 160];
+        let mut model = learned(&[wall; 4], 3);
+        // 14 % darker: beyond the noise, within the shadow band.
+        let shadow = [206, 172, 138];
+        let other = [60, 90, 140];
+        let black = [30, 30, 30];
+        let rgb: Vec<u8> = [wall, shadow, other, black].into_iter().flatten().collect();
+        // The previous mask keeps the gain from the unchanged pixel only.
+        let previous = Mask::from_fn(4, 1, |i| i > 0);
+        let data = capacities(&mut model, &rgb, Some(&previous));
+        assert_eq!(model.gain(), [UNIT_GAIN; 3]);
+        assert!(data[1] < 0, "shadow {data:?}");
+        assert!(data[2] > 0, "other colour {data:?}");
+        assert!(data[3] > 0, "much darker {data:?}");
+    }
+
+    #[test]
+    fn uncovered_background_adapts_and_still_foreground_is_absorbed() {
+        let mut model = learned(&[[100, 100, 100]; 12], 2).with_absorb_frames(5);
+        // Pixel 0 drifts past the dead zone (background), pixel 1 is a chair put down,
+        // the others stay.
+        let mut rgb = vec![100; 36];
+        rgb[..6].copy_from_slice(&[124, 124, 124, 20, 200, 20]);
+        let mask = Mask::from_fn(12, 1, |i| i == 1);
+        for _ in 0..100 {
+            model.observe(&rgb, Some(&mask));
+            model.adapt(&rgb, &mask);
+        }
+        assert!(model.mean_rgb()[0] > 102, "adapted into the dead zone");
+        assert!(model.mean_rgb()[4] > 150, "absorbed (the gain taken out)");
+        let data = capacities(&mut model, &rgb, Some(&mask));
+        let steady = CostTable::new(1.0, 10.0).at(0);
+        assert_eq!(data, [steady; 12], "all background, steadily");
+    }
+
+    #[test]
+    fn the_table_is_signed_and_capped() {
+        let table = CostTable::new(2.0, 10.0);
+        assert_eq!(table.at(0), -90);
+        assert_eq!(table.at(threshold_q()), 0);
+        assert_eq!(table.at(u16::MAX), table.at((MAX_Z2 * Z2_STEPS) as u16));
     }
 }

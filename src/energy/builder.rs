@@ -3,7 +3,10 @@
 //! seeded pixels; contrast-sensitive smoothness on the arcs.
 //!
 //! Quantisation: every term is in nats (negative log-probabilities; λ too) and becomes
-//! a capacity of `round(CAPACITY_SCALE · nats)`. Terminal arcs are reparameterised (the
+//! a capacity of `round(CAPACITY_SCALE · nats)`, each term rounded on its own (the
+//! colour models per pixel, the background and temporal terms through integer
+//! tables), so a term that did not change leaves its capacities exactly as they
+//! were. Terminal arcs are reparameterised (the
 //! smaller of a pixel's two data costs is subtracted from both, which changes the
 //! energy by a constant only), so each pixel has at most one non-zero terminal arc.
 //! A seeded pixel's terminal arc is one more than the sum of its neighbour arcs: the
@@ -11,7 +14,7 @@
 //! push-relabel engines) small. Arcs between two seeded pixels are dropped (constant
 //! energy), so the engines only see the unknown pixels and their seeded rim.
 
-use super::background::BackgroundModel;
+use super::background::{BackgroundModel, CostTable};
 use super::color::ColorModels;
 use super::seeds::{SeedLabel, Seeds};
 use super::smoothness::Smoothness;
@@ -41,7 +44,7 @@ pub struct EnergyInputs<'a> {
     pub seeds: Option<&'a Seeds>,
     /// Previous frame's mask and the prior's parameters.
     pub temporal: Option<(&'a Mask, TemporalPrior)>,
-    /// Learned static background and its weight.
+    /// Learned static background (observed on this frame) and its weight.
     pub background: Option<(&'a BackgroundModel, f32)>,
 }
 
@@ -54,6 +57,8 @@ pub struct EnergyBuilder {
     arrays: Option<ProblemArrays>,
     fg_cost: Vec<f32>,
     bg_cost: Vec<f32>,
+    data: Vec<i32>,
+    background_table: CostTable,
     distance: Vec<u32>,
     fixed: Vec<bool>,
     hard: Vec<i32>,
@@ -108,26 +113,32 @@ impl EnergyBuilder {
         });
         self.sigma = smoothness.fill_edges(rgb, width as usize, height as usize, fixed, &mut edges);
 
-        let fg = &mut self.fg_cost;
-        let bg = &mut self.bg_cost;
-        fg.clear();
-        fg.resize(n, 0.0);
-        bg.clear();
-        bg.resize(n, 0.0);
-        let seeded = |i: usize| seeds.is_some_and(|s| s.labels[i] != SeedLabel::Unknown);
+        let data = &mut self.data;
+        data.clear();
+        data.resize(n, 0);
         if let Some(models) = colors {
+            let fg = &mut self.fg_cost;
+            let bg = &mut self.bg_cost;
+            fg.clear();
+            fg.resize(n, 0.0);
+            bg.clear();
+            bg.resize(n, 0.0);
+            let seeded = |i: usize| seeds.is_some_and(|s| s.labels[i] != SeedLabel::Unknown);
             models.data_costs(rgb, |i| !seeded(i), fg, bg);
+            for ((d, &f), &b) in data.iter_mut().zip(fg.iter()).zip(bg.iter()) {
+                let diff = (b - f).clamp(-MAX_DATA_NATS, MAX_DATA_NATS) * CAPACITY_SCALE;
+                *d = diff.round() as i32;
+            }
         }
         if let Some((model, weight)) = background {
-            model.add_costs(rgb, weight, fg, bg);
+            CostTable::ensure(&mut self.background_table, weight, CAPACITY_SCALE);
+            model.add_capacities(&self.background_table, data);
         }
         if let Some((previous, prior)) = temporal {
-            prior.add_costs(previous, &mut self.distance, fg, bg);
+            prior.add_capacities(previous, CAPACITY_SCALE, &mut self.distance, data);
         }
-        for i in 0..n {
-            let diff = (bg[i] - fg[i]).clamp(-MAX_DATA_NATS, MAX_DATA_NATS) * CAPACITY_SCALE;
-            let cap = (diff.abs() + 0.5) as i32;
-            (source[i], sink[i]) = if diff > 0.0 { (cap, 0) } else { (0, cap) };
+        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data.iter()) {
+            (*s, *t) = if d > 0 { (d, 0) } else { (0, -d) };
         }
         if let Some(seeds) = seeds {
             // Arcs are symmetric, so the out-sum also bounds the arcs into a pixel.

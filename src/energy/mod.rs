@@ -11,7 +11,7 @@ pub mod seeds;
 pub mod smoothness;
 pub mod temporal;
 
-pub use background::BackgroundModel;
+pub use background::{BackgroundModel, CostTable};
 pub use builder::{CAPACITY_SCALE, EnergyBuilder, EnergyInputs};
 pub use color::{ColorModel, ColorModelKind, ColorModels, Side};
 pub use crop::Region;

@@ -20,32 +20,34 @@ pub struct TemporalPrior {
 }
 
 impl TemporalPrior {
-    /// Adds the prior to the per-pixel costs: a pixel that was foreground gets the
-    /// switching cost added to its background cost, and vice versa. `distance` is a
+    /// Adds the prior to the signed data capacities (background minus foreground cost
+    /// per pixel, `scale` capacity units per nat): a pixel that was foreground gets the
+    /// switching cost added to its background cost, and vice versa. The cost of each
+    /// chamfer distance is rounded once, so it is an integer function of the previous
+    /// mask alone and changes only where the mask's boundary moved. `distance` is a
     /// scratch buffer reused across frames.
-    pub fn add_costs(
+    pub fn add_capacities(
         &self,
         previous: &Mask,
+        scale: f32,
         distance: &mut Vec<u32>,
-        fg_cost: &mut [f32],
-        bg_cost: &mut [f32],
+        data: &mut [i32],
     ) {
         if self.weight <= 0.0 {
             return;
         }
         boundary_distance(previous, distance);
-        let per_unit = 1.0 / (self.ramp.max(0.0) * STRAIGHT as f32);
-        for (i, &d) in distance.iter().enumerate() {
-            let share = if per_unit.is_finite() {
-                (d as f32 * per_unit).min(1.0)
-            } else {
-                1.0
-            };
-            let cost = self.weight * share;
+        let full = (f64::from(self.weight) * f64::from(scale)).round() as i32;
+        let ramp = (self.ramp.max(0.0) * STRAIGHT as f32).round() as u32;
+        let table: Vec<i32> = (0..ramp)
+            .map(|d| (f64::from(full) * f64::from(d) / f64::from(ramp)).round() as i32)
+            .collect();
+        for (i, (&d, value)) in distance.iter().zip(data.iter_mut()).enumerate() {
+            let cost = table.get(d as usize).copied().unwrap_or(full);
             if previous.is_source(i) {
-                bg_cost[i] += cost;
+                *value += cost;
             } else {
-                fg_cost[i] += cost;
+                *value -= cost;
             }
         }
     }
@@ -203,20 +205,22 @@ mod tests {
             weight: 2.0,
             ramp: 2.0,
         };
-        let mut fg = vec![0.0; 12];
-        let mut bg = vec![0.0; 12];
-        prior.add_costs(&mask, &mut Vec::new(), &mut fg, &mut bg);
-        assert_eq!(bg[4], 0.0);
-        assert_eq!(bg[3], 1.0);
-        assert_eq!(bg[0], 2.0);
-        assert_eq!(fg[0], 0.0);
-        assert_eq!(fg[11], 2.0);
+        let mut data = vec![0; 12];
+        prior.add_capacities(&mask, 10.0, &mut Vec::new(), &mut data);
+        assert_eq!(data[4], 0);
+        assert_eq!(data[3], 10, "halfway up the ramp");
+        assert_eq!(data[0], 20, "old foreground: switching to background costs");
+        assert_eq!(
+            data[11], -20,
+            "old background: switching to foreground costs"
+        );
         let uniform = TemporalPrior {
             weight: 2.0,
             ramp: 0.0,
         };
-        let mut fg = vec![0.0; 12];
-        uniform.add_costs(&mask, &mut Vec::new(), &mut fg, &mut [0.0; 12]);
-        assert_eq!(fg[6], 2.0);
+        let mut data = vec![0; 12];
+        uniform.add_capacities(&mask, 10.0, &mut Vec::new(), &mut data);
+        assert_eq!(data[6], -20);
+        assert_eq!(data[5], -20);
     }
 }

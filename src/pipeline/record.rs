@@ -56,6 +56,9 @@ pub struct FrameRecord {
     pub engine: EngineKind,
     /// Foreground pixels in the mask.
     pub foreground: usize,
+    /// The frame taught the static background and was not cut (its mask is all
+    /// background).
+    pub learning: bool,
     /// Agreement with the source's ground truth, where it has one (the demo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iou: Option<f64>,
@@ -79,6 +82,7 @@ impl FrameRecord {
             dropped: result.dropped,
             engine: result.engine,
             foreground: output.mask.count_source(),
+            learning: output.learning,
             iou: result.iou(),
         })
     }

@@ -7,6 +7,11 @@
 //! later frames pass the noise gate (still pixels keep their colour), reuse those
 //! models, add the temporal prior from the previous mask, and (with `dynamic`)
 //! continue from the engine's residual graph.
+//!
+//! With a learned background (webcam mode) the first `background_frames` frames teach
+//! the model and come out all background, flagged as learning; every later frame is cut
+//! by the background term, the temporal prior and any seeds, which then hold as hard
+//! constraints on every frame (an excluded region stays excluded).
 
 use super::gate::NoiseGate;
 use super::timing::FrameTiming;
@@ -76,6 +81,9 @@ pub struct SegmentOutput {
     pub fallback: Option<String>,
     /// The engine's statistics (iterations, activity, dynamic, changed arcs).
     pub stats: SolveStats,
+    /// The frame taught the static background and was not cut: its mask is all
+    /// background.
+    pub learning: bool,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -103,6 +111,10 @@ pub struct Segmenter {
     gated_rgb: Vec<u8>,
     /// Why the GPU engine was given up during the frame being segmented.
     fallback: Option<String>,
+    /// σ of the learned background's mean image, the smoothness σ in background mode.
+    background_sigma: Option<f32>,
+    /// Buffer for the frame in the background's steady colours.
+    steady_rgb: Vec<u8>,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -115,6 +127,8 @@ struct LastFrame {
     height: u32,
     previous: Option<Mask>,
     seeded: bool,
+    /// The frame was a learning frame (redoing it must not learn it twice).
+    learning: bool,
 }
 
 /// The part of a frame one cut works on.
@@ -181,7 +195,7 @@ impl Default for SegmentParams {
             temporal_ramp: 10.0,
             drop_unanchored: false,
             background_frames: 0,
-            background_weight: 1.0,
+            background_weight: 2.0,
             noise_gate: NOISE_GATE,
         }
     }
@@ -248,6 +262,8 @@ impl Segmenter {
             gate: NoiseGate::default(),
             gated_rgb: Vec::new(),
             fallback: None,
+            background_sigma: None,
+            steady_rgb: Vec::new(),
         }
     }
 
@@ -350,6 +366,9 @@ impl Segmenter {
                 expected,
             });
         }
+        if let Some(output) = self.learn_background(frame, start) {
+            return Ok(output);
+        }
         if self.params.noise_gate == 0 {
             self.gate.reset();
             return self.segment_gated(frame, start);
@@ -385,25 +404,52 @@ impl Segmenter {
         {
             self.previous = None;
         }
-        let background_ready = self.learn_background(frame);
+        let background_ready = self.background_ready();
         let fresh = self.seeds_pending;
         if fresh {
             self.seeds_pending = false;
-            self.learn_from_seeds(frame)?;
+            if background_ready {
+                self.check_background_seeds(frame)?;
+            } else {
+                self.learn_from_seeds(frame)?;
+            }
         }
         if self.models.is_none() && !background_ready {
             return Err(SegmentError::NotReady(self.background_frames_left()));
         }
+        let mut steady = std::mem::take(&mut self.steady_rgb);
+        if let Some(model) = self.background.as_mut().filter(|_| background_ready) {
+            model.observe(&frame.rgb, self.previous.as_ref());
+            model.steady_rgb(&frame.rgb, &mut steady);
+        }
+        let steady = Frame {
+            rgb: steady,
+            ..*frame
+        };
+        // The still scene in the background's own colours where one is learned.
+        let cut_frame = if background_ready { &steady } else { frame };
         let mut timings = FrameTiming {
             energy_ms: ms_since(start),
             ..Default::default()
         };
-        let hard = if fresh { self.seeds.take() } else { None };
-        let result = self.cut_and_clean(frame, hard.as_ref(), &mut timings);
+        // Seeds are hard on the frame they arrive with, and on every frame in
+        // background mode.
+        let hard = if fresh || background_ready {
+            self.seeds.take()
+        } else {
+            None
+        };
+        let result = self.cut_and_clean(cut_frame, hard.as_ref(), &mut timings);
+        self.steady_rgb = steady.rgb;
         if hard.is_some() {
             self.seeds = hard;
         }
         let (mask, solution) = result?;
+        if let Some(model) = self.background.as_mut().filter(|_| background_ready) {
+            let start = Instant::now();
+            model.adapt(&frame.rgb, &mask);
+            timings.energy_ms += ms_since(start);
+        }
         let before = self.previous.replace(mask.clone());
         self.last = Some(LastFrame {
             index: frame.index,
@@ -411,6 +457,7 @@ impl Segmenter {
             height,
             previous: before,
             seeded: fresh,
+            learning: false,
         });
         timings.total_ms = ms_since(start);
         Ok(SegmentOutput {
@@ -419,22 +466,85 @@ impl Segmenter {
             timings,
             stats: solution.stats,
             fallback: self.fallback.take(),
+            learning: false,
         })
     }
 
-    /// Feeds the background learner; returns whether a learned background is ready.
-    fn learn_background(&mut self, frame: &Frame) -> bool {
+    /// Whether a learned background is ready to cut by.
+    fn background_ready(&self) -> bool {
+        self.params.background_frames > 0
+            && self
+                .background
+                .as_ref()
+                .is_some_and(BackgroundModel::is_ready)
+    }
+
+    /// Feeds the background learner with a frame while it learns, and returns the
+    /// frame's learning output (all background, nothing cut); `None` once the model is
+    /// ready, or without one. A learning frame redone (the app re-segmenting a paused
+    /// frame) gives the same output without being learned twice.
+    fn learn_background(&mut self, frame: &Frame, start: Instant) -> Option<SegmentOutput> {
         let frames = self.params.background_frames;
         if frames == 0 {
             self.background = None;
-            return false;
+            return None;
         }
-        let model = match &mut self.background {
-            Some(m) if m.fits(frame.width, frame.height) => m,
-            slot => slot.insert(BackgroundModel::new(frame.width, frame.height, frames)),
-        };
-        model.learn(&frame.rgb);
-        model.is_ready()
+        let redo = self.last.as_ref().is_some_and(|l| {
+            l.learning && (l.index, l.width, l.height) == (frame.index, frame.width, frame.height)
+        });
+        if !redo {
+            let model = match &mut self.background {
+                Some(m) if m.fits(frame.width, frame.height) => m,
+                slot => slot.insert(BackgroundModel::new(frame.width, frame.height, frames)),
+            };
+            if !model.learn(&frame.rgb) {
+                return None;
+            }
+            if model.is_ready() {
+                self.background_sigma = Some(estimate_sigma(
+                    &model.mean_rgb(),
+                    frame.width as usize,
+                    frame.height as usize,
+                    self.params.connectivity,
+                ));
+            }
+        }
+        self.previous = None;
+        self.engine_warm = false;
+        self.gate.reset();
+        self.last = Some(LastFrame {
+            index: frame.index,
+            width: frame.width,
+            height: frame.height,
+            previous: None,
+            seeded: false,
+            learning: true,
+        });
+        Some(SegmentOutput {
+            mask: Mask::empty(frame.width, frame.height),
+            flow: 0,
+            timings: FrameTiming {
+                energy_ms: ms_since(start),
+                total_ms: ms_since(start),
+                ..Default::default()
+            },
+            fallback: None,
+            stats: SolveStats::default(),
+            learning: true,
+        })
+    }
+
+    /// Checks seeds given in background mode against the frame: any labels will do
+    /// (the background term needs neither a foreground nor a background seed).
+    fn check_background_seeds(&mut self, frame: &Frame) -> Result<(), SegmentError> {
+        if let Some(seeds) = &self.seeds
+            && let Err(e) = seeds.check_size(frame.width, frame.height)
+        {
+            self.seeds = None;
+            return Err(SegmentError::Seeds(e.to_string()));
+        }
+        self.models = None;
+        Ok(())
     }
 
     /// Checks the pending seeds against the frame and learns the colour models.
@@ -568,16 +678,18 @@ impl Segmenter {
     /// whole frame so the result does not depend on the reduction.
     fn cut_area(&mut self, frame: &Frame, hard: Option<&Seeds>) -> CutArea {
         let mut rgb = std::mem::take(&mut self.crop_rgb);
+        let background_on = self.background_ready();
+        // With a learned background, σ is the empty scene's: one value for every frame,
+        // so the arcs of a still scene stay as they were.
         let whole = CutArea {
             region: None,
             seeds: None,
-            sigma: self.params.sigma,
+            sigma: self
+                .params
+                .sigma
+                .or(self.background_sigma.filter(|_| background_on)),
             rgb: Vec::new(),
         };
-        let background_on = self
-            .background
-            .as_ref()
-            .is_some_and(BackgroundModel::is_ready);
         let Some(seeds) = hard.filter(|_| !background_on) else {
             return CutArea { rgb, ..whole };
         };
@@ -619,6 +731,9 @@ impl Segmenter {
             .as_ref()
             .filter(|b| b.is_ready())
             .map(|b| (b, p.background_weight));
+        // The seeded frame of a colour-model sequence starts afresh; in background mode
+        // the seeds hold on every frame beside the prior.
+        let seeded_frame = hard.is_some() && background.is_none();
         let (width, height, rgb, seeds) = match area.region {
             Some(r) => (r.width, r.height, area.rgb.as_slice(), area.seeds.as_ref()),
             None => (frame.width, frame.height, frame.rgb.as_slice(), hard),
@@ -633,12 +748,12 @@ impl Segmenter {
                 sigma: area.sigma,
                 scale: CAPACITY_SCALE,
             },
-            colors: self.models.as_mut(),
+            colors: self.models.as_mut().filter(|_| background.is_none()),
             seeds,
             temporal: self
                 .previous
                 .as_ref()
-                .filter(|_| hard.is_none() && temporal.weight > 0.0)
+                .filter(|_| !seeded_frame && temporal.weight > 0.0)
                 .map(|m| (m, temporal)),
             background,
         };

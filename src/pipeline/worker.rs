@@ -38,6 +38,10 @@ pub trait FrameProcessor: Send {
     fn set_engine(&mut self, engine: Box<dyn Engine>);
     /// Which engine is in use.
     fn engine_kind(&self) -> EngineKind;
+    /// Whether frames wait for seeds (false: a learned background segments them).
+    fn needs_seeds(&self) -> bool {
+        true
+    }
 }
 
 impl FrameProcessor for Segmenter {
@@ -55,6 +59,9 @@ impl FrameProcessor for Segmenter {
     }
     fn engine_kind(&self) -> EngineKind {
         Segmenter::engine_kind(self)
+    }
+    fn needs_seeds(&self) -> bool {
+        self.params().background_frames == 0
     }
 }
 
@@ -466,9 +473,8 @@ impl<P: FrameProcessor> Worker<P> {
         self.stale = false;
         let decode_ms = if reprocessed { 0.0 } else { captured.decode_ms };
         let start = Instant::now();
-        let result = self
-            .has_seeds
-            .then(|| self.processor.process(&captured.frame));
+        let wanted = self.has_seeds || !self.processor.needs_seeds();
+        let result = wanted.then(|| self.processor.process(&captured.frame));
         let segment_ms = start.elapsed().as_secs_f64() * 1e3;
         let (output, error) = match result {
             Some(Ok(mut output)) => {

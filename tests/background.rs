@@ -1,0 +1,261 @@
+//! Webcam mode: a background learned from the first frames, then frames segmented with
+//! no seeds; exposure drift, seeds on top, dynamic cuts, and `livecut eval`'s
+//! F-measure and flicker on sequences with a known answer.
+
+mod common;
+
+use common::cli::{json_output, livecut};
+use common::rng::Rng;
+use livecut::capture::Frame;
+use livecut::energy::{SeedLabel, Seeds};
+use livecut::grid::Mask;
+use livecut::maxflow::cpu::CpuEngine;
+use livecut::pipeline::{SegmentParams, Segmenter};
+use std::path::Path;
+use std::time::Duration;
+
+const W: u32 = 128;
+const H: u32 = 96;
+const LEARN: u32 = 5;
+
+/// Where the object is in frame `index` (it walks right), if it is there.
+fn object_at(index: u64, x: u32, y: u32) -> bool {
+    let left = 8 + 2 * index as u32;
+    (left..left + 14).contains(&x) && (12..36).contains(&y)
+}
+
+/// A still scene with sensor noise: a textured wall, from frame `LEARN` on an object
+/// walking through, every channel times `gain` (in percent), and `shade` (percent of
+/// brightness) over the region `shaded`.
+fn scene(
+    rng: &mut Rng,
+    index: u64,
+    gain: u32,
+    shaded: impl Fn(u32, u32) -> bool,
+    shade: u32,
+) -> Frame {
+    let mut rgb = Vec::with_capacity((3 * W * H) as usize);
+    for y in 0..H {
+        for x in 0..W {
+            let object = index >= u64::from(LEARN) && object_at(index, x, y);
+            let base = if object {
+                [40, 170, 70]
+            } else {
+                [
+                    120 + (x % 8) * 6,
+                    110 + (y % 6) * 5,
+                    100 + ((x + y) % 5) * 4,
+                ]
+            };
+            let shade = if shaded(x, y) { shade } else { 100 };
+            for c in base {
+                let noise = rng.below(7) as i64 - 3;
+                let v = i64::from(c * gain * shade / 10_000) + noise;
+                rgb.push(v.clamp(0, 255) as u8);
+            }
+        }
+    }
+    Frame {
+        width: W,
+        height: H,
+        rgb,
+        timestamp: Duration::ZERO,
+        index,
+    }
+}
+
+fn plain(rng: &mut Rng, index: u64) -> Frame {
+    scene(rng, index, 100, |_, _| false, 100)
+}
+
+fn truth(index: u64) -> Mask {
+    Mask::from_fn(W, H, |i| object_at(index, i as u32 % W, i as u32 / W))
+}
+
+fn segmenter(dynamic: bool) -> Segmenter {
+    Segmenter::new(
+        Box::new(CpuEngine::new()),
+        SegmentParams {
+            background_frames: LEARN,
+            dynamic,
+            ..SegmentParams::default()
+        },
+    )
+}
+
+/// Pixels where two masks differ.
+fn differences(a: &Mask, b: &Mask) -> usize {
+    a.data.iter().zip(&b.data).filter(|(x, y)| x != y).count()
+}
+
+#[test]
+fn learning_frames_are_all_background_and_flagged_then_the_object_is_cut() {
+    let mut rng = Rng(1);
+    let mut s = segmenter(true);
+    for i in 0..u64::from(LEARN) {
+        let out = s.segment(&plain(&mut rng, i)).expect("a learning frame");
+        assert!(out.learning, "frame {i}");
+        assert_eq!(out.mask.count_source(), 0);
+        assert_eq!(out.flow, 0);
+    }
+    for i in u64::from(LEARN)..12 {
+        let out = s.segment(&plain(&mut rng, i)).expect("a cut frame");
+        assert!(!out.learning);
+        let wrong = differences(&out.mask, &truth(i));
+        assert!(wrong <= 20, "frame {i}: {wrong} pixels wrong");
+    }
+}
+
+#[test]
+fn seeds_are_hard_constraints_on_every_frame() {
+    let mut rng = Rng(2);
+    let mut s = segmenter(true);
+    // Exclude the object's top rows; keep a patch of wall.
+    let mut seeds = Seeds::unknown(W, H);
+    for y in 0..H {
+        for x in 0..W {
+            let i = (y * W + x) as usize;
+            if y < 20 {
+                seeds.labels[i] = SeedLabel::Background;
+            } else if (50..56).contains(&x) && (40..46).contains(&y) {
+                seeds.labels[i] = SeedLabel::Foreground;
+            }
+        }
+    }
+    s.set_seeds(seeds);
+    for i in 0..12 {
+        let out = s.segment(&plain(&mut rng, i)).unwrap();
+        if out.learning {
+            continue;
+        }
+        for y in 0..H {
+            for x in 0..W {
+                let fg = out.mask.is_source((y * W + x) as usize);
+                if y < 20 {
+                    assert!(!fg, "frame {i}: excluded ({x}, {y}) is foreground");
+                }
+                if (50..56).contains(&x) && (40..46).contains(&y) {
+                    assert!(fg, "frame {i}: kept ({x}, {y}) is background");
+                }
+            }
+        }
+        let below = Mask::from_fn(W, H, |p| {
+            object_at(i, p as u32 % W, p as u32 / W) && p as u32 / W >= 20
+        });
+        let found = below
+            .data
+            .iter()
+            .zip(&out.mask.data)
+            .filter(|&(&t, &m)| t != 0 && m != 0)
+            .count();
+        assert!(
+            found * 10 >= below.count_source() * 9,
+            "frame {i}: the rest of the object is kept"
+        );
+    }
+}
+
+#[test]
+fn exposure_drift_is_compensated() {
+    let mut rng = Rng(3);
+    let mut s = segmenter(true);
+    // The exposure climbs by 25 % after learning, 1 % a frame, as a webcam's
+    // automatic exposure does when someone walks in.
+    for i in 0..40u64 {
+        let gain = 100 + (i.saturating_sub(u64::from(LEARN)) as u32).min(25);
+        let out = s
+            .segment(&scene(&mut rng, i, gain, |_, _| false, 100))
+            .unwrap();
+        if out.learning {
+            continue;
+        }
+        let wrong = differences(&out.mask, &truth(i));
+        assert!(
+            wrong <= 25,
+            "frame {i} (gain {gain} %): {wrong} pixels wrong"
+        );
+    }
+}
+
+#[test]
+fn dynamic_cuts_give_the_static_masks_and_flows_and_continue() {
+    let mut rng = Rng(5);
+    let frames: Vec<Frame> = (0..30).map(|i| plain(&mut rng, i)).collect();
+    let mut fixed = segmenter(false);
+    let mut dynamic = segmenter(true);
+    let mut continued = 0;
+    for frame in &frames {
+        let a = fixed.segment(frame).unwrap();
+        let b = dynamic.segment(frame).unwrap();
+        assert_eq!(
+            (a.flow, &a.mask),
+            (b.flow, &b.mask),
+            "frame {}",
+            frame.index
+        );
+        assert!(!a.stats.dynamic);
+        continued += usize::from(b.stats.dynamic);
+    }
+    assert!(continued >= 20, "{continued} of 25 cut frames continued");
+}
+
+fn write_rgb(path: &Path, frame: &Frame) {
+    image::RgbImage::from_raw(frame.width, frame.height, frame.rgb.clone())
+        .unwrap()
+        .save(path)
+        .unwrap();
+}
+
+#[test]
+fn eval_scores_a_learned_background_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (frames, gt) = (dir.path().join("frames"), dir.path().join("gt"));
+    std::fs::create_dir_all(&frames).unwrap();
+    std::fs::create_dir_all(&gt).unwrap();
+    let mut rng = Rng(6);
+    for i in 0..16u64 {
+        write_rgb(&frames.join(format!("{i:03}.png")), &plain(&mut rng, i));
+        // A wrong ground truth on frame 10: its object is 2 pixels wider, which the
+        // masks do not follow (two flips of each of those pixels, ground truth
+        // steady) and which marks them as false negatives.
+        let mut t = truth(i);
+        if i == 10 {
+            for y in 12..36 {
+                for x in [0, 1] {
+                    t.data[(y * W + 8 + 2 * 10 + 14 + x) as usize] = 255;
+                }
+            }
+        }
+        t.write_png(&gt.join(format!("{i:03}.png"))).unwrap();
+    }
+    let out = livecut(&[
+        "eval",
+        "--frames",
+        frames.to_str().unwrap(),
+        "--gt",
+        gt.to_str().unwrap(),
+        "--background",
+        &LEARN.to_string(),
+        "--engine",
+        "cpu",
+        "--json",
+    ]);
+    let json = json_output(&out);
+    assert_eq!(json["first_scored"], LEARN);
+    let learning = json["frames"].as_array().unwrap();
+    assert!(
+        learning[..LEARN as usize]
+            .iter()
+            .all(|f| f["learning"] == true)
+    );
+    let f = json["f_measure"].as_f64().unwrap();
+    let flicker = json["flicker"].as_f64().unwrap();
+    // 11 scored frames of 14×24 object pixels, 48 of them missed on frame 10.
+    let (tp, missed) = (11.0 * 336.0, 48.0);
+    let want_f = 2.0 * tp / (2.0 * tp + missed);
+    assert!(
+        (f - want_f).abs() < 0.004,
+        "F-measure {f}, want about {want_f}"
+    );
+    assert!(flicker < 0.001, "flicker {flicker}");
+}
