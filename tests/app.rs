@@ -453,3 +453,33 @@ fn ui_and_segmentation_rates(engine: EngineChoice) {
     let errors: Vec<_> = h.state().notices().iter().filter(|n| n.error).collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+#[test]
+fn learning_the_background_counts_down_then_cuts_with_no_seeds() {
+    let mut h = harness(app_on(demo(None), None));
+    step_until(&mut h, "the first frame's mask", |app| app.mask().is_some());
+    click(&mut h, "Learn background");
+    h.get_by_label_contains("Learning the empty scene from the next 30 frames");
+    let start = std::time::Instant::now();
+    let mut counted_down = false;
+    loop {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "learning never ended"
+        );
+        h.step();
+        counted_down |= h.query_by_label_contains("frames left").is_some();
+        if h.query_by_label("Cutting out whatever is not the learned scene.")
+            .is_some()
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(counted_down, "a countdown while learning");
+    // the cut runs on with no seeds: the scribbles were cleared
+    step_until(&mut h, "a cut after learning", |app| app.mask().is_some());
+    h.get_by_label("Learn again");
+    click(&mut h, "Stop");
+    h.get_by_label("Learn background");
+}

@@ -64,6 +64,10 @@ pub(super) enum Command {
     Snapshot,
     /// Start or stop sending composites to the virtual camera.
     ToggleVirtualCamera,
+    /// Learn the empty scene from the next frames (again), then cut with no seeds.
+    LearnBackground,
+    /// Stop using the learned background: back to seeded cuts.
+    StopBackground,
     /// Remove the notice with this index.
     Dismiss(usize),
 }
@@ -137,6 +141,11 @@ impl LivecutApp {
             Command::ToggleRecording => self.toggle_recording(),
             Command::Snapshot => self.snapshot(),
             Command::ToggleVirtualCamera => self.vcam.toggle(),
+            Command::LearnBackground => self.learn_background(),
+            Command::StopBackground => {
+                self.background.stop();
+                self.params_changed();
+            }
             Command::Dismiss(index) => self.notices.dismiss(index),
         }
     }
@@ -163,9 +172,36 @@ impl LivecutApp {
         self.backend.set_paused(paused);
     }
 
-    /// Sends the settings' parameters to the worker.
+    /// Sends the settings' parameters to the worker, with the background mode's.
     fn params_changed(&mut self) {
-        self.backend.set_params(self.settings.segment_params());
+        self.backend.set_params(self.segment_params());
+    }
+
+    fn segment_params(&self) -> crate::pipeline::SegmentParams {
+        crate::pipeline::SegmentParams {
+            background_frames: self.background.frames,
+            ..self.settings.segment_params()
+        }
+    }
+
+    /// Starts learning the empty scene afresh: the scribbles are cleared (they would be
+    /// hard constraints on every frame), and the worker forgets any model it has (the
+    /// mode off, then on) before it learns from the next frames.
+    fn learn_background(&mut self) {
+        self.seeds.clear();
+        if self.background.frames > 0 {
+            self.background.stop();
+            self.params_changed();
+        }
+        self.background.start();
+        self.params_changed();
+        self.notices.push(
+            format!(
+                "Learning the empty scene from the next {} frames: keep out of view",
+                self.background.frames
+            ),
+            false,
+        );
     }
 
     /// Back to the source's default seeds (or the generic defaults).

@@ -73,6 +73,7 @@ impl LivecutApp {
 
     fn on_frame(&mut self, result: FrameResult, now: Instant) {
         self.stats.on_frame(&result, now);
+        self.background.on_frame(&result);
         if let Some(error) = &result.error {
             self.on_segment_error(error);
         }

@@ -14,6 +14,7 @@
 //! short-lived [`tasks`].
 
 pub mod backend;
+mod background;
 mod command;
 pub mod compose;
 mod engine;

@@ -111,6 +111,9 @@ impl LivecutApp {
                 self.engine
                     .segmentation_ui(ui, &mut self.settings, commands)
             });
+        egui::CollapsingHeader::new("Background")
+            .default_open(true)
+            .show(ui, |ui| self.background.ui(ui, commands));
         egui::CollapsingHeader::new("Scribbles")
             .default_open(true)
             .show(ui, |ui| self.seeds.ui(ui, &mut self.settings, commands));

@@ -5,6 +5,7 @@
 //! user's commands in [`super::command`].
 
 use super::backend::Backend;
+use super::background::BackgroundMode;
 use super::command::Command;
 use super::engine::EngineStatus;
 use super::notices::{Notice, Notices};
@@ -19,6 +20,7 @@ use super::tasks::{Done, Tasks};
 use super::vcam::VirtualCameraOut;
 use super::view::View;
 use crate::capture::{FrameSource, list_cameras};
+use crate::energy::SeedLabel;
 use crate::grid::Mask;
 use crate::maxflow::{EngineChoice, EngineKind};
 use std::time::{Duration, Instant};
@@ -56,6 +58,7 @@ pub struct LivecutApp {
     pub(super) stats: Stats,
     pub(super) notices: Notices,
     pub(super) vcam: VirtualCameraOut,
+    pub(super) background: BackgroundMode,
 }
 
 impl LivecutApp {
@@ -97,6 +100,7 @@ impl LivecutApp {
             stats: Stats::new(options.quit_after),
             notices,
             vcam: VirtualCameraOut::default(),
+            background: BackgroundMode::default(),
         })
     }
 
@@ -204,12 +208,15 @@ impl LivecutApp {
     }
 
     /// Sends changed scribbles to the worker; seeds without both labels cannot be
-    /// cut, so the worker is told to pass frames through instead.
+    /// cut, so the worker is told to pass frames through instead, but for corrections
+    /// of a learned background (any stroke is a hard constraint there).
     fn send_changed_seeds(&mut self) {
         let Some(seeds) = self.seeds.take_changed() else {
             return;
         };
-        if self.seeds.usable {
+        let learned = self.background.frames > 0 && !self.background.learning();
+        let any = seeds.labels.iter().any(|&l| l != SeedLabel::Unknown);
+        if self.seeds.usable || (learned && any) {
             self.backend.set_seeds(seeds);
         } else {
             self.backend.clear_seeds();
