@@ -111,7 +111,7 @@ impl LivecutApp {
                 self.engine
                     .segmentation_ui(ui, &mut self.settings, commands)
             });
-        egui::CollapsingHeader::new("Background")
+        egui::CollapsingHeader::new("Learned background")
             .default_open(true)
             .show(ui, |ui| self.background.ui(ui, commands));
         egui::CollapsingHeader::new("Scribbles")
