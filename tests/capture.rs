@@ -46,6 +46,38 @@ fn demo_by_name_has_the_requested_size_seeds_and_truth() {
 }
 
 #[test]
+fn the_demo_films_a_still_camera_unless_asked_to_pan() {
+    let open = |input| {
+        SourceSpec::parse(input, settings(80, 60))
+            .unwrap()
+            .open()
+            .unwrap()
+    };
+    let (mut still, mut pan) = (open("demo"), open("demo:pan"));
+    assert!(
+        still.describe().contains("still camera"),
+        "{}",
+        still.describe()
+    );
+    assert!(
+        pan.describe().contains("panning camera"),
+        "{}",
+        pan.describe()
+    );
+    assert_eq!(still.default_seeds(), pan.default_seeds());
+    let (a, b) = (
+        still.next_frame().unwrap().unwrap(),
+        pan.next_frame().unwrap().unwrap(),
+    );
+    assert_eq!(a.truth, b.truth, "the same objects in the same places");
+    assert_ne!(a.frame.rgb, b.frame.rgb, "seen by another camera");
+
+    let err = SourceSpec::parse("demo:zoom", settings(80, 60)).unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("demo:zoom") && text.contains("pan") && !text.contains('\n'));
+}
+
+#[test]
 fn the_preferred_live_source_is_the_paced_demo_without_a_camera() {
     let spec = SourceSpec::preferred(settings(32, 24));
     match &spec {

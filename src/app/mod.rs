@@ -38,7 +38,7 @@ mod window;
 
 pub use engine::DeviceStatus;
 pub use notices::Notice;
-pub use source::{CameraList, SourceState, demo_spec};
+pub use source::{CameraList, SourceState, demo_spec, demo_spec_with};
 pub use view::VIEW_LABEL;
 pub use window::{AppOptions, LivecutApp};
 

@@ -3,7 +3,7 @@
 
 use super::command::Command;
 use super::tasks::Pick;
-use crate::capture::{CameraDescription, DemoConfig, SourceSpec, StreamSettings};
+use crate::capture::{CameraDescription, DemoConfig, DemoMotion, SourceSpec, StreamSettings};
 use crate::pipeline::SourceInfo;
 use egui::{Color32, RichText, Ui};
 
@@ -94,6 +94,15 @@ impl Source {
                 commands.push(Command::SwitchSource(demo_spec()));
             }
             if ui
+                .button("Panning demo")
+                .on_hover_text(
+                    "The demo scene filmed by a panning camera: the whole background moves",
+                )
+                .clicked()
+            {
+                commands.push(Command::SwitchSource(demo_spec_with(DemoMotion::Pan)));
+            }
+            if ui
                 .button("Open file…")
                 .on_hover_text("An image or a video")
                 .clicked()
@@ -154,10 +163,16 @@ impl Source {
     }
 }
 
-/// The demo scene in real time, as the app shows it.
+/// The demo scene in real time, as the app shows it (still camera).
 pub fn demo_spec() -> SourceSpec {
+    demo_spec_with(DemoMotion::Still)
+}
+
+/// The demo scene in real time filmed by a camera that moves as `motion` says.
+pub fn demo_spec_with(motion: DemoMotion) -> SourceSpec {
     SourceSpec::Demo(DemoConfig {
         realtime: true,
+        motion,
         ..DemoConfig::default()
     })
 }

@@ -13,7 +13,7 @@ mod spec;
 pub mod video;
 
 pub use camera::{CameraDescription, CameraMode, CameraSource, list_cameras};
-pub use demo::{DemoConfig, DemoScene, DemoSource};
+pub use demo::{DemoConfig, DemoMotion, DemoScene, DemoSource};
 pub use error::CaptureError;
 pub use files::{FolderSource, ImageSource};
 pub use spec::{SourceSpec, StreamSettings};

@@ -1,8 +1,8 @@
 //! What the user asks to read (`demo`, `camera:1`, a path) and how to open it.
 
 use super::{
-    CameraSource, CaptureError, DemoConfig, DemoSource, FolderSource, FrameSource, ImageSource,
-    VideoSource, files::has_image_extension, list_cameras,
+    CameraSource, CaptureError, DemoConfig, DemoMotion, DemoSource, FolderSource, FrameSource,
+    ImageSource, VideoSource, files::has_image_extension, list_cameras,
 };
 use std::path::PathBuf;
 
@@ -49,15 +49,17 @@ pub enum SourceSpec {
 }
 
 impl SourceSpec {
-    /// Parses `demo`, `camera`, `camera:N` or a path (a folder, an image by its
-    /// extension, anything else a video). The demo takes its size and rate from
-    /// `settings` and is not paced (frames as fast as they are read).
+    /// Parses `demo` (or `demo:still`), `demo:pan`, `camera`, `camera:N` or a path (a
+    /// folder, an image by its extension, anything else a video). The demo takes its
+    /// size and rate from `settings` and is not paced (frames as fast as they are
+    /// read); `demo:pan` films it with a panning camera.
     pub fn parse(input: &str, settings: StreamSettings) -> Result<Self, CaptureError> {
-        if input == "demo" {
+        if let Some(motion) = demo_motion(input)? {
             return Ok(Self::Demo(DemoConfig {
                 width: settings.width,
                 height: settings.height,
                 fps: settings.fps,
+                motion,
                 ..DemoConfig::default()
             }));
         }
@@ -131,6 +133,26 @@ impl SourceSpec {
     }
 }
 
+/// The camera motion `input` asks of the demo (`demo`, `demo:still`, `demo:pan`), or
+/// `None` where it does not name the demo.
+fn demo_motion(input: &str) -> Result<Option<DemoMotion>, CaptureError> {
+    let Some(rest) = input.strip_prefix("demo") else {
+        return Ok(None);
+    };
+    if rest.is_empty() {
+        return Ok(Some(DemoMotion::default()));
+    }
+    // A file or folder whose name starts with "demo" is a path.
+    let Some(name) = rest.strip_prefix(':') else {
+        return Ok(None);
+    };
+    let motion = DemoMotion::ALL.into_iter().find(|m| m.name() == name);
+    motion.map(Some).ok_or_else(|| CaptureError::BadSpec {
+        input: input.into(),
+        reason: "the demo's camera is still or pan, e.g. demo:pan".into(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,12 +164,22 @@ mod tests {
             height: 48,
             fps: 10,
         };
-        match SourceSpec::parse("demo", s).unwrap() {
+        let demo = |input| match SourceSpec::parse(input, s).unwrap() {
             SourceSpec::Demo(c) => {
-                assert_eq!((c.width, c.height, c.fps, c.realtime), (64, 48, 10, false))
+                assert_eq!((c.width, c.height, c.fps, c.realtime), (64, 48, 10, false));
+                c.motion
             }
             other => panic!("{other:?}"),
-        }
+        };
+        assert_eq!(demo("demo"), DemoMotion::Still);
+        assert_eq!(demo("demo:still"), DemoMotion::Still);
+        assert_eq!(demo("demo:pan"), DemoMotion::Pan);
+        assert!(matches!(
+            SourceSpec::parse("demo:zoom", s),
+            Err(CaptureError::BadSpec { .. })
+        ));
+        // Paths that merely start with the word are paths.
+        assert!(matches!(demo_motion("demos/clip.mkv"), Ok(None)));
         assert_eq!(
             SourceSpec::parse("camera:2", s).unwrap(),
             SourceSpec::Camera {

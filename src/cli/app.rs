@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use livecut::app::settings::ViewMode;
-use livecut::app::{self, AppOptions, demo_spec};
+use livecut::app::{self, AppOptions, demo_spec, demo_spec_with};
 use livecut::capture::{SourceSpec, StreamSettings};
 use livecut::maxflow::EngineChoice;
 use std::time::Duration;
@@ -10,8 +10,9 @@ use std::time::Duration;
 /// Options of the window.
 #[derive(clap::Args, Debug)]
 pub struct AppArgs {
-    /// What to segment: `camera`, `camera:N`, an image, a folder of images, a video, or
-    /// `demo` [default: the first camera, else the demo scene]
+    /// What to segment: `camera`, `camera:N`, an image, a folder of images, a video,
+    /// `demo` (the built-in scene, still camera) or `demo:pan` (panning camera)
+    /// [default: the first camera, else the demo scene]
     #[arg(long, value_name = "SOURCE")]
     source: Option<String>,
     /// Engine to start with [default: the one chosen last time, at first `auto`]
@@ -35,7 +36,7 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
                 .with_context(|| format!("--source {text}"))?;
             match spec {
                 // The window shows the demo in real time, like a camera.
-                SourceSpec::Demo(_) => demo_spec(),
+                SourceSpec::Demo(config) => demo_spec_with(config.motion),
                 other => other,
             }
         }

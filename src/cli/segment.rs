@@ -28,7 +28,8 @@ const DEMO_FRAMES: u64 = 300;
 #[derive(clap::Args, Debug)]
 pub struct SegmentArgs {
     /// What to segment: an image, a folder of images (name order), a video file (read
-    /// with ffmpeg), `demo` (built-in scene), or `camera[:N]`.
+    /// with ffmpeg), `demo` (built-in scene, still camera), `demo:pan` (the scene
+    /// filmed by a panning camera), or `camera[:N]`.
     #[arg(long, short, value_name = "INPUT")]
     pub input: String,
     /// Seeds PNG for the first frame, the frame's size: grey ≥ 192 foreground, ≤ 64

@@ -4,6 +4,7 @@
 //! camera, and what tests segment.
 
 mod noise;
+mod object;
 mod scene;
 
 pub use scene::DemoScene;
@@ -18,6 +19,32 @@ pub const SIDE_RANGE: std::ops::RangeInclusive<u32> = 16..=8192;
 /// Largest frame rate accepted.
 pub const MAX_FPS: u32 = 240;
 
+/// How the demo's camera moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DemoMotion {
+    /// On a tripod: the background stays put and only sensor noise, a slow exposure
+    /// drift and the objects change it, as in front of a webcam. What dynamic cuts are
+    /// for.
+    #[default]
+    Still,
+    /// Panning slowly, with a lighting dip and a band of light moving across: the
+    /// whole background moves, by a fraction of a pixel per frame.
+    Pan,
+}
+
+impl DemoMotion {
+    /// Every motion, the default first.
+    pub const ALL: [Self; 2] = [Self::Still, Self::Pan];
+
+    /// The name used in source specs (`demo:pan`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Still => "still",
+            Self::Pan => "pan",
+        }
+    }
+}
+
 /// How to generate the demo stream.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DemoConfig {
@@ -29,6 +56,8 @@ pub struct DemoConfig {
     pub fps: u32,
     /// Seed of everything random in the scene.
     pub seed: u64,
+    /// How the camera moves.
+    pub motion: DemoMotion,
     /// Number of frames before the stream ends; `None` runs forever.
     pub frames: Option<u64>,
     /// Deliver frames at `fps` in real time like a camera (a live source) instead of
@@ -43,6 +72,7 @@ impl Default for DemoConfig {
             height: 480,
             fps: 30,
             seed: 1,
+            motion: DemoMotion::Still,
             frames: None,
             realtime: false,
         }
@@ -75,7 +105,8 @@ impl DemoSource {
                 config.fps
             )));
         }
-        let scene = DemoScene::new(config.width, config.height, config.fps, config.seed);
+        let c = &config;
+        let scene = DemoScene::with_motion(c.width, c.height, c.fps, c.seed, c.motion);
         Ok(Self {
             config,
             scene,
@@ -106,8 +137,12 @@ impl DemoSource {
 impl FrameSource for DemoSource {
     fn describe(&self) -> String {
         let c = &self.config;
+        let camera = match c.motion {
+            DemoMotion::Still => "still camera",
+            DemoMotion::Pan => "panning camera",
+        };
         format!(
-            "demo scene {}x{} @ {} fps (seed {})",
+            "demo scene {}x{} @ {} fps (seed {}, {camera})",
             c.width, c.height, c.fps, c.seed
         )
     }
@@ -157,6 +192,7 @@ mod tests {
             height,
             fps: 30,
             seed,
+            motion: DemoMotion::Still,
             frames: Some(3),
             realtime: false,
         }
@@ -169,16 +205,20 @@ mod tests {
 
     #[test]
     fn same_seed_same_frames_other_seed_other_frames() {
-        let a = frames(config(48, 32, 5));
-        let b = frames(config(48, 32, 5));
-        let c = frames(config(48, 32, 6));
-        assert_eq!(a.len(), 3);
-        for (x, y) in a.iter().zip(&b) {
-            assert_eq!(x.frame, y.frame);
-            assert_eq!(x.truth, y.truth);
+        for motion in DemoMotion::ALL {
+            let with = |seed| DemoConfig {
+                motion,
+                ..config(48, 32, seed)
+            };
+            let (a, b, c) = (frames(with(5)), frames(with(5)), frames(with(6)));
+            assert_eq!(a.len(), 3);
+            for (x, y) in a.iter().zip(&b) {
+                assert_eq!(x.frame, y.frame);
+                assert_eq!(x.truth, y.truth);
+            }
+            assert_ne!(a[0].frame.rgb, c[0].frame.rgb);
+            assert_ne!(a[0].frame.rgb, a[1].frame.rgb, "the scene moves");
         }
-        assert_ne!(a[0].frame.rgb, c[0].frame.rgb);
-        assert_ne!(a[0].frame.rgb, a[1].frame.rgb, "the scene moves");
     }
 
     #[test]
@@ -201,7 +241,7 @@ mod tests {
     #[test]
     fn truth_covers_part_of_the_frame_and_matches_render() {
         let src = DemoSource::new(config(96, 72, 3)).unwrap();
-        for index in [0, 17, 90] {
+        for index in [0, 17, 90, 400] {
             let (_, rendered) = src.scene().render(index);
             let truth = src.scene().truth(index);
             assert_eq!(rendered, truth);

@@ -1,5 +1,6 @@
-//! Deterministic pseudo-random numbers and value noise for the demo scene: hashes of
-//! integer coordinates, so every pixel of every frame follows from the seed alone.
+//! Deterministic pseudo-random numbers, value noise and sensor noise for the demo scene:
+//! hashes of integer coordinates, so every pixel of every frame follows from the seed
+//! alone.
 
 /// SplitMix64 finalizer: a fast, well-mixed 64-bit hash.
 pub fn mix(mut z: u64) -> u64 {
@@ -19,7 +20,7 @@ pub fn unit(h: u64) -> f32 {
     (h >> 40) as f32 / (1u64 << 24) as f32
 }
 
-/// A sequential generator (SplitMix64) for per-pixel sensor noise.
+/// A sequential generator (SplitMix64) for the scene's random choices.
 pub struct Rng(u64);
 
 impl Rng {
@@ -42,20 +43,6 @@ impl Rng {
     /// Uniform in [lo, hi).
     pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * self.next_unit()
-    }
-
-    /// Three noise values with zero mean and unit deviation from one 64-bit draw, each
-    /// the sum of two 10-bit uniforms (triangular: cheap, and close enough to sensor
-    /// noise).
-    pub fn noise3(&mut self) -> [f32; 3] {
-        let h = self.next_u64();
-        // U1 + U2 - 1 has deviation 1/sqrt(6); 1023 steps per unit.
-        const SCALE: f32 = 2.449_49 / 1023.0;
-        std::array::from_fn(|c| {
-            let a = (h >> (20 * c)) & 0x3FF;
-            let b = (h >> (20 * c + 10)) & 0x3FF;
-            (a as f32 + b as f32 - 1023.0) * SCALE
-        })
     }
 }
 
@@ -87,6 +74,47 @@ pub fn fbm(seed: u64, x: f32, y: f32, octaves: u32) -> f32 {
     sum / norm
 }
 
+/// Sensor noise in quarter grey levels, read from one precomputed table: each row of
+/// each frame takes a window at a random offset, so the noise is spatially independent,
+/// different every frame, deterministic from the seed, and costs one add per channel.
+#[derive(Clone, Debug)]
+pub struct SensorNoise {
+    seed: u64,
+    table: Vec<i8>,
+    row_len: usize,
+}
+
+/// Number of distinct window offsets in the table.
+const NOISE_OFFSETS: usize = 1 << 18;
+
+impl SensorNoise {
+    /// A table of Gaussian-like noise (the sum of four uniforms) with deviation `sigma`
+    /// grey levels, for rows of `row_len` bytes.
+    pub fn new(seed: u64, sigma: f32, row_len: usize) -> Self {
+        // The sum of four uniforms minus two has deviation 1/sqrt(3).
+        let scale = 4.0 * sigma * 3f32.sqrt();
+        let table = (0..NOISE_OFFSETS + row_len)
+            .map(|i| {
+                let h = mix(seed ^ mix(i as u64));
+                let sum: f32 = (0..4).map(|k| ((h >> (16 * k)) & 0xFFFF) as f32).sum();
+                let n = sum / 65536.0 - 2.0;
+                (n * scale).round().clamp(-127.0, 127.0) as i8
+            })
+            .collect();
+        Self {
+            seed: mix(seed ^ 0x0015_E4A0),
+            table,
+            row_len,
+        }
+    }
+
+    /// The noise of row `y` of frame `index`, `row_len` values.
+    pub fn row(&self, index: u64, y: u32) -> &[i8] {
+        let offset = hash2(self.seed, index as i64, y as i64) as usize % NOISE_OFFSETS;
+        &self.table[offset..offset + self.row_len]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,19 +131,20 @@ mod tests {
     }
 
     #[test]
-    fn noise_values_have_unit_spread() {
-        let mut rng = Rng::new(3);
-        let n = 30_000;
-        let (mut sum, mut sq) = (0.0f64, 0.0f64);
-        for _ in 0..n {
-            for g in rng.noise3() {
-                sum += g as f64;
-                sq += (g * g) as f64;
-            }
-        }
-        let mean = sum / (3 * n) as f64;
-        let var = sq / (3 * n) as f64 - mean * mean;
-        assert!(mean.abs() < 0.02, "mean {mean}");
-        assert!((var - 1.0).abs() < 0.05, "variance {var}");
+    fn sensor_noise_has_the_requested_spread_and_changes_every_frame() {
+        let noise = SensorNoise::new(3, 2.0, 3000);
+        let rows: Vec<&[i8]> = (0..40).map(|y| noise.row(y / 4, (y % 4) as u32)).collect();
+        let values: Vec<f64> = rows
+            .iter()
+            .flat_map(|r| r.iter())
+            .map(|&q| q as f64 / 4.0)
+            .collect();
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / values.len() as f64;
+        assert!(mean.abs() < 0.05, "mean {mean}");
+        assert!((var.sqrt() - 2.0).abs() < 0.1, "deviation {}", var.sqrt());
+        assert_eq!(noise.row(5, 2), SensorNoise::new(3, 2.0, 3000).row(5, 2));
+        assert_ne!(noise.row(5, 2), noise.row(6, 2), "another frame");
+        assert_ne!(noise.row(5, 2), noise.row(5, 3), "another row");
     }
 }
