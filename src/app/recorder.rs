@@ -352,40 +352,51 @@ pub fn write_png(path: &Path, image: &DynamicImage) -> Result<(), String> {
     result
 }
 
+/// A 4×2 grey frame `index` (at `index` ms) and its mask, for the output parts' tests.
+#[cfg(test)]
+pub(super) fn test_shot(grey: u8, index: u64, mask: Option<Mask>) -> Shot {
+    let frame = crate::capture::Frame {
+        width: 4,
+        height: 2,
+        rgb: vec![grey; 24],
+        timestamp: std::time::Duration::from_millis(index),
+        index,
+    };
+    Shot {
+        captured: Arc::new(CapturedFrame {
+            frame,
+            decode_ms: 0.0,
+            name: None,
+            truth: None,
+        }),
+        mask: mask.map(Arc::new),
+        activity: None,
+    }
+}
+
+/// A look of `mode` over a blurred backdrop, for the output parts' tests.
+#[cfg(test)]
+pub(super) fn test_look(mode: super::settings::ViewMode) -> Look {
+    Look {
+        mode,
+        tint: [0, 255, 0],
+        backdrop: crate::composite::Backdrop::Blur,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::app::compose::Backdrop;
     use crate::app::settings::ViewMode;
-    use crate::capture::Frame;
     use std::time::{Duration, Instant};
 
     fn shot() -> Shot {
-        let frame = Frame {
-            width: 4,
-            height: 2,
-            rgb: vec![50; 24],
-            timestamp: Duration::ZERO,
-            index: 0,
-        };
-        Shot {
-            captured: Arc::new(CapturedFrame {
-                frame,
-                decode_ms: 0.0,
-                name: None,
-                truth: None,
-            }),
-            mask: Some(Arc::new(Mask::from_fn(4, 2, |i| i % 2 == 0))),
-            activity: None,
-        }
+        let mask = Mask::from_fn(4, 2, |i| i % 2 == 0);
+        test_shot(50, 0, Some(mask))
     }
 
     fn look() -> Look {
-        Look {
-            mode: ViewMode::CutOut,
-            tint: [0, 255, 0],
-            backdrop: Backdrop::Blur,
-        }
+        test_look(ViewMode::CutOut)
     }
 
     /// Polls until `n` files were reported or a few seconds passed.

@@ -165,36 +165,15 @@ fn writer(path: &str, frames: Receiver<(Shot, Look)>, failures: Sender<String>, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::{CapturedFrame, Frame};
-    use crate::composite::Backdrop;
+    use crate::app::recorder::{test_look, test_shot};
     use std::time::{Duration, Instant};
 
     fn shot(index: u64) -> Shot {
-        let frame = Frame {
-            width: 4,
-            height: 2,
-            rgb: vec![90; 24],
-            timestamp: Duration::from_millis(index),
-            index,
-        };
-        Shot {
-            captured: Arc::new(CapturedFrame {
-                frame,
-                decode_ms: 0.0,
-                name: None,
-                truth: None,
-            }),
-            mask: None,
-            activity: None,
-        }
+        test_shot(90, index, None)
     }
 
     fn look() -> Look {
-        Look {
-            mode: ViewMode::Background,
-            tint: [0, 255, 0],
-            backdrop: Backdrop::Blur,
-        }
+        test_look(ViewMode::Background)
     }
 
     #[test]
