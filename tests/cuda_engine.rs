@@ -496,7 +496,8 @@ fn update_gives_the_same_flow_as_a_fresh_solve() {
     }
 }
 
-/// Solves `frames` in turn, the first from scratch and the others as updates, and checks
+/// Solves `frames` in turn, the first from scratch and the others as updates that always
+/// continue from the kept graph (`set_always_resume`), and checks
 /// that every update has the reference flow and gives the same cut as a fresh solve (both
 /// engines return the pixels that cannot reach t). Returns how many updates resumed from
 /// the kept graph (the others had an offset too large for 32 bits and were solved afresh).
@@ -506,6 +507,7 @@ fn check_updates(
     frames: &[GridProblem],
     what: &str,
 ) -> usize {
+    engine.set_always_resume(true);
     solve_certified(engine, &frames[0], what);
     let mut resumed = 0;
     for (k, p) in frames.iter().enumerate().skip(1) {

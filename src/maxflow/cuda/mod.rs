@@ -14,6 +14,7 @@ mod buffers;
 mod config;
 mod kernels;
 mod layout;
+mod pace;
 mod schedule;
 mod terminals;
 
@@ -37,6 +38,7 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 use kernels::PushRelabelKernels;
 use layout::{Ctl, SUM_CHANGED, SUM_OFFSET, SUM_OVERFLOW, Status, Tiling};
+use pace::Pace;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -134,6 +136,10 @@ pub struct CudaEngine {
     /// failed one.
     state: Option<DeviceState>,
     details: CudaDetails,
+    /// What fresh and continued solves cost on this stream (`update` takes the cheaper).
+    pace: Pace,
+    /// `update` always continues from the kept graph (tests, measurements).
+    always_resume: bool,
 }
 
 impl CudaEngine {
@@ -168,6 +174,8 @@ impl CudaEngine {
             config,
             state: None,
             details: CudaDetails::default(),
+            pace: Pace::default(),
+            always_resume: false,
         })
     }
 
@@ -433,12 +441,28 @@ impl CudaEngine {
 
 impl CudaEngine {
     fn call(&mut self, problem: &GridProblem, resume: bool) -> Result<Solution, EngineError> {
+        let shape = self.state.as_ref().map(|s| s.tiling);
+        let start = Instant::now();
         let result = self.run(problem, resume);
-        if result.is_err() {
+        match &result {
+            Ok(solution) => {
+                if self.state.as_ref().map(|s| s.tiling) != shape {
+                    self.pace.reset();
+                }
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                self.pace.record(solution.stats.dynamic, ms);
+            }
             // a failed solve may leave the arrays half-written: start afresh next time
-            self.state = None;
+            Err(_) => self.state = None,
         }
         result
+    }
+
+    /// Makes `update` continue from the kept residual graph on every call (by default
+    /// it solves afresh where that has been cheaper on this stream): for tests of the
+    /// reparameterisation and for measuring what the reuse costs.
+    pub fn set_always_resume(&mut self, on: bool) {
+        self.always_resume = on;
     }
 }
 
@@ -496,10 +520,12 @@ impl Engine for CudaEngine {
     }
 
     /// Reparameterises the kept residual graph on the device (`pr_reparam*`) and resumes
-    /// the solve from it; afresh where nothing is kept, the tiling changed or an offset
-    /// would overflow (`stats.dynamic` says which).
+    /// the solve from it, where that has been the cheaper way on this stream (`pace.rs`);
+    /// afresh otherwise, and where nothing is kept, the tiling changed or an offset would
+    /// overflow (`stats.dynamic` says which).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        self.call(problem, true)
+        let resume = self.always_resume || self.pace.resume();
+        self.call(problem, resume)
     }
 
     fn has_stochastic(&self) -> bool {

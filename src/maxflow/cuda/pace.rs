@@ -1,0 +1,87 @@
+//! Whether an update continues from the kept graph or solves afresh, chosen by what each
+//! has cost on this stream: both give the same flow and cut, so the cheaper one wins.
+//! On the device a continued solve still starts and ends with a whole global relabel,
+//! so where a frame's changes reach across the grid it can cost more than a fresh one.
+
+/// Frames between probes of the way not taken, so that its estimate follows the stream.
+const PROBE_EVERY: u32 = 16;
+/// Weight of the newest call in each running estimate.
+const NEW_WEIGHT: f64 = 0.25;
+
+/// Running estimates of what a fresh solve and a continued one cost, in milliseconds.
+/// The first call each way is left out: it pays one-off costs (allocations, the first
+/// launch of a kernel) that say nothing of the next frames.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pace {
+    fresh_ms: Option<f64>,
+    resumed_ms: Option<f64>,
+    /// Calls made each way (fresh, continued), up to 2.
+    calls: [u8; 2],
+    /// Calls since the way not taken was last tried.
+    since_probe: u32,
+}
+
+impl Pace {
+    /// Whether the next update should continue from the kept graph: each way until it
+    /// has an estimate (continuing first), then the cheaper one, and the other one every
+    /// [`PROBE_EVERY`] calls.
+    pub fn resume(&mut self) -> bool {
+        let (Some(fresh), Some(resumed)) = (self.fresh_ms, self.resumed_ms) else {
+            return self.resumed_ms.is_none();
+        };
+        self.since_probe += 1;
+        let cheaper = resumed <= fresh;
+        if self.since_probe >= PROBE_EVERY {
+            self.since_probe = 0;
+            return !cheaper;
+        }
+        cheaper
+    }
+
+    /// Records what a call cost: `resumed` says which way it went.
+    pub fn record(&mut self, resumed: bool, ms: f64) {
+        let calls = &mut self.calls[usize::from(resumed)];
+        *calls = (*calls + 1).min(2);
+        if *calls < 2 {
+            return;
+        }
+        let slot = if resumed {
+            &mut self.resumed_ms
+        } else {
+            &mut self.fresh_ms
+        };
+        *slot = Some(slot.map_or(ms, |old| old + NEW_WEIGHT * (ms - old)));
+    }
+
+    /// Forgets the estimates (a new grid shape: what the old one cost says nothing).
+    pub fn reset(&mut self) {
+        *self = Self::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cheaper_way_is_taken_and_the_other_probed_now_and_then() {
+        let mut pace = Pace::default();
+        pace.record(false, 90.0); // the first solve: allocations, left out
+        assert!(pace.resume(), "continuing is tried first");
+        pace.record(true, 40.0); // its first call: left out
+        assert!(pace.resume(), "until it has an estimate");
+        pace.record(true, 3.0);
+        assert!(!pace.resume(), "then a fresh solve, for its estimate");
+        pace.record(false, 2.0);
+        let picks: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| pace.resume()).collect();
+        assert_eq!(picks.iter().filter(|&&r| r).count(), 2, "{picks:?}");
+        assert!(picks[PROBE_EVERY as usize - 1], "the probe");
+        // continuing becomes cheaper: it is taken from then on
+        for _ in 0..8 {
+            pace.record(true, 0.5);
+        }
+        assert!((0..PROBE_EVERY - 1).all(|_| pace.resume()));
+        pace.reset();
+        assert!(pace.resume());
+    }
+}
