@@ -408,6 +408,7 @@ impl<P: FrameProcessor> Worker<P> {
             (n, m) => n.or(m),
         };
         let description = source.describe();
+        let reopen = source.reopen_spec();
         let seeds = seeds.or_else(|| source.default_seeds());
         self.has_seeds = seeds.is_some();
         if let Some(seeds) = &seeds {
@@ -434,6 +435,7 @@ impl<P: FrameProcessor> Worker<P> {
             delivery,
             frames,
             seeds,
+            reopen,
         }))
     }
 
