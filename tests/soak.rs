@@ -1,7 +1,7 @@
 //! A short soak of the live pipeline with the checks of the hour-long run
-//! (`cargo bench --bench soak`): memory steady after warm-up, the frame channel within
-//! its bound, a steady dropped share and no drift of the frame time, with recording
-//! turned on half-way.
+//! (`cargo bench --bench soak`): memory steady after warm-up in each phase, the frame
+//! channel within its bound, a steady dropped share and no drift of the frame time,
+//! with recording turned on half-way.
 
 #[path = "../benches/soak/session.rs"]
 mod session;

@@ -11,8 +11,9 @@ mod session;
 use session::{Config, Limits, Report};
 use std::process::ExitCode;
 
-/// The hour-long run's limits (the issue's): memory after warm-up within 5 %, the
-/// dropped share steady, no upward drift of the median frame time.
+/// The hour-long run's limits (the issue's): memory after warm-up within 5 % (in each
+/// phase, recording off and on), the dropped share steady, no upward drift of the
+/// median frame time.
 const LIMITS: Limits = Limits {
     memory_growth: 0.05,
     dropped_rise: 0.10,
