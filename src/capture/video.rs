@@ -339,11 +339,6 @@ impl VideoSource {
         self.probe.fps
     }
 
-    /// Frames that could not be decoded so far.
-    pub fn lost_frames(&self) -> u64 {
-        self.stream.lost()
-    }
-
     fn video_error(&self, reason: impl Into<String>) -> CaptureError {
         CaptureError::Video {
             path: self.path.clone(),
