@@ -12,6 +12,7 @@ use livecut::app::settings::{RecordKind, STORAGE_KEY, Settings, ViewMode};
 use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
 use livecut::capture::{
     CaptureError, CapturedFrame, DemoConfig, DemoScene, DemoSource, FrameSource, ImageSource,
+    SourceSpec, StreamSettings,
 };
 use livecut::maxflow::{EngineChoice, EngineKind};
 use std::collections::HashMap;
@@ -298,6 +299,85 @@ fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
 }
 
 #[test]
+fn a_disk_that_fills_while_recording_stops_the_recording_and_keeps_the_window() {
+    let full = Path::new("/dev/full");
+    if !full.exists() {
+        eprintln!("note: no /dev/full here; skipping the full-disk test");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("rec");
+    std::fs::create_dir(&folder).unwrap();
+    // The fourth frame's file is written where every write fails as on a full disk.
+    std::os::unix::fs::symlink(full, folder.join(".mask-000003.png.tmp")).unwrap();
+    let mut storage = MemoryStorage::default();
+    let settings = Settings {
+        record_folder: Some(folder.clone()),
+        record_kind: RecordKind::Masks,
+        ..Settings::default()
+    };
+    settings.store(&mut storage);
+    let mut h = harness(app_on(demo(None), Some(&storage)));
+    step_until(&mut h, "frames", |app| app.mask().is_some());
+    click(&mut h, "Record");
+    step_until(&mut h, "the recording to stop", |app| {
+        !app.recording().active
+    });
+    let notices = h.state().notices();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.error && n.text.contains("Recording stopped") && n.text.contains("space")),
+        "{notices:?}"
+    );
+    // The window goes on segmenting.
+    let processed = h.state().processed_frames();
+    step_until(&mut h, "more frames", |app| {
+        app.processed_frames() > processed + 5
+    });
+    let mut names: Vec<String> = std::fs::read_dir(&folder)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    // The files before the failure (one may have been skipped when the writer was
+    // behind), and nothing after it.
+    let before = ["mask-000000.png", "mask-000001.png", "mask-000002.png"];
+    assert!(!names.is_empty(), "files were written before the failure");
+    assert!(
+        names.iter().all(|n| before.contains(&n.as_str())),
+        "{names:?}"
+    );
+    for name in names {
+        let mask = livecut::grid::Mask::read_png(&folder.join(name)).unwrap();
+        assert_eq!((mask.width, mask.height), (W, H));
+    }
+}
+
+#[test]
+fn unusable_saved_settings_give_the_defaults_and_a_message() {
+    for (stored, why) in [
+        ("(view: Mask, lambda: 12.0, eight_conn", "cannot be read"),
+        ("(view: Mask, lambda: 12.0)", "older version"),
+    ] {
+        let mut storage = MemoryStorage::default();
+        eframe::Storage::set_string(&mut storage, STORAGE_KEY, stored.into());
+        let h = harness(app_on(demo(Some(1)), Some(&storage)));
+        let app = h.state();
+        let defaults = Settings::default();
+        assert_eq!(app.settings().view, defaults.view);
+        assert_eq!(app.settings().lambda, defaults.lambda);
+        let notices = app.notices();
+        assert!(
+            notices
+                .iter()
+                .any(|n| n.text.contains("saved settings were not used") && n.text.contains(why)),
+            "{notices:?}"
+        );
+    }
+}
+
+#[test]
 fn settings_persist_between_runs() {
     let mut storage = MemoryStorage::default();
     let mut h = first_frame_harness();
@@ -332,14 +412,43 @@ fn a_lost_camera_falls_back_to_the_demo_scene() {
     assert!(h.state().notices().is_empty());
 }
 
-/// A camera that delivers one frame and is then unplugged.
+#[test]
+fn a_lost_camera_is_offered_for_reopening() {
+    let mut h = harness(app_on(Box::new(Unplugged { sent: false }), None));
+    step_until(&mut h, "the fallback to the demo", |app| {
+        app.source_description()
+            .is_some_and(|d| d.starts_with("demo"))
+    });
+    h.get_by_label("camera 99 was lost");
+    click(&mut h, "Reopen camera 99");
+    // No machine has camera 99: the attempt fails with its own message, and the
+    // window goes on with the demo scene.
+    step_until(&mut h, "the failed reopening", |app| {
+        app.notices().len() == 2 && *app.source_state() == SourceState::Running
+    });
+    let notices = h.state().notices();
+    assert!(
+        notices[1].text.contains("showing the demo scene"),
+        "{notices:?}"
+    );
+    assert!(!notices[1].text.contains("unplugged"), "{notices:?}");
+}
+
+/// A camera that delivers one frame and is then unplugged. Its index is one no
+/// machine has, so reopening it fails wherever the tests run.
 struct Unplugged {
     sent: bool,
 }
 
 impl FrameSource for Unplugged {
     fn describe(&self) -> String {
-        "camera 0: test camera".into()
+        "camera 99: test camera".into()
+    }
+    fn reopen_spec(&self) -> Option<SourceSpec> {
+        Some(SourceSpec::Camera {
+            index: Some(99),
+            settings: StreamSettings::default(),
+        })
     }
     fn size(&self) -> (u32, u32) {
         (W, H)
@@ -350,7 +459,7 @@ impl FrameSource for Unplugged {
     fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
         if std::mem::replace(&mut self.sent, true) {
             return Err(CaptureError::Camera {
-                index: 0,
+                index: 99,
                 reason: "the device was unplugged".into(),
             });
         }

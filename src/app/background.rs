@@ -136,6 +136,7 @@ mod tests {
             dropped: 0,
             engine: EngineKind::Cpu,
             reprocessed: false,
+            queued: 0,
         }
     }
 

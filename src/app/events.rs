@@ -3,10 +3,10 @@
 use super::engine::DeviceStatus;
 use super::recorder::Shot;
 use super::settings::BackgroundKind;
-use super::source::{CameraList, SourceState, demo_spec};
+use super::source::{CameraList, Lost, SourceState, demo_spec};
 use super::tasks::{Done, Pick};
 use super::window::LivecutApp;
-use crate::capture::SourceSpec;
+use crate::capture::{CameraDescription, SourceSpec};
 use crate::energy::Seeds;
 use crate::maxflow::EngineKind;
 use crate::pipeline::{Event, FrameResult, SourceInfo};
@@ -48,6 +48,11 @@ impl LivecutApp {
     }
 
     fn on_source(&mut self, info: SourceInfo) {
+        // A source the user chose ends the offer to reopen a lost one; the fallback
+        // to the demo scene does not.
+        if !self.source.falling_back {
+            self.source.lost = None;
+        }
         if self.seeds.on_source(&info) {
             self.view.stale = true;
         }
@@ -57,9 +62,16 @@ impl LivecutApp {
         self.source.info = Some(info);
     }
 
-    /// A failed source is replaced by the demo scene, unless that failed too.
+    /// A failed source is replaced by the demo scene, unless that failed too. A
+    /// running source that can be opened again (a camera) is offered for reopening.
     fn on_source_failed(&mut self, message: String) {
+        let was_running = self.source.state == SourceState::Running;
         self.source.state = SourceState::Failed(message.clone());
+        if let (true, Some(info)) = (was_running, &self.source.info)
+            && let Some(spec) = info.reopen.clone()
+        {
+            self.source.lost = Some(Lost::new(spec, &info.description));
+        }
         if self.source.falling_back {
             self.notices
                 .push(format!("The demo scene failed too: {message}"), true);
@@ -129,8 +141,24 @@ impl LivecutApp {
             }
             Done::CudaProbed(Ok(name)) => self.engine.cuda = DeviceStatus::Ready(name),
             Done::CudaProbed(Err(reason)) => self.engine.cuda = DeviceStatus::Missing(reason),
-            Done::Cameras(Ok(list)) => self.source.cameras = CameraList::Ready(list),
-            Done::Cameras(Err(reason)) => self.source.cameras = CameraList::Failed(reason),
+            Done::Cameras(Ok(list)) => {
+                self.on_cameras_listed(&list);
+                self.source.cameras = CameraList::Ready(list);
+            }
+            Done::Cameras(Err(reason)) => {
+                self.on_cameras_listed(&[]);
+                self.source.cameras = CameraList::Failed(reason);
+            }
+        }
+    }
+
+    /// A lost camera listed again is offered for reopening.
+    fn on_cameras_listed(&mut self, cameras: &[CameraDescription]) {
+        let Some(lost) = &mut self.source.lost else {
+            return;
+        };
+        if let Some(message) = lost.listed(cameras) {
+            self.notices.push(message, false);
         }
     }
 

@@ -34,8 +34,9 @@ pub struct Shot {
 
 /// What the writer thread is asked to do.
 enum Job {
-    /// Frame `number` of a sequence.
+    /// Frame `number` of the sequence of recording `take`.
     Sequence {
+        take: u64,
         folder: PathBuf,
         kind: RecordKind,
         number: u64,
@@ -79,6 +80,8 @@ pub struct Recorder {
     reports: Receiver<Report>,
     kind: RecordKind,
     progress: Progress,
+    /// Recordings started so far: the writer drops what is left of one that failed.
+    take: u64,
 }
 
 impl Default for Recorder {
@@ -101,6 +104,7 @@ impl Recorder {
             reports,
             kind: RecordKind::Composites,
             progress: Progress::default(),
+            take: 0,
         }
     }
 
@@ -112,6 +116,7 @@ impl Recorder {
     /// Starts a sequence of `kind` in `folder` (created if missing).
     pub fn start(&mut self, folder: PathBuf, kind: RecordKind) {
         self.kind = kind;
+        self.take += 1;
         self.progress = Progress {
             active: true,
             folder: Some(folder),
@@ -138,6 +143,7 @@ impl Recorder {
             return;
         }
         let job = Job::Sequence {
+            take: self.take,
             folder,
             kind: self.kind,
             number: self.progress.queued + self.progress.skipped,
@@ -264,10 +270,16 @@ impl Recorder {
     }
 }
 
+/// Writes what it is handed until the recorder is dropped. After a failure (a full
+/// disk) the rest of that recording is dropped: its sequence ends at the last whole
+/// file, with no gap filled later.
 fn writer(jobs: Receiver<Job>, reports: Sender<Report>) {
+    let mut failed_take = None;
     for job in jobs {
         let results = match job {
+            Job::Sequence { take, .. } if failed_take == Some(take) => continue,
             Job::Sequence {
+                take,
                 folder,
                 kind,
                 number,
@@ -275,7 +287,11 @@ fn writer(jobs: Receiver<Job>, reports: Sender<Report>) {
                 look,
             } => {
                 let path = folder.join(format!("{}-{number:06}.png", kind.label()));
-                vec![write_kind(&path, kind, &shot, &look).map(|()| path)]
+                let result = write_kind(&path, kind, &shot, &look).map(|()| path);
+                if result.is_err() {
+                    failed_take = Some(take);
+                }
+                vec![result]
             }
             Job::Snapshot { folder, shot, look } => write_snapshot(&folder, &shot, &look),
         };
@@ -334,18 +350,23 @@ fn write_snapshot(folder: &Path, shot: &Shot, look: &Look) -> Vec<Result<PathBuf
 }
 
 /// Writes a PNG beside its target and renames it into place, so a failed write (a
-/// full disk) leaves no broken file behind.
+/// full disk) leaves no broken file behind. The PNG is encoded in memory and written
+/// with one checked call: a buffered file writer would lose the error of its last
+/// flush, which is where a full disk shows with small files.
 pub fn write_png(path: &Path, image: &DynamicImage) -> Result<(), String> {
     let fail = |err: &dyn std::fmt::Display| format!("cannot write {}: {err}", path.display());
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     }
+    let mut png = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut png), ImageFormat::Png)
+        .map_err(|e| fail(&e))?;
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let tmp = path.with_file_name(format!(".{name}.tmp"));
-    let result = image
-        .save_with_format(&tmp, ImageFormat::Png)
-        .map_err(|e| fail(&e))
-        .and_then(|()| std::fs::rename(&tmp, path).map_err(|e| fail(&e)));
+    let result = std::fs::write(&tmp, &png)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| fail(&e));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

@@ -1,14 +1,36 @@
 //! What the user chose in the window, kept between runs through eframe's storage.
+//! Settings that cannot be read, are out of range or come from another version are
+//! not used: the window starts with the defaults and says why.
 
+use super::seeds::BRUSH_RANGE;
 use crate::energy::ColorModelKind;
 use crate::grid::Connectivity;
 use crate::maxflow::EngineChoice;
 use crate::pipeline::SegmentParams;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use thiserror::Error;
 
 /// Key under which the settings are stored.
 pub const STORAGE_KEY: &str = "livecut-settings";
+
+/// Version of the stored settings; bumped when a field changes meaning, so that
+/// settings of another version are not taken for what they are not.
+pub const SETTINGS_VERSION: u32 = 1;
+
+/// Why stored settings were not used.
+#[derive(Debug, Error, PartialEq)]
+pub enum SettingsError {
+    /// The text is not settings (damaged, or written by something else).
+    #[error("they cannot be read ({0})")]
+    Corrupt(String),
+    /// Written by a livecut with another settings version (0: before versions).
+    #[error("they are from {} version of livecut", if *.0 < SETTINGS_VERSION { "an older" } else { "a newer" })]
+    Version(u32),
+    /// A value no control can set.
+    #[error("{0} is out of range")]
+    OutOfRange(&'static str),
+}
 
 /// How the frame and its mask are shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -91,6 +113,9 @@ impl RecordKind {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Settings {
+    /// The [`SETTINGS_VERSION`] they were written with (0 when missing).
+    #[serde(default)]
+    pub version: u32,
     /// Selected view.
     pub view: ViewMode,
     /// Background replacement.
@@ -138,6 +163,7 @@ impl Default for Settings {
     fn default() -> Self {
         let params = SegmentParams::default();
         Self {
+            version: SETTINGS_VERSION,
             view: ViewMode::Overlay,
             background: BackgroundKind::Blur,
             background_colour: [40, 120, 200],
@@ -187,11 +213,50 @@ impl Settings {
         }
     }
 
-    /// Reads the settings from eframe's storage, falling back to the defaults.
-    pub fn load(storage: Option<&dyn eframe::Storage>) -> Self {
-        storage
-            .and_then(|s| eframe::get_value(s, STORAGE_KEY))
-            .unwrap_or_default()
+    /// Reads the settings from eframe's storage: the defaults where there are none,
+    /// and the defaults with a message for the user where they cannot be used.
+    pub fn load(storage: Option<&dyn eframe::Storage>) -> (Self, Option<String>) {
+        let Some(text) = storage.and_then(|s| s.get_string(STORAGE_KEY)) else {
+            return (Self::default(), None);
+        };
+        match Self::from_stored(&text) {
+            Ok(settings) => (settings, None),
+            Err(e) => (
+                Self::default(),
+                Some(format!(
+                    "The saved settings were not used: {e}. Starting with the defaults."
+                )),
+            ),
+        }
+    }
+
+    /// Parses stored settings (eframe stores RON) and checks their version and values.
+    pub fn from_stored(text: &str) -> Result<Self, SettingsError> {
+        let settings: Self =
+            ron::from_str(text).map_err(|e| SettingsError::Corrupt(e.to_string()))?;
+        if settings.version != SETTINGS_VERSION {
+            return Err(SettingsError::Version(settings.version));
+        }
+        settings.check()?;
+        Ok(settings)
+    }
+
+    /// Errors on values the controls cannot produce (which other parts need not
+    /// expect): numbers that are not finite or outside their slider's range.
+    fn check(&self) -> Result<(), SettingsError> {
+        let checks = [
+            ("λ", self.lambda.is_finite() && self.lambda >= 0.0),
+            ("σ", self.sigma.is_finite() && self.sigma > 0.0),
+            (
+                "the temporal prior",
+                self.temporal.is_finite() && self.temporal >= 0.0,
+            ),
+            ("the brush radius", BRUSH_RANGE.contains(&self.brush_radius)),
+        ];
+        match checks.into_iter().find(|(_, ok)| !ok) {
+            Some((name, _)) => Err(SettingsError::OutOfRange(name)),
+            None => Ok(()),
+        }
     }
 
     /// Writes the settings to eframe's storage.
@@ -251,6 +316,28 @@ mod tests {
     }
 
     #[test]
+    fn unusable_stored_settings_are_refused_with_a_reason() {
+        let mut stored = ron::ser::to_string(&Settings::default()).unwrap();
+        assert_eq!(Settings::from_stored(&stored), Ok(Settings::default()));
+        assert!(matches!(
+            Settings::from_stored("(view: Overlay, lam"),
+            Err(SettingsError::Corrupt(_))
+        ));
+        assert_eq!(
+            Settings::from_stored("(lambda: 12.0)"),
+            Err(SettingsError::Version(0))
+        );
+        stored = stored.replace("lambda:", "lambda: -");
+        let err = Settings::from_stored(&stored).unwrap_err();
+        assert_eq!(err, SettingsError::OutOfRange("λ"));
+        assert_eq!(err.to_string(), "λ is out of range");
+        assert_eq!(
+            SettingsError::Version(0).to_string(),
+            "they are from an older version of livecut"
+        );
+    }
+
+    #[test]
     fn serde_round_trip_and_missing_fields() {
         let s = Settings {
             view: ViewMode::Heatmap,
@@ -260,9 +347,11 @@ mod tests {
         };
         let text = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), s);
-        // Settings written by an older version lack fields: the defaults fill them in.
+        // Missing fields take the defaults, except the version, which reads as 0 (a
+        // store from before versions, which `from_stored` refuses).
         let old: Settings = serde_json::from_str(r#"{"lambda": 12.0}"#).unwrap();
         assert_eq!(old.lambda, 12.0);
         assert_eq!(old.view, Settings::default().view);
+        assert_eq!(old.version, 0);
     }
 }

@@ -1,11 +1,13 @@
 //! The source part of the window: what is being segmented, how it is doing, whether
-//! it is paused, and the cameras to switch to, with the source controls.
+//! it is paused, the cameras to switch to, and a lost camera to reopen, with the
+//! source controls.
 
 use super::command::Command;
 use super::tasks::Pick;
 use crate::capture::{CameraDescription, DemoConfig, DemoMotion, SourceSpec, StreamSettings};
 use crate::pipeline::SourceInfo;
 use egui::{Color32, RichText, Ui};
+use std::time::Instant;
 
 /// The cameras found on the system.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,6 +33,66 @@ pub enum SourceState {
     Failed(String),
 }
 
+/// A source that failed and can be opened again (an unplugged camera): the window
+/// offers to reopen it, and says so when the cameras list it again.
+#[derive(Clone, Debug)]
+pub(super) struct Lost {
+    /// What to open.
+    pub(super) spec: SourceSpec,
+    /// What to call it, e.g. `camera 0`.
+    pub(super) name: String,
+    /// The cameras list it again.
+    pub(super) back: bool,
+    /// When the cameras were last listed to look for it.
+    pub(super) looked: Option<Instant>,
+    /// A listing is running.
+    pub(super) listing: bool,
+}
+
+impl Lost {
+    /// The source `spec` described as `description` failed.
+    pub(super) fn new(spec: SourceSpec, description: &str) -> Self {
+        let name = match &spec {
+            SourceSpec::Camera { index: Some(i), .. } => format!("camera {i}"),
+            _ => description
+                .split(':')
+                .next()
+                .unwrap_or(description)
+                .to_string(),
+        };
+        Self {
+            spec,
+            name,
+            back: false,
+            looked: None,
+            listing: false,
+        }
+    }
+
+    /// Takes in a listing of the cameras; the message for the user when it shows the
+    /// source back.
+    pub(super) fn listed(&mut self, cameras: &[CameraDescription]) -> Option<String> {
+        self.listing = false;
+        if self.back || !self.is_listed(cameras) {
+            return None;
+        }
+        self.back = true;
+        Some(format!(
+            "{} is back: \"Reopen {}\" in the source panel opens it again",
+            self.name, self.name
+        ))
+    }
+
+    /// Whether `cameras` show it back (sources other than cameras always are).
+    fn is_listed(&self, cameras: &[CameraDescription]) -> bool {
+        match &self.spec {
+            SourceSpec::Camera { index: Some(i), .. } => cameras.iter().any(|c| c.index == *i),
+            SourceSpec::Camera { index: None, .. } => !cameras.is_empty(),
+            _ => true,
+        }
+    }
+}
+
 /// The running source and the choice of others.
 pub(super) struct Source {
     /// What the worker opened (`None` until it has).
@@ -41,6 +103,8 @@ pub(super) struct Source {
     /// A failed source was replaced by the demo scene, which is opening.
     pub(super) falling_back: bool,
     pub(super) cameras: CameraList,
+    /// The source that failed, to offer reopening it.
+    pub(super) lost: Option<Lost>,
 }
 
 impl Default for Source {
@@ -51,6 +115,7 @@ impl Default for Source {
             paused: false,
             falling_back: false,
             cameras: CameraList::Listing,
+            lost: None,
         }
     }
 }
@@ -84,6 +149,19 @@ impl Source {
         }
         if let SourceState::Failed(message) = &self.state {
             ui.colored_label(Color32::from_rgb(255, 140, 100), message);
+        }
+        if let Some(lost) = &self.lost {
+            ui.horizontal_wrapped(|ui| {
+                let state = if lost.back { "is back" } else { "was lost" };
+                ui.label(format!("{} {state}", lost.name));
+                if ui
+                    .button(format!("Reopen {}", lost.name))
+                    .on_hover_text("Open it again, as it was before it was lost")
+                    .clicked()
+                {
+                    commands.push(Command::SwitchSource(lost.spec.clone()));
+                }
+            });
         }
         ui.horizontal_wrapped(|ui| {
             if ui
@@ -175,4 +253,50 @@ pub fn demo_spec_with(motion: DemoMotion) -> SourceSpec {
         motion,
         ..DemoConfig::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn camera(index: u32) -> CameraDescription {
+        CameraDescription {
+            index,
+            name: "test".into(),
+            description: String::new(),
+            modes: Vec::new(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn a_lost_camera_is_back_once_listed_again() {
+        let spec = SourceSpec::Camera {
+            index: Some(2),
+            settings: StreamSettings::default(),
+        };
+        let mut lost = Lost::new(spec, "camera 2: HD Webcam (640x480 MJPEG @ 30 fps)");
+        assert_eq!(lost.name, "camera 2");
+        lost.listing = true;
+        assert_eq!(lost.listed(&[]), None);
+        assert!(!lost.listing, "a listing ended");
+        assert_eq!(lost.listed(&[camera(0), camera(1)]), None);
+        assert!(!lost.back);
+        let message = lost.listed(&[camera(0), camera(2)]).unwrap();
+        assert!(message.contains("camera 2 is back"), "{message}");
+        assert!(message.contains("Reopen camera 2"), "{message}");
+        assert!(lost.back);
+        assert_eq!(lost.listed(&[camera(2)]), None, "said once");
+    }
+
+    #[test]
+    fn any_camera_brings_back_the_first_camera() {
+        let spec = SourceSpec::Camera {
+            index: None,
+            settings: StreamSettings::default(),
+        };
+        let mut lost = Lost::new(spec, "camera 0: HD Webcam");
+        assert_eq!(lost.name, "camera 0");
+        assert!(lost.listed(&[camera(3)]).is_some());
+    }
 }

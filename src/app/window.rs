@@ -29,6 +29,8 @@ use std::time::{Duration, Instant};
 const LIVE_REDRAW: Duration = Duration::from_millis(25);
 /// How often the window polls for background jobs otherwise.
 const IDLE_REDRAW: Duration = Duration::from_millis(100);
+/// How often the cameras are listed to see whether a lost one is back.
+const LOOK_FOR_LOST: Duration = Duration::from_secs(2);
 
 /// How the window starts.
 pub struct AppOptions {
@@ -68,7 +70,7 @@ impl LivecutApp {
         options: AppOptions,
         storage: Option<&dyn eframe::Storage>,
     ) -> std::io::Result<Self> {
-        let mut settings = Settings::load(storage);
+        let (mut settings, settings_notice) = Settings::load(storage);
         if let Some(engine) = options.engine {
             settings.engine = engine;
         }
@@ -85,7 +87,7 @@ impl LivecutApp {
             tasks.load_backdrop(path);
         }
         let mut notices = Notices::default();
-        if let Some(text) = options.notice {
+        for text in [options.notice, settings_notice].into_iter().flatten() {
             notices.push(text, true);
         }
         Ok(Self {
@@ -174,6 +176,7 @@ impl LivecutApp {
         for done in self.tasks.poll() {
             self.on_done(done);
         }
+        self.look_for_lost_source(now);
         for error in self.recorder.poll() {
             self.notices
                 .push(format!("Recording stopped: {error}"), true);
@@ -205,6 +208,20 @@ impl LivecutApp {
             IDLE_REDRAW
         };
         ctx.request_repaint_after(wait);
+    }
+
+    /// While a lost camera is not back, lists the cameras every few seconds to see.
+    fn look_for_lost_source(&mut self, now: Instant) {
+        let Some(lost) = &mut self.source.lost else {
+            return;
+        };
+        if lost.back || lost.listing || lost.looked.is_some_and(|t| now - t < LOOK_FOR_LOST) {
+            return;
+        }
+        lost.looked = Some(now);
+        lost.listing = true;
+        self.tasks
+            .spawn(|| Done::Cameras(list_cameras().map_err(|e| e.to_string())));
     }
 
     /// Sends changed scribbles to the worker; seeds without both labels cannot be

@@ -2,7 +2,9 @@
 //! modes, opening one by index at the mode closest to a requested size and frame rate,
 //! and decoding MJPEG/YUYV (and the other colour formats nokhwa knows) to RGB.
 
-use super::{CaptureError, CapturedFrame, Frame, FrameSource, StreamSettings, millis_since};
+use super::{
+    CaptureError, CapturedFrame, Frame, FrameSource, SourceSpec, StreamSettings, millis_since,
+};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nokhwa::Camera;
 use nokhwa::pixel_format::RgbFormat;
@@ -358,6 +360,17 @@ impl FrameSource for CameraSource {
 
     fn is_live(&self) -> bool {
         true
+    }
+
+    fn reopen_spec(&self) -> Option<SourceSpec> {
+        Some(SourceSpec::Camera {
+            index: Some(self.index),
+            settings: StreamSettings {
+                width: self.mode.width,
+                height: self.mode.height,
+                fps: self.mode.fps,
+            },
+        })
     }
 
     fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {

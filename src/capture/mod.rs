@@ -77,6 +77,13 @@ pub trait FrameSource: Send {
         None
     }
 
+    /// How to open this source again after it failed (a camera: the same device and
+    /// mode), for the window to offer when the device is back; `None` where opening
+    /// it again would not help.
+    fn reopen_spec(&self) -> Option<SourceSpec> {
+        None
+    }
+
     /// The next frame; `Ok(None)` at the end of the stream. After an error the stream
     /// is over (a camera that disappeared, a truncated file). It may wait for the
     /// next frame but must return within a bounded time (a camera gives up after a

@@ -193,12 +193,16 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     progress.finish_and_clear();
     // Frames still in flight past the limit or after an error are not wanted.
     drop(pipeline.finish());
-    let (frames, ms_per_frame) = outcome?;
+    let (frames, ms_per_frame, lost) = outcome?;
+    recorder.finish()?;
     let wall = start.elapsed().as_secs_f64();
     println!(
         "{frames} mask(s) written to {} in {wall:.1} s ({ms_per_frame:.1} ms per frame, {engine_kind} engine)",
         recorder.dir().display()
     );
+    if lost > 0 {
+        println!("{lost} frame(s) of the input could not be decoded and were skipped");
+    }
     if let Some(json) = &args.json {
         println!("per-frame statistics in {}", json.display());
     }
@@ -310,19 +314,21 @@ fn check_outputs(spec: &SourceSpec, out: &Path) -> anyhow::Result<()> {
 }
 
 /// Writes results as they come until the stream ends or `limit` masks are written;
-/// returns the count and the mean decode-to-mask milliseconds.
+/// returns the count, the mean decode-to-mask milliseconds and the frames the source
+/// could not decode (reported as they show).
 fn consume(
     pipeline: &Pipeline,
     recorder: &mut Recorder,
     mut camera: Option<&mut CameraOut>,
     limit: Option<u64>,
     progress: &ProgressBar,
-) -> anyhow::Result<(u64, f64)> {
+) -> anyhow::Result<(u64, f64, u64)> {
     let mut total_ms = 0.0;
-    let summary = |recorder: &Recorder, total_ms: f64| {
+    let mut gaps = Gaps::default();
+    let summary = |recorder: &Recorder, total_ms: f64, lost: u64| {
         let n = recorder.written();
         ensure!(n > 0, "the input has no frames");
-        Ok((n, total_ms / n as f64))
+        Ok((n, total_ms / n as f64, lost))
     };
     for event in pipeline.events() {
         match event {
@@ -331,6 +337,14 @@ fn consume(
                 if let Some(error) = &result.error {
                     bail!("frame {index}: {error}");
                 }
+                if let Some(first) = gaps.skipped(index, result.dropped) {
+                    progress.suspend(|| {
+                        eprintln!(
+                            "warning: frames {first} to {} of the input could not be decoded; skipped",
+                            index - 1
+                        )
+                    });
+                }
                 recorder.record(&result)?;
                 if let Some(camera) = camera.as_deref_mut() {
                     camera.send(&result)?;
@@ -338,10 +352,10 @@ fn consume(
                 total_ms += result.timings.total_ms;
                 progress.inc(1);
                 if limit.is_some_and(|n| recorder.written() >= n) {
-                    return summary(recorder, total_ms);
+                    return summary(recorder, total_ms, gaps.lost);
                 }
             }
-            Event::SourceEnded => return summary(recorder, total_ms),
+            Event::SourceEnded => return summary(recorder, total_ms, gaps.lost),
             Event::SourceFailed(message) | Event::CommandFailed(message) => bail!("{message}"),
             Event::GpuFailed(why) => progress.suspend(|| eprintln!("note: {why}")),
             Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
@@ -386,6 +400,27 @@ fn open_camera(args: &SegmentArgs, size: (u32, u32)) -> anyhow::Result<Option<Ca
     };
     let camera = VirtualCamera::open(target, size.0, size.1, args.fps)?;
     Ok(Some(CameraOut { camera, composite }))
+}
+
+
+/// Frames missing from the stream: indices skipped by the source (a damaged stretch of
+/// a video) beyond those the frame channel dropped.
+#[derive(Default)]
+struct Gaps {
+    next: Option<u64>,
+    lost: u64,
+}
+
+impl Gaps {
+    /// Takes in the next frame's index; the first skipped index where frames are
+    /// missing before it.
+    fn skipped(&mut self, index: u64, dropped: u64) -> Option<u64> {
+        let expected = self.next.unwrap_or(0);
+        self.next = Some(index + 1);
+        let missing = index.saturating_sub(expected).saturating_sub(dropped);
+        self.lost += missing;
+        (missing > 0).then_some(index - missing)
+    }
 }
 
 /// A progress bar on a terminal (with a length where known), nothing otherwise.

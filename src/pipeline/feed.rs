@@ -2,7 +2,7 @@
 //! channel until the stream ends, fails, or the receiver is dropped.
 
 use super::channel::{Delivery, FrameReceiver, FrameSender, channel};
-use crate::capture::{CaptureError, CapturedFrame, FrameSource};
+use crate::capture::{CaptureError, CapturedFrame, FrameSource, SourceSpec};
 use crate::energy::Seeds;
 use std::thread::JoinHandle;
 
@@ -23,6 +23,8 @@ pub struct SourceInfo {
     pub frames: Option<u64>,
     /// The seeds in effect for it (given, or the source's defaults), if any.
     pub seeds: Option<Seeds>,
+    /// How to open it again after it fails (cameras), if that can help.
+    pub reopen: Option<SourceSpec>,
 }
 
 /// A running capture thread and the receiving end of its frames.

@@ -1,14 +1,17 @@
 //! Recording results: one mask PNG per frame and, optionally, one JSON line per frame
 //! with its timings and solver statistics. Nothing is created before the first frame
-//! (a run that fails early leaves no files), every PNG appears whole or not at all,
-//! and each JSON line is written with one call as soon as its frame is done.
+//! (a run that fails early leaves no files), and nothing half-written ever carries a
+//! final name: every PNG is written beside its target and renamed into place, and the
+//! JSON lines go to a `.NAME.part` file, written a whole line at a time as each frame
+//! is done and renamed to its name when the recorder finishes. A killed process
+//! leaves the lines so far in the `.part` file.
 
 use super::timing::FrameTiming;
 use super::worker::FrameResult;
 use crate::maxflow::EngineKind;
 use serde::Serialize;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -107,6 +110,12 @@ pub struct Recorder {
     written: u64,
 }
 
+/// The name a file is written under until it is complete: `.NAME.part` beside it.
+pub fn part_path(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    path.with_file_name(format!(".{name}.part"))
+}
+
 impl Recorder {
     /// A recorder writing masks into `dir` and, with `json`, records into that file.
     pub fn new(dir: &Path, json: Option<&Path>) -> Self {
@@ -155,16 +164,37 @@ impl Recorder {
                 source,
             };
             if self.json.is_none() {
-                self.json = Some(File::create(json_path).map_err(io)?);
+                self.json = Some(File::create(part_path(json_path)).map_err(io)?);
             }
             let mut line = serde_json::to_string(&record).expect("records serialise");
             line.push('\n');
-            self.json
-                .as_mut()
-                .expect("opened above")
-                .write_all(line.as_bytes())
-                .map_err(io)?;
+            let file = self.json.as_mut().expect("opened above");
+            let end = file.stream_position().map_err(io)?;
+            if let Err(e) = file.write_all(line.as_bytes()) {
+                // A line cut short (a full disk) is taken back: the file keeps whole lines.
+                let _ = file.set_len(end);
+                let _ = file.seek(SeekFrom::Start(end));
+                return Err(io(e));
+            }
         }
         Ok(record)
+    }
+
+    /// Gives the JSON lines their name (also done when the recorder is dropped).
+    pub fn finish(&mut self) -> Result<(), RecordError> {
+        let (Some(file), Some(path)) = (self.json.take(), &self.json_path) else {
+            return Ok(());
+        };
+        drop(file);
+        std::fs::rename(part_path(path), path).map_err(|source| RecordError::Io {
+            path: path.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        let _ = self.finish();
     }
 }

@@ -103,6 +103,9 @@ pub struct FrameResult {
     pub timings: FrameTiming,
     /// Frames the latest-wins channel dropped since the previous result.
     pub dropped: u64,
+    /// Frames left waiting in the frame channel when this one was taken (never more
+    /// than its capacity; 0 for a frame segmented again).
+    pub queued: usize,
     /// Engine that cut this frame.
     pub engine: EngineKind,
     /// Whether this is the paused frame segmented again after a command.
@@ -415,6 +418,7 @@ impl<P: FrameProcessor> Worker<P> {
             (n, m) => n.or(m),
         };
         let description = source.describe();
+        let reopen = source.reopen_spec();
         let seeds = seeds.or_else(|| source.default_seeds());
         self.has_seeds = seeds.is_some();
         if let Some(seeds) = &seeds {
@@ -441,6 +445,7 @@ impl<P: FrameProcessor> Worker<P> {
             delivery,
             frames,
             seeds,
+            reopen,
         }))
     }
 
@@ -449,10 +454,11 @@ impl<P: FrameProcessor> Worker<P> {
             return Flow::Continue;
         };
         let received = feed.frames.accept(item);
+        let queued = feed.frames.raw().len();
         self.steps = self.steps.saturating_sub(1);
         let captured = Arc::new(received.value);
         self.last = Some(captured.clone());
-        self.segment(captured, received.dropped, false)
+        self.segment(captured, received.dropped, queued, false)
     }
 
     /// Segments the last frame again after a change, so the user sees its effect: when
@@ -462,14 +468,20 @@ impl<P: FrameProcessor> Worker<P> {
             return Flow::Continue;
         };
         if self.paused || self.feed.is_none() {
-            return self.segment(last, 0, true);
+            return self.segment(last, 0, 0, true);
         }
         // The next frame takes the change; if none comes, `source_done` redoes.
         self.stale = true;
         Flow::Continue
     }
 
-    fn segment(&mut self, captured: Arc<CapturedFrame>, dropped: u64, reprocessed: bool) -> Flow {
+    fn segment(
+        &mut self,
+        captured: Arc<CapturedFrame>,
+        dropped: u64,
+        queued: usize,
+        reprocessed: bool,
+    ) -> Flow {
         self.stale = false;
         let decode_ms = if reprocessed { 0.0 } else { captured.decode_ms };
         let start = Instant::now();
@@ -500,6 +512,7 @@ impl<P: FrameProcessor> Worker<P> {
             error,
             timings,
             dropped,
+            queued,
             engine: self.processor.engine_kind(),
             reprocessed,
         })))
