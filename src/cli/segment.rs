@@ -402,7 +402,6 @@ fn open_camera(args: &SegmentArgs, size: (u32, u32)) -> anyhow::Result<Option<Ca
     Ok(Some(CameraOut { camera, composite }))
 }
 
-
 /// Frames missing from the stream: indices skipped by the source (a damaged stretch of
 /// a video) beyond those the frame channel dropped.
 #[derive(Default)]
