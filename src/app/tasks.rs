@@ -145,7 +145,7 @@ impl Tasks {
     /// Reads a background picture.
     pub fn load_backdrop(&mut self, path: PathBuf) {
         self.spawn(move || {
-            let result = image::open(&path)
+            let result = crate::capture::files::read_image(&path)
                 .map(|img| Arc::new(img.into_rgb8()))
                 .map_err(|e| format!("{}: {e}", path.display()));
             Done::BackdropLoaded(path, result)

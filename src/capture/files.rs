@@ -26,9 +26,49 @@ fn stem_of(path: &Path) -> String {
         .into_owned()
 }
 
+/// Largest image side read, in pixels.
+pub const MAX_IMAGE_SIDE: u32 = 16384;
+
+/// Bytes any image may decode to, whatever its file's size: a 4K RGBA frame fits.
+const BASE_DECODE_BYTES: u64 = 64 << 20;
+
+/// Decoded bytes allowed per byte of file beyond [`BASE_DECODE_BYTES`]: the
+/// compression ratio of real pictures stays far below it, while a small file whose
+/// header claims a huge picture is refused before its buffer is allocated.
+const DECODE_RATIO: u64 = 1024;
+
+/// The decoder limits for an image file of `len` bytes.
+fn image_limits(len: u64) -> image::Limits {
+    let mut limits = image::Limits::default();
+    limits.max_image_width = Some(MAX_IMAGE_SIDE);
+    limits.max_image_height = Some(MAX_IMAGE_SIDE);
+    limits.max_alloc = Some(BASE_DECODE_BYTES.max(len.saturating_mul(DECODE_RATIO)));
+    limits
+}
+
+/// Decodes an image (PNG, JPEG or BMP, told by its content) held in memory, within
+/// limits that keep its memory in proportion to its size.
+pub fn decode_image(bytes: &[u8]) -> Result<image::DynamicImage, image::ImageError> {
+    let mut reader = image::ImageReader::new(std::io::Cursor::new(bytes)).with_guessed_format()?;
+    reader.limits(image_limits(bytes.len() as u64));
+    reader.decode()
+}
+
+/// Reads and decodes an image file (the format told by its content, else by its
+/// extension) within the limits of [`decode_image`]. Every image livecut reads from
+/// outside (frames, seeds, ground truth, background pictures) comes through here.
+pub fn read_image(path: &Path) -> Result<image::DynamicImage, image::ImageError> {
+    let len = std::fs::metadata(path)
+        .map_err(image::ImageError::IoError)?
+        .len();
+    let mut reader = image::ImageReader::open(path)?.with_guessed_format()?;
+    reader.limits(image_limits(len));
+    reader.decode()
+}
+
 /// Decodes an image file into RGB bytes.
 fn decode_rgb(path: &Path) -> Result<(u32, u32, Vec<u8>), CaptureError> {
-    let img = image::open(path).map_err(|source| CaptureError::Image {
+    let img = read_image(path).map_err(|source| CaptureError::Image {
         path: path.to_path_buf(),
         source,
     })?;
@@ -259,6 +299,22 @@ mod tests {
         assert_eq!(&f.frame.rgb[..3], &[10, 0, 245]);
         assert_eq!(f.frame.rgb.len(), 5 * 3 * 3);
         assert!(src.next_frame().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_small_file_claiming_a_huge_image_is_refused_before_decoding() {
+        // A valid PNG of 1x1, its header patched to claim 16000x16000 pixels.
+        let mut png = Vec::new();
+        image::RgbImage::new(1, 1)
+            .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        png[16..24].copy_from_slice(&[0, 0, 0x3e, 0x80, 0, 0, 0x3e, 0x80]);
+        let mut crc = flate2::Crc::new();
+        crc.update(&png[12..29]);
+        png[29..33].copy_from_slice(&crc.sum().to_be_bytes());
+        let err = decode_image(&png).unwrap_err();
+        assert!(matches!(err, image::ImageError::Limits(_)), "{err}");
+        assert!(decode_image(&png[..8]).is_err());
     }
 
     #[test]

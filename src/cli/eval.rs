@@ -7,6 +7,7 @@
 
 use anyhow::{Context, bail, ensure};
 use livecut::capture::Frame;
+use livecut::capture::files::read_image;
 use livecut::energy::{ColorModelKind, Seeds};
 use livecut::grid::{Connectivity, Mask};
 use livecut::maxflow::{EngineChoice, create_engine};
@@ -356,7 +357,7 @@ fn find_by_stem(dir: &Path, name: &str, what: &str) -> anyhow::Result<PathBuf> {
 }
 
 fn read_frame(path: &Path, index: u64) -> anyhow::Result<Frame> {
-    let img = image::open(path)
+    let img = read_image(path)
         .with_context(|| format!("cannot read image {}", path.display()))?
         .into_rgb8();
     let (width, height) = img.dimensions();
@@ -371,7 +372,7 @@ fn read_frame(path: &Path, index: u64) -> anyhow::Result<Frame> {
 
 /// Ground truth as grey values, checked against the frame's size.
 fn read_gt(path: &Path, frame: &Frame) -> anyhow::Result<Vec<u8>> {
-    let grey = image::open(path)
+    let grey = read_image(path)
         .with_context(|| format!("cannot read ground truth {}", path.display()))?
         .into_luma8();
     ensure!(

@@ -69,7 +69,18 @@ impl Seeds {
     /// Reads a seeds PNG (RGB read as luma; fully transparent pixels unconstrained).
     /// GrabCut trimaps (0/64 background, 128 unknown, 255 foreground) read as they are.
     pub fn read_png(path: &Path) -> Result<Self, SeedsError> {
-        let img = image::open(path)?.into_luma_alpha8();
+        Ok(Self::from_image(crate::capture::files::read_image(path)?))
+    }
+
+    /// Decodes seeds from an image file's bytes, as [`Seeds::read_png`] does.
+    pub fn decode(bytes: &[u8]) -> Result<Self, SeedsError> {
+        Ok(Self::from_image(crate::capture::files::decode_image(
+            bytes,
+        )?))
+    }
+
+    fn from_image(img: image::DynamicImage) -> Self {
+        let img = img.into_luma_alpha8();
         let (width, height) = img.dimensions();
         let labels = img
             .pixels()
@@ -81,11 +92,11 @@ impl Seeds {
                 }
             })
             .collect();
-        Ok(Self {
+        Self {
             width,
             height,
             labels,
-        })
+        }
     }
 
     /// The seeds as a grey image of the convention (0 / 128 / 255), for saving.

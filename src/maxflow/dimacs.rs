@@ -2,8 +2,11 @@
 //! FORMAT.md), plain or gzip, read fast and checked line by line.
 //!
 //! Reading streams the file: a second thread inflates gzip while this one parses, and
-//! the grid arrays grow only as far as the arcs that were actually read reach, so a
-//! header that promises more than the file holds costs nothing.
+//! memory follows what the file holds, not what its header claims. A grid larger than
+//! [`SMALL_GRID_BYTES`] must declare at least one arc per [`PIXELS_PER_ARC`] pixels;
+//! the arrays grow only as far as the arcs read so far justify (arcs further out wait
+//! in a list until the end); and the full arrays are made only once every declared
+//! arc has been read.
 
 use crate::grid::{Connectivity, Direction, GridProblem};
 use crossbeam_channel::{Receiver, bounded};
@@ -15,6 +18,14 @@ use thiserror::Error;
 /// Largest memory (bytes) the parsed arrays of one grid may need; a header asking
 /// for more is refused before anything is allocated.
 pub const MAX_GRID_BYTES: u64 = 4 << 30;
+
+/// Grid arrays up to this size (bytes) are allocated whatever the file holds.
+pub const SMALL_GRID_BYTES: u64 = 64 << 20;
+
+/// Larger grids need one declared arc per this many pixels: real instances list
+/// several arcs per pixel, while a header that asks for a huge grid and lists next to
+/// nothing would make a few bytes of input cost gigabytes.
+pub const PIXELS_PER_ARC: u64 = 64;
 
 const CHUNK: usize = 1 << 20;
 const MAX_CAP: u64 = i32::MAX as u64;
@@ -47,12 +58,18 @@ fn syntax(line: u64, message: impl Into<String>) -> DimacsError {
 
 /// Reads a grid instance from a file, gzip-compressed or not (told by its content).
 pub fn read_path(path: &Path) -> Result<GridProblem, DimacsError> {
-    let mut file = File::open(path).map_err(|e| DimacsError::Io(format!("cannot open: {e}")))?;
+    let file = File::open(path).map_err(|e| DimacsError::Io(format!("cannot open: {e}")))?;
+    read_any(file)
+}
+
+/// Reads a grid instance from DIMACS text, gzip-compressed or not (told by its first
+/// two bytes).
+pub fn read_any<R: Read + Send + 'static>(mut reader: R) -> Result<GridProblem, DimacsError> {
     let mut magic = [0u8; 2];
-    let got = read_full(&mut file, &mut magic).map_err(|e| DimacsError::Io(e.to_string()))?;
+    let got = read_full(&mut reader, &mut magic).map_err(|e| DimacsError::Io(e.to_string()))?;
     let head = magic[..got].to_vec();
     let gzip = head == [0x1f, 0x8b];
-    let chained = io::Cursor::new(head).chain(file);
+    let chained = io::Cursor::new(head).chain(reader);
     if gzip {
         read(flate2::read::MultiGzDecoder::new(chained))
     } else {
@@ -157,6 +174,34 @@ struct Header {
     pixels: u64,
 }
 
+impl Header {
+    /// Bytes of the grid's arrays.
+    fn bytes(&self) -> u64 {
+        self.pixels * (2 + self.connectivity.number() as u64) * 4
+    }
+
+    /// Pixels the arrays may cover once `arcs` arcs were read.
+    fn reach(&self, arcs: u64) -> u64 {
+        let small = SMALL_GRID_BYTES / (self.bytes() / self.pixels);
+        small
+            .max(arcs.saturating_mul(PIXELS_PER_ARC))
+            .min(self.pixels)
+    }
+}
+
+/// One arc of the file as it adds to the arrays; an arc beyond the arrays' reach when
+/// it is read waits in a list until the end.
+#[derive(Clone, Copy, Debug)]
+struct GridArc {
+    /// 0 source, 1 sink, 2 + direction index.
+    array: u8,
+    index: u64,
+    cap: u64,
+    line: u64,
+    u: u64,
+    v: u64,
+}
+
 /// Line-by-line state of a read.
 #[derive(Default)]
 struct Parser {
@@ -169,6 +214,7 @@ struct Parser {
     source: Vec<i32>,
     sink: Vec<i32>,
     edges: Vec<Vec<i32>>,
+    deferred: Vec<GridArc>,
 }
 
 impl Parser {
@@ -215,7 +261,13 @@ impl Parser {
                 format!("grid size {width}x{height} is not supported"),
             ));
         }
-        let bytes = pixels * (2 + connectivity.number() as u64) * 4;
+        let header = Header {
+            width: width as u32,
+            height: height as u32,
+            connectivity,
+            pixels,
+        };
+        let bytes = header.bytes();
         if bytes > MAX_GRID_BYTES {
             return Err(syntax(
                 1,
@@ -226,12 +278,7 @@ impl Parser {
                 ),
             ));
         }
-        self.header = Some(Header {
-            width: width as u32,
-            height: height as u32,
-            connectivity,
-            pixels,
-        });
+        self.header = Some(header);
         self.edges = vec![Vec::new(); connectivity.number() as usize];
         Ok(())
     }
@@ -252,6 +299,17 @@ impl Parser {
                 format!(
                     "node count {nodes} does not match the grid: expected W*H+2 = {}",
                     header.pixels + 2
+                ),
+            ));
+        }
+        if header.bytes() > SMALL_GRID_BYTES && header.reach(arcs) < header.pixels {
+            return Err(syntax(
+                self.line,
+                format!(
+                    "{arcs} arcs are too few for a {}x{} grid: grids over {} MiB need at least one arc per {PIXELS_PER_ARC} pixels",
+                    header.width,
+                    header.height,
+                    SMALL_GRID_BYTES >> 20
                 ),
             ));
         }
@@ -321,11 +379,22 @@ impl Parser {
             }
         }
         let line = self.line;
+        let reach = header.reach(self.arcs);
+        let mut arc = GridArc {
+            array: 0,
+            index: 0,
+            cap,
+            line,
+            u,
+            v,
+        };
         if u == s && v <= n {
-            return add(grow(&mut self.source, v - 1, n), cap, line, u, v);
+            arc.index = v - 1;
+            return self.add(arc, reach);
         }
         if v == t && u <= n {
-            return add(grow(&mut self.sink, u - 1, n), cap, line, u, v);
+            (arc.array, arc.index) = (1, u - 1);
+            return self.add(arc, reach);
         }
         if u > n || v > n {
             let what = match (u, v) {
@@ -354,13 +423,27 @@ impl Parser {
                     ),
                 )
             })?;
-        add(
-            grow(&mut self.edges[dir.index()], u - 1, n),
-            cap,
-            line,
-            u,
-            v,
-        )
+        (arc.array, arc.index) = (2 + dir.index() as u8, u - 1);
+        self.add(arc, reach)
+    }
+
+    /// The array an arc adds to.
+    fn array(&mut self, array: u8) -> &mut Vec<i32> {
+        match array {
+            0 => &mut self.source,
+            1 => &mut self.sink,
+            d => &mut self.edges[d as usize - 2],
+        }
+    }
+
+    /// Adds an arc's capacity, or defers it when its pixel is beyond `reach`.
+    fn add(&mut self, arc: GridArc, reach: u64) -> Result<(), DimacsError> {
+        if arc.index >= reach {
+            self.deferred.push(arc);
+            return Ok(());
+        }
+        let slot = grow(self.array(arc.array), arc.index, reach);
+        add(slot, arc.cap, arc.line, arc.u, arc.v)
     }
 
     fn finish(mut self) -> Result<GridProblem, DimacsError> {
@@ -389,6 +472,9 @@ impl Parser {
         for e in &mut self.edges {
             e.resize(n, 0);
         }
+        for arc in std::mem::take(&mut self.deferred) {
+            self.add(arc, header.pixels)?;
+        }
         GridProblem::from_arrays(
             header.width,
             header.height,
@@ -401,7 +487,8 @@ impl Parser {
     }
 }
 
-/// Makes `arr` long enough for index `i`, growing geometrically up to `n` values.
+/// Makes `arr` long enough for index `i` (below `n`), growing geometrically up to `n`
+/// values.
 fn grow(arr: &mut Vec<i32>, i: u64, n: u64) -> &mut i32 {
     let i = i as usize;
     if i >= arr.len() {

@@ -1,0 +1,15 @@
+//! The seeds/trimap reader (any size, bit depth, palette, alpha) on any bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use livecut::energy::{SeedLabel, Seeds};
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(seeds) = Seeds::decode(data) {
+        assert_eq!(
+            seeds.labels.len(),
+            seeds.width as usize * seeds.height as usize
+        );
+        let _ = seeds.count(SeedLabel::Foreground);
+    }
+});
