@@ -261,16 +261,7 @@ fn an_image_file_is_segmented_and_kept_for_editing() {
 fn recording_writes_a_mask_sequence_to_the_remembered_folder() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("rec");
-    let mut storage = MemoryStorage::default();
-    let settings = Settings {
-        record_folder: Some(folder.clone()),
-        record_kind: RecordKind::Masks,
-        ..Settings::default()
-    };
-    settings.store(&mut storage);
-    let mut h = harness(app_on(demo(None), Some(&storage)));
-    step_until(&mut h, "frames", |app| app.mask().is_some());
-    click(&mut h, "Record");
+    let mut h = recording_masks_into(&folder);
     step_until(&mut h, "three recorded frames", |app| {
         assert!(app.recording().active, "recording");
         std::fs::read_dir(&folder).map_or(0, |d| {
@@ -310,16 +301,7 @@ fn a_disk_that_fills_while_recording_stops_the_recording_and_keeps_the_window() 
     std::fs::create_dir(&folder).unwrap();
     // The fourth frame's file is written where every write fails as on a full disk.
     std::os::unix::fs::symlink(full, folder.join(".mask-000003.png.tmp")).unwrap();
-    let mut storage = MemoryStorage::default();
-    let settings = Settings {
-        record_folder: Some(folder.clone()),
-        record_kind: RecordKind::Masks,
-        ..Settings::default()
-    };
-    settings.store(&mut storage);
-    let mut h = harness(app_on(demo(None), Some(&storage)));
-    step_until(&mut h, "frames", |app| app.mask().is_some());
-    click(&mut h, "Record");
+    let mut h = recording_masks_into(&folder);
     step_until(&mut h, "the recording to stop", |app| {
         !app.recording().active
     });
@@ -591,4 +573,20 @@ fn learning_the_background_counts_down_then_cuts_with_no_seeds() {
     h.get_by_label("Learn again");
     click(&mut h, "Stop");
     h.get_by_label("Learn background");
+}
+
+/// The demo in a window whose remembered record folder is `folder` (masks), its first
+/// frame segmented and Record clicked.
+fn recording_masks_into(folder: &Path) -> Harness<'static, LivecutApp> {
+    let mut storage = MemoryStorage::default();
+    let settings = Settings {
+        record_folder: Some(folder.to_path_buf()),
+        record_kind: RecordKind::Masks,
+        ..Settings::default()
+    };
+    settings.store(&mut storage);
+    let mut h = harness(app_on(demo(None), Some(&storage)));
+    step_until(&mut h, "frames", |app| app.mask().is_some());
+    click(&mut h, "Record");
+    h
 }
