@@ -39,3 +39,32 @@ fn three_thousand_live_frames_hold_steady_with_recording_turned_on() {
     let failures = report.failures(&LIMITS);
     assert!(failures.is_empty(), "{failures:#?}\n{}", report.summary());
 }
+
+/// The memory check allows a one-off step as recording starts (buffers filled once)
+/// but not memory that keeps growing within a phase.
+#[test]
+fn the_memory_check_tells_a_leak_from_buffers_filled_once() {
+    let report = |rss: &[u64]| Report {
+        windows: rss
+            .iter()
+            .enumerate()
+            .map(|(i, &mib)| session::Window {
+                frames: (i as u64 + 1) * 250,
+                rss: mib << 20,
+                processed: 250,
+                dropped: 0,
+                max_queued: 0,
+                times: vec![7.0; 250],
+                recording: i >= rss.len() / 2,
+            })
+            .collect(),
+        bound: 2,
+        written: 0,
+    };
+    let step = report(&[16, 16, 16, 16, 16, 16, 19, 21, 21, 21, 21, 21]);
+    assert!(step.failures(&LIMITS).is_empty(), "{:?}", step.failures(&LIMITS));
+    let leak = report(&[16, 16, 16, 16, 16, 16, 19, 21, 22, 23, 24, 25]);
+    assert_eq!(leak.failures(&LIMITS).len(), 1, "{:?}", leak.failures(&LIMITS));
+    let leak_off = report(&[16, 17, 18, 19, 20, 21, 21, 21, 21, 21, 21, 21]);
+    assert_eq!(leak_off.failures(&LIMITS).len(), 1);
+}

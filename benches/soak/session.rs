@@ -198,10 +198,10 @@ impl Report {
 
     /// Resident memory of each phase (recording off, then on) after its own warm-up
     /// and at its end, with the phase's name. Turning recording on costs a fixed amount
-    /// once (encoder and file buffers), so growth is measured within each phase: a
-    /// leak grows within one.
+    /// once (encoder and file buffers, filled over the first few hundred frames), so
+    /// growth is measured within each phase after the phase's own warm-up (at least
+    /// its first quarter): a leak keeps growing within one.
     pub fn memory_phases(&self) -> Vec<(&'static str, u64, u64)> {
-        let warm = self.warm_up();
         self.windows
             .chunk_by(|a, b| a.recording == b.recording)
             .filter(|phase| phase.len() >= 2)
@@ -211,6 +211,7 @@ impl Report {
                 } else {
                     "not recording"
                 };
+                let warm = self.warm_up().max(phase.len().div_ceil(4));
                 let after_warm_up = phase[warm.min(phase.len() - 1) - 1].rss;
                 (name, after_warm_up, phase[phase.len() - 1].rss)
             })
