@@ -155,3 +155,42 @@ fn a_probe_claiming_huge_frames_is_refused_and_short_streams_cost_what_they_hold
     assert!(frames.is_err(), "a truncated frame");
     assert!(largest < 2 * MIB, "{largest} bytes allocated");
 }
+
+/// A reader that notes when it is dropped, which happens when the DIMACS reader's
+/// thread, which owns it, ends.
+struct NotedReader {
+    bytes: Cursor<Vec<u8>>,
+    dropped: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl std::io::Read for NotedReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.bytes.read(buf)
+    }
+}
+
+impl Drop for NotedReader {
+    fn drop(&mut self) {
+        self.dropped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The `dimacs` target's leak report (an empty input): the reader thread was left
+/// running after the reader returned its error. It is now waited for on every return.
+#[test]
+fn no_reader_thread_outlives_the_read() {
+    for input in [&b""[..], b"p max 3 3\nc no grid line\n", b"c\np max 1"] {
+        let dropped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = NotedReader {
+            bytes: Cursor::new(input.to_vec()),
+            dropped: dropped.clone(),
+        };
+        assert!(dimacs::read(reader).is_err(), "{input:?} is refused");
+        assert!(
+            dropped.load(std::sync::atomic::Ordering::SeqCst),
+            "{input:?}: the reader thread still ran after the error"
+        );
+    }
+    assert!(dimacs::read_any(Cursor::new(Vec::new())).is_err());
+}

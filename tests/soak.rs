@@ -62,9 +62,18 @@ fn the_memory_check_tells_a_leak_from_buffers_filled_once() {
         written: 0,
     };
     let step = report(&[16, 16, 16, 16, 16, 16, 19, 21, 21, 21, 21, 21]);
-    assert!(step.failures(&LIMITS).is_empty(), "{:?}", step.failures(&LIMITS));
+    assert!(
+        step.failures(&LIMITS).is_empty(),
+        "{:?}",
+        step.failures(&LIMITS)
+    );
     let leak = report(&[16, 16, 16, 16, 16, 16, 19, 21, 22, 23, 24, 25]);
-    assert_eq!(leak.failures(&LIMITS).len(), 1, "{:?}", leak.failures(&LIMITS));
+    assert_eq!(
+        leak.failures(&LIMITS).len(),
+        1,
+        "{:?}",
+        leak.failures(&LIMITS)
+    );
     let leak_off = report(&[16, 17, 18, 19, 20, 21, 21, 21, 21, 21, 21, 21]);
     assert_eq!(leak_off.failures(&LIMITS).len(), 1);
 }

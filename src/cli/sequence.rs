@@ -2,7 +2,8 @@
 //! solving every frame from scratch (static) and once continuing from the kept graph
 //! (dynamic), and print the median and 95th percentile of every stage per frame. With
 //! `--background N` the first N frames teach the background (untimed) and the rest
-//! are segmented with no seeds.
+//! are segmented with no seeds; then the CUDA engine runs twice more, with the energy
+//! built on the CPU and uploaded, and with the whole frame on the device.
 
 use super::segment::{load_seeds, read_seeds};
 use anyhow::{Context, ensure};
@@ -70,6 +71,8 @@ struct Row {
     width: u32,
     height: u32,
     engine: String,
+    /// Where the energy was built: `cpu` (uploaded) or `gpu` (on the device).
+    energy: String,
     mode: Mode,
     /// Frames timed (the warm-up frame left out).
     frames: usize,
@@ -77,7 +80,8 @@ struct Row {
     continued: usize,
     /// Per stage, in the order of [`STAGES`].
     stages: Vec<(String, Spread)>,
-    /// Whether every frame's flow and mask equal the static run's.
+    /// Whether every frame's flow and mask equal the engine's first run's (static, the
+    /// energy on the CPU).
     same_as_static: bool,
 }
 
@@ -97,7 +101,15 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &choice in options.engines {
         let mut reference = Vec::new();
-        for mode in [Mode::Static, Mode::Dynamic] {
+        let energies: &[bool] = if choice != EngineChoice::Cpu && options.background > 0 {
+            &[false, true]
+        } else {
+            &[false]
+        };
+        for (&device_energy, mode) in energies
+            .iter()
+            .flat_map(|e| [(e, Mode::Static), (e, Mode::Dynamic)])
+        {
             let (engine, note) = create_engine(choice)?;
             if let Some(note) = note {
                 eprintln!("note: {note}");
@@ -110,6 +122,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                 ..SegmentParams::default()
             };
             let mut segmenter = Segmenter::new(engine, params);
+            segmenter.set_device_energy(device_energy);
             if let Some(seeds) = &seeds {
                 segmenter.set_seeds(seeds.clone());
             }
@@ -138,14 +151,20 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                     samples.push(value);
                 }
             }
-            if mode == Mode::Static {
+            if reference.is_empty() {
                 reference = outcomes.clone();
             }
+            let energy = if segmenter.device_energy_active() {
+                "gpu"
+            } else {
+                "cpu"
+            };
             rows.push(Row {
                 source: options.source.to_string(),
                 width,
                 height,
                 engine: engine_name,
+                energy: energy.to_string(),
                 mode,
                 frames: frames.len() - 1 - learning,
                 continued,
@@ -229,8 +248,8 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 
 fn print_table(rows: &[Row]) {
     let mut header = format!(
-        "{:<7} {:<8} {:>6} {:>9}",
-        "engine", "mode", "frames", "continued"
+        "{:<7} {:<6} {:<8} {:>6} {:>9}",
+        "engine", "energy", "mode", "frames", "continued"
     );
     for stage in STAGES {
         header += &format!(" {:>17}", format!("{stage} med/p95"));
@@ -238,8 +257,9 @@ fn print_table(rows: &[Row]) {
     println!("{header}");
     for r in rows {
         let mut line = format!(
-            "{:<7} {:<8} {:>6} {:>9}",
+            "{:<7} {:<6} {:<8} {:>6} {:>9}",
             r.engine,
+            r.energy,
             format!("{:?}", r.mode).to_lowercase(),
             r.frames,
             r.continued
@@ -253,8 +273,9 @@ fn print_table(rows: &[Row]) {
         if let [fixed, dynamic] = pair {
             let ratio = |k: usize| fixed.stages[k].1.median / dynamic.stages[k].1.median;
             println!(
-                "{}: static/dynamic median cut {:.2}x, total {:.2}x; flows and masks {}",
+                "{} ({} energy): static/dynamic median cut {:.2}x, total {:.2}x; flows and masks {}",
                 fixed.engine,
+                fixed.energy,
                 ratio(2),
                 ratio(5),
                 if dynamic.same_as_static {

@@ -97,7 +97,7 @@ pub struct BackgroundModel {
     /// The frame last observed (to see which colours stayed put).
     last_rgb: Vec<u8>,
     /// Frames a still foreground pixel takes to become background.
-    absorb_frames: u16,
+    pub(crate) absorb_frames: u16,
 }
 
 /// Signed capacities of the background term by quantised z², one table per weight.
@@ -312,6 +312,12 @@ impl BackgroundModel {
                 expected[c] += u64::from(mean[c]);
             }
         }
+        self.apply_gain_sums(seen, expected);
+    }
+
+    /// Takes the frame's gain from the sums of the seen and the expected colours over
+    /// the pixels that look like background (the device energy sums them on the GPU).
+    pub(crate) fn apply_gain_sums(&mut self, seen: [u64; 3], expected: [u64; 3]) {
         for c in 0..3 {
             if expected[c] == 0 {
                 continue;
@@ -322,6 +328,20 @@ impl BackgroundModel {
                 self.gain[c] = estimate;
             }
         }
+    }
+
+    /// The per-pixel state, for the device energy; `None` until learned.
+    pub(crate) fn state(&mut self) -> Option<ModelState<'_>> {
+        if !self.is_ready() {
+            return None;
+        }
+        Some(ModelState {
+            mean: &mut self.mean,
+            inv_var: &self.inv_var,
+            z2: &mut self.z2,
+            still: &mut self.still,
+            last_rgb: &mut self.last_rgb,
+        })
     }
 
     /// Adds the background term to the signed data capacities (background minus
@@ -379,7 +399,42 @@ impl BackgroundModel {
 }
 
 /// The quantised z² at which both labels cost the same.
-fn threshold_q() -> u16 {
+/// The background model's constants as NVRTC defines, so that the device energy
+/// (`kernels/energy.cu`) computes with the same numbers.
+pub(crate) fn kernel_defines() -> Vec<String> {
+    [
+        ("MEAN_BITS", MEAN_BITS),
+        ("GAIN_BITS", GAIN_BITS),
+        ("Z2_STEPS", Z2_STEPS),
+        ("STEADY_Z2", STEADY_Z2),
+        ("MAX_Z2", MAX_Z2),
+        ("SHADOW_MIN", SHADOW_MIN),
+        ("SHADOW_MAX", SHADOW_MAX),
+        ("ADAPT_SHIFT", ADAPT_SHIFT),
+    ]
+    .iter()
+    .map(|(name, value)| format!("-D{name}={value}u"))
+    .collect()
+}
+
+/// The per-pixel state of a learned model, lent to the device energy, which keeps its
+/// own copy while it runs and hands it back when it stops.
+pub(crate) struct ModelState<'a> {
+    /// Mean colour per channel, `MEAN_BITS` fractional bits.
+    pub mean: &'a mut Vec<u32>,
+    /// Inverse noise variance per pixel, scaled (see `quantised_z2`).
+    pub inv_var: &'a [u64],
+    /// Last frame's quantised distance per pixel.
+    pub z2: &'a mut Vec<u16>,
+    /// Frames a foreground pixel's colour has not changed.
+    pub still: &'a mut Vec<u16>,
+    /// Last adapted frame's colours (empty before the first).
+    pub last_rgb: &'a mut Vec<u8>,
+}
+
+/// The distance at and below which a pixel counts as background for the gain
+/// estimate and adaptation.
+pub(crate) fn threshold_q() -> u16 {
     (THRESHOLD_SIGMAS * THRESHOLD_SIGMAS * Z2_STEPS) as u16
 }
 

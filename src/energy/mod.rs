@@ -6,6 +6,7 @@ pub mod background;
 pub mod builder;
 pub mod color;
 pub mod crop;
+pub mod cuda;
 mod gmm;
 pub mod seeds;
 pub mod smoothness;

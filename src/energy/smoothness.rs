@@ -148,6 +148,17 @@ impl Smoothness {
     }
 }
 
+impl Smoothness {
+    /// The quantised weight tables of straight and of diagonal arcs at `sigma`, as
+    /// [`Self::fill_edges`] reads them: entry d² is an arc's capacity at squared colour
+    /// difference d², and 0 past the end (for the device energy's upload).
+    pub(crate) fn weight_tables(&self, sigma: f32) -> [Vec<i32>; 2] {
+        let beta = 1.0 / (2.0 * sigma as f64 * sigma as f64);
+        [1.0, std::f64::consts::SQRT_2]
+            .map(|length| weight_table(self.lambda, beta, self.scale, length))
+    }
+}
+
 /// σ estimated from a frame: the root mean squared colour difference of its
 /// neighbour pairs (at least 1).
 pub fn estimate_sigma(rgb: &[u8], width: usize, height: usize, connectivity: Connectivity) -> f32 {

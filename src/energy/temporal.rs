@@ -37,11 +37,7 @@ impl TemporalPrior {
             return;
         }
         boundary_distance(previous, distance);
-        let full = (f64::from(self.weight) * f64::from(scale)).round() as i32;
-        let ramp = (self.ramp.max(0.0) * STRAIGHT as f32).round() as u32;
-        let table: Vec<i32> = (0..ramp)
-            .map(|d| (f64::from(full) * f64::from(d) / f64::from(ramp)).round() as i32)
-            .collect();
+        let (table, full) = self.ramp_table(scale);
         for (i, (&d, value)) in distance.iter().zip(data.iter_mut()).enumerate() {
             let cost = table.get(d as usize).copied().unwrap_or(full);
             if previous.is_source(i) {
@@ -50,6 +46,19 @@ impl TemporalPrior {
                 *value -= cost;
             }
         }
+    }
+}
+
+impl TemporalPrior {
+    /// The prior's cost by chamfer distance from the previous boundary (in thirds of
+    /// a pixel): the ramp's entries, then the full cost past its end.
+    pub(crate) fn ramp_table(&self, scale: f32) -> (Vec<i32>, i32) {
+        let full = (f64::from(self.weight) * f64::from(scale)).round() as i32;
+        let ramp = (self.ramp.max(0.0) * STRAIGHT as f32).round() as u32;
+        let table = (0..ramp)
+            .map(|d| (f64::from(full) * f64::from(d) / f64::from(ramp)).round() as i32)
+            .collect();
+        (table, full)
     }
 }
 

@@ -13,11 +13,13 @@
 mod bandwidth;
 mod device;
 mod error;
+mod grid;
 mod mask;
 mod module;
 
 pub use device::Gpu;
 pub use error::GpuError;
 pub(crate) use error::driver;
+pub use grid::DeviceGrid;
 pub use mask::DeviceMask;
 pub use module::{Compiled, KernelFamily, KernelSource, Program};

@@ -118,7 +118,7 @@ mod tests {
     fn every_entry_point_is_defined_once() {
         let sources: Vec<&KernelSource> = crate::maxflow::cuda::KERNEL_SOURCES
             .iter()
-            .chain([&crate::ccl::cuda::SOURCE])
+            .chain([&crate::ccl::cuda::SOURCE, &crate::energy::cuda::SOURCE])
             .collect();
         for source in sources {
             assert!(!source.text.trim().is_empty(), "{} is empty", source.name);

@@ -91,7 +91,8 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// Reads a grid instance from uncompressed DIMACS text. The reader runs on a helper
 /// thread so that decompression overlaps parsing.
 pub fn read<R: Read + Send + 'static>(reader: R) -> Result<GridProblem, DimacsError> {
-    let (chunks, recycle) = spawn_reader(reader);
+    let chunked = ChunkReader::spawn(reader);
+    let (chunks, recycle) = (chunked.chunks(), &chunked.recycle);
     let mut parser = Parser::default();
     let mut carry: Vec<u8> = Vec::new();
     for chunk in chunks.iter() {
@@ -132,37 +133,67 @@ fn io_error(e: io::Error, line: u64) -> DimacsError {
     DimacsError::Io(format!("{what} after line {line}"))
 }
 
-/// Runs `reader` on its own thread, handing out 1 MiB chunks; spent chunks come back
-/// through the second channel so buffers are reused.
-fn spawn_reader<R: Read + Send + 'static>(
+/// A reader on its own thread, handing out 1 MiB chunks; spent chunks come back
+/// through `recycle` so buffers are reused. Dropping it (on every return of [`read`],
+/// an error part-way included) stops the thread and waits for it, so no reader thread
+/// outlives the call that read.
+struct ChunkReader {
+    chunks: Option<Receiver<io::Result<Vec<u8>>>>,
+    recycle: crossbeam_channel::Sender<Vec<u8>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl ChunkReader {
+    fn spawn<R: Read + Send + 'static>(reader: R) -> Self {
+        let (tx, rx) = bounded::<io::Result<Vec<u8>>>(4);
+        let (recycle_tx, recycle_rx) = bounded::<Vec<u8>>(4);
+        let thread = std::thread::spawn(move || read_chunks(reader, &tx, &recycle_rx));
+        Self {
+            chunks: Some(rx),
+            recycle: recycle_tx,
+            thread: Some(thread),
+        }
+    }
+
+    fn chunks(&self) -> &Receiver<io::Result<Vec<u8>>> {
+        self.chunks.as_ref().expect("chunks until dropped")
+    }
+}
+
+impl Drop for ChunkReader {
+    fn drop(&mut self) {
+        // a thread blocked on a full channel sees it closed and ends
+        self.chunks = None;
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The reader thread's loop: chunks until the end, an error, or no one listening.
+fn read_chunks<R: Read>(
     mut reader: R,
-) -> (
-    Receiver<io::Result<Vec<u8>>>,
-    crossbeam_channel::Sender<Vec<u8>>,
+    tx: &crossbeam_channel::Sender<io::Result<Vec<u8>>>,
+    recycle_rx: &Receiver<Vec<u8>>,
 ) {
-    let (tx, rx) = bounded::<io::Result<Vec<u8>>>(4);
-    let (recycle_tx, recycle_rx) = bounded::<Vec<u8>>(4);
-    std::thread::spawn(move || {
-        loop {
-            let mut buf = recycle_rx.try_recv().unwrap_or_default();
-            buf.resize(CHUNK, 0);
-            match read_full(&mut reader, &mut buf) {
-                Ok(0) => break,
-                Ok(n) => {
-                    buf.truncate(n);
-                    if tx.send(Ok(buf)).is_err() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let _ = tx.send(Err(e));
+    loop {
+        let mut buf = recycle_rx.try_recv().unwrap_or_default();
+        buf.resize(CHUNK, 0);
+        match read_full(&mut reader, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                buf.truncate(n);
+                if tx.send(Ok(buf)).is_err() {
                     break;
                 }
             }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                let _ = tx.send(Err(e));
+                break;
+            }
         }
-    });
-    (rx, recycle_tx)
+    }
 }
 
 /// The header facts: grid size and the declared node and arc counts.

@@ -8,7 +8,7 @@ pub mod cpu;
 pub mod cuda;
 pub mod dimacs;
 
-use crate::gpu::{DeviceMask, GpuError};
+use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
 use crate::grid::{GridProblem, Mask};
 use serde::Serialize;
 use thiserror::Error;
@@ -157,6 +157,17 @@ pub trait Engine: Send {
     /// residual graph. Gives the same flow value and cut as `solve`. Falls back to
     /// `solve` when nothing is kept or the grid's shape changed.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError>;
+
+    /// As [`Self::solve`] or, with `resume`, [`Self::update`], on capacities already on
+    /// the device (the device energy's); `None` for engines that have no device, whose
+    /// caller then builds the problem on the host.
+    fn solve_device(
+        &mut self,
+        _grid: &DeviceGrid,
+        _resume: bool,
+    ) -> Option<Result<Solution, EngineError>> {
+        None
+    }
 
     /// Whether the engine has the stochastic-cuts scheme (skip idle blocks, revisit
     /// them every few rounds), so a UI can offer the switch only where it does something.

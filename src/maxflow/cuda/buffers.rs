@@ -4,7 +4,7 @@
 use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, REPARAM_SUMS, Tiling};
 #[cfg(feature = "experiments")]
 use super::layout::{LOG_COLS, LOG_ROWS};
-use crate::gpu::driver;
+use crate::gpu::{DeviceGrid, driver};
 use crate::grid::GridProblem;
 use crate::maxflow::EngineError;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
@@ -154,18 +154,39 @@ impl DeviceState {
         })
     }
 
-    /// Copies the next frame's capacities for an update: into the arrays of the frame
-    /// before last, which then trade places with the last frame's, so that `pr_reparam*`
-    /// reads the last capacities as `old_*` and the new ones as `in_*`.
-    pub fn upload_next(
-        &mut self,
-        stream: &Arc<CudaStream>,
-        problem: &GridProblem,
-    ) -> Result<(), EngineError> {
+    /// Keeps the last call's capacities as the old ones of a dynamic update (the next
+    /// upload or copy writes the new ones into the other buffers).
+    pub fn keep_as_old(&mut self) {
         std::mem::swap(&mut self.in_src, &mut self.old_src);
         std::mem::swap(&mut self.in_sink, &mut self.old_sink);
         std::mem::swap(&mut self.in_edges, &mut self.old_edges);
-        self.upload(stream, problem)
+    }
+
+    /// Copies capacities the energy kernels wrote on the device, after their stream's
+    /// work, and clears the counters.
+    pub fn copy_from(
+        &mut self,
+        stream: &Arc<CudaStream>,
+        grid: &DeviceGrid,
+    ) -> Result<(), EngineError> {
+        stream
+            .join(&grid.stream)
+            .map_err(driver("waiting for the energy's stream"))?;
+        let n = grid.pixels();
+        let dirs = grid.connectivity.number() as usize;
+        stream
+            .memcpy_dtod(&grid.source.slice(..n), &mut self.in_src.slice_mut(..n))
+            .map_err(driver("copy of source capacities"))?;
+        stream
+            .memcpy_dtod(&grid.sink.slice(..n), &mut self.in_sink.slice_mut(..n))
+            .map_err(driver("copy of sink capacities"))?;
+        stream
+            .memcpy_dtod(
+                &grid.edges.slice(..n * dirs),
+                &mut self.in_edges.slice_mut(..n * dirs),
+            )
+            .map_err(driver("copy of edge capacities"))?;
+        self.clear_counters(stream)
     }
 
     /// Copies the problem's capacities (row-major, as given) to the device and clears

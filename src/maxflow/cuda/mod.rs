@@ -31,8 +31,8 @@ pub use schedule::Schedule;
 pub use terminals::Terminals;
 
 use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
-use crate::gpu::{DeviceMask, Gpu, driver};
-use crate::grid::{GridProblem, Mask};
+use crate::gpu::{DeviceGrid, DeviceMask, Gpu, driver};
+use crate::grid::{Connectivity, GridProblem, Mask};
 use buffers::DeviceState;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
@@ -221,13 +221,13 @@ impl CudaEngine {
 
     /// Solves `problem`, from scratch or, where `resume` and the kept residual graph has
     /// the same tiling, as a dynamic update of it.
-    fn run(&mut self, problem: &GridProblem, resume: bool) -> Result<Solution, EngineError> {
+    fn run(&mut self, problem: Input<'_>, resume: bool) -> Result<Solution, EngineError> {
         let config = self.config;
         let gpu = self.gpu.clone();
         let sms = gpu.sm_count();
         // counted once, and only where a choice below depends on it
         let census = std::cell::OnceCell::new();
-        let terminals = || *census.get_or_init(|| Terminals::of(problem));
+        let terminals = || *census.get_or_init(|| problem.terminals());
         let tile_h = match config.tile_height {
             0 => auto_tile_height(
                 problem.width(),
@@ -253,9 +253,11 @@ impl CudaEngine {
         let resume = resume && self.state.as_ref().is_some_and(|s| s.tiling == tiling);
         let state = state_for(&mut self.state, &stream, tiling)?;
         if resume {
-            state.upload_next(&stream, problem)?;
-        } else {
-            state.upload(&stream, problem)?;
+            state.keep_as_old();
+        }
+        match problem {
+            Input::Host(problem) => state.upload(&stream, problem)?,
+            Input::Device(grid) => state.copy_from(&stream, grid)?,
         }
         let mut params = state.params(&stream);
         params.step_budget = match config.step_budget {
@@ -440,7 +442,7 @@ impl CudaEngine {
 }
 
 impl CudaEngine {
-    fn call(&mut self, problem: &GridProblem, resume: bool) -> Result<Solution, EngineError> {
+    fn call(&mut self, problem: Input<'_>, resume: bool) -> Result<Solution, EngineError> {
         let shape = self.state.as_ref().map(|s| s.tiling);
         let start = Instant::now();
         let result = self.run(problem, resume);
@@ -472,6 +474,44 @@ impl CudaEngine {
 fn sweep_ms(tiling: &Tiling, bandwidth: f64) -> f64 {
     let bytes_per_pixel = 4 * u64::from(tiling.dirs) + 4 + 8 + 4;
     2.0 * (tiling.padded_pixels() * bytes_per_pixel) as f64 / bandwidth * 1e3
+}
+
+/// Where a call's capacities are: on the host, or already on the device.
+#[derive(Clone, Copy)]
+enum Input<'a> {
+    Host(&'a GridProblem),
+    Device(&'a DeviceGrid),
+}
+
+impl Input<'_> {
+    fn width(&self) -> u32 {
+        match self {
+            Input::Host(p) => p.width(),
+            Input::Device(g) => g.width(),
+        }
+    }
+
+    fn height(&self) -> u32 {
+        match self {
+            Input::Host(p) => p.height(),
+            Input::Device(g) => g.height(),
+        }
+    }
+
+    fn connectivity(&self) -> Connectivity {
+        match self {
+            Input::Host(p) => p.connectivity(),
+            Input::Device(g) => g.connectivity(),
+        }
+    }
+
+    /// The terminals' census: counted on the host, or as the energy kernels counted it.
+    fn terminals(&self) -> Terminals {
+        match self {
+            Input::Host(p) => Terminals::of(p),
+            Input::Device(g) => Terminals::from_census(g.census, g.pixels()),
+        }
+    }
 }
 
 /// The device arrays for `tiling`, reallocated when the grid's shape changed.
@@ -516,7 +556,7 @@ impl Engine for CudaEngine {
     }
 
     fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        self.call(problem, false)
+        self.call(Input::Host(problem), false)
     }
 
     /// Reparameterises the kept residual graph on the device (`pr_reparam*`) and resumes
@@ -525,7 +565,18 @@ impl Engine for CudaEngine {
     /// overflow (`stats.dynamic` says which).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         let resume = self.always_resume || self.pace.resume();
-        self.call(problem, resume)
+        self.call(Input::Host(problem), resume)
+    }
+
+    /// As `solve` or (with `resume`) `update`, on capacities the energy kernels left on
+    /// the device: copied there device to device, never through the host.
+    fn solve_device(
+        &mut self,
+        grid: &DeviceGrid,
+        resume: bool,
+    ) -> Option<Result<Solution, EngineError>> {
+        let resume = resume && (self.always_resume || self.pace.resume());
+        Some(self.call(Input::Device(grid), resume))
     }
 
     fn has_stochastic(&self) -> bool {

@@ -38,6 +38,17 @@ impl Terminals {
         census
     }
 
+    /// The census the device energy counted: pixels with any terminal, supplies and
+    /// deficits, of `pixels`.
+    pub fn from_census(census: [u32; 3], pixels: usize) -> Self {
+        Self {
+            any: census[0] as usize,
+            supplies: census[1] as usize,
+            deficits: census[2] as usize,
+            pixels,
+        }
+    }
+
     /// Whether fewer than one pixel in eight has a terminal capacity: a seeded energy
     /// (strokes or seeds, contrast edges elsewhere) rather than an image energy, whose
     /// terminals are on most pixels.

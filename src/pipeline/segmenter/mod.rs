@@ -13,12 +13,15 @@
 //! by the background term, the temporal prior and any seeds, which then hold as hard
 //! constraints on every frame (an excluded region stays excluded).
 
+mod device;
+
 use super::gate::NoiseGate;
 use super::timing::FrameTiming;
 use crate::capture::Frame;
 use crate::ccl::{
     CclError, Cleaner, CleanupParams, Constraints, CpuLabeller, CudaLabeller, Labeller,
 };
+use crate::energy::cuda::DeviceEnergy;
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
     Region, SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
@@ -26,6 +29,7 @@ use crate::energy::{
 use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
 use crate::maxflow::{Engine, EngineError, EngineKind, Solution, SolveStats};
+use device::device_energy_for;
 use std::time::Instant;
 
 /// User-facing segmentation parameters.
@@ -115,6 +119,10 @@ pub struct Segmenter {
     background_sigma: Option<f32>,
     /// Buffer for the frame in the background's steady colours.
     steady_rgb: Vec<u8>,
+    /// The background-mode energy on the GPU, beside a CUDA engine where it loads.
+    device: Option<DeviceEnergy>,
+    /// Whether background-mode frames use `device` (on by default).
+    device_energy: bool,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -264,7 +272,10 @@ impl Segmenter {
             fallback: None,
             background_sigma: None,
             steady_rgb: Vec::new(),
+            device: None,
+            device_energy: true,
         }
+        .with_device_energy()
     }
 
     /// New seeds (from a file or the user's scribbles); colour models are re-learned
@@ -278,6 +289,7 @@ impl Segmenter {
     pub fn set_params(&mut self, params: SegmentParams) {
         if params.background_frames != self.params.background_frames {
             self.background = None;
+            self.release_device();
         }
         if params.color_model != self.params.color_model && self.seeds.is_some() {
             self.seeds_pending = true;
@@ -293,10 +305,12 @@ impl Segmenter {
 
     /// Swaps the engine (the next frame is solved from scratch).
     pub fn set_engine(&mut self, mut engine: Box<dyn Engine>) {
+        self.leave_device();
         engine.set_stochastic(self.params.stochastic);
         self.labeller = labeller_for(engine.as_ref());
         self.engine = engine;
         self.engine_warm = false;
+        self.device = device_energy_for(self.engine.as_ref());
     }
 
     /// Which engine cuts.
@@ -331,6 +345,7 @@ impl Segmenter {
     /// Forgets the learned background and learns it again from the next frames.
     pub fn relearn_background(&mut self) {
         self.background = None;
+        self.release_device();
     }
 
     /// Starts over as if new: forgets the seeds, colour models, previous mask and
@@ -344,6 +359,7 @@ impl Segmenter {
         self.engine_warm = false;
         self.last = None;
         self.gate.reset();
+        self.release_device();
     }
 
     /// Forgets the previous mask (the next frame has no temporal prior), e.g. after a
@@ -351,6 +367,9 @@ impl Segmenter {
     pub fn forget_previous(&mut self) {
         self.previous = None;
         self.gate.reset();
+        if let Some(device) = &mut self.device {
+            device.forget_previous();
+        }
     }
 
     /// Segments one frame (through the noise gate).
@@ -368,6 +387,9 @@ impl Segmenter {
         }
         if let Some(output) = self.learn_background(frame, start) {
             return Ok(output);
+        }
+        if let Some(output) = self.segment_on_device(frame, start) {
+            return output;
         }
         if self.params.noise_gate == 0 {
             self.gate.reset();
@@ -391,19 +413,7 @@ impl Segmenter {
         start: Instant,
     ) -> Result<SegmentOutput, SegmentError> {
         let (width, height) = (frame.width, frame.height);
-        if let Some(last) = &self.last
-            && (last.index, last.width, last.height) == (frame.index, width, height)
-        {
-            self.previous = last.previous.clone();
-            self.seeds_pending |= last.seeded && self.seeds.is_some();
-        }
-        if self
-            .previous
-            .as_ref()
-            .is_some_and(|m| (m.width, m.height) != (width, height))
-        {
-            self.previous = None;
-        }
+        self.restore_redone(frame);
         let background_ready = self.background_ready();
         let fresh = self.seeds_pending;
         if fresh {
@@ -470,6 +480,25 @@ impl Segmenter {
         })
     }
 
+    /// Starts a frame that comes again (the app re-segmenting a paused frame) from the
+    /// state it was first segmented from, and drops a previous mask of another size.
+    fn restore_redone(&mut self, frame: &Frame) {
+        let (width, height) = (frame.width, frame.height);
+        if let Some(last) = &self.last
+            && (last.index, last.width, last.height) == (frame.index, width, height)
+        {
+            self.previous = last.previous.clone();
+            self.seeds_pending |= last.seeded && self.seeds.is_some();
+        }
+        if self
+            .previous
+            .as_ref()
+            .is_some_and(|m| (m.width, m.height) != (width, height))
+        {
+            self.previous = None;
+        }
+    }
+
     /// Whether a learned background is ready to cut by.
     fn background_ready(&self) -> bool {
         self.params.background_frames > 0
@@ -486,7 +515,9 @@ impl Segmenter {
     fn learn_background(&mut self, frame: &Frame, start: Instant) -> Option<SegmentOutput> {
         let frames = self.params.background_frames;
         if frames == 0 {
-            self.background = None;
+            if self.background.take().is_some() {
+                self.release_device();
+            }
             return None;
         }
         let redo = self.last.as_ref().is_some_and(|l| {
@@ -499,6 +530,10 @@ impl Segmenter {
             };
             if !model.learn(&frame.rgb) {
                 return None;
+            }
+            // a frame learned: whatever model the device held is out of date
+            if let Some(device) = &mut self.device {
+                device.release();
             }
             if model.is_ready() {
                 self.background_sigma = Some(estimate_sigma(

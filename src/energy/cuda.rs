@@ -1,0 +1,749 @@
+//! The energy of a learned-background (webcam) frame on the GPU (`kernels/energy.cu`):
+//! the frame is uploaded once, and the noise gate, the background distance with its
+//! gain, the steady colours, the contrast weights, the temporal prior and the hard
+//! seeds are computed by kernels straight into a [`DeviceGrid`] that the CUDA engine
+//! reads on the device; after the cut, the background adapts there too.
+//!
+//! The CPU energy ([`super::EnergyBuilder`], [`BackgroundModel`]) stays the reference
+//! and the fallback: the kernels use the same integer arithmetic and the host's
+//! tables, so both give identical capacities. While the device energy runs it holds
+//! the model's per-pixel state; [`DeviceEnergy::hand_back`] returns it to the model.
+
+use super::background::{CostTable, kernel_defines, threshold_q};
+use super::{BackgroundModel, CAPACITY_SCALE, SeedLabel, Seeds, Smoothness, TemporalPrior};
+use crate::gpu::{
+    Compiled, DeviceGrid, Gpu, GpuError, KernelFamily, KernelSource, Program, driver,
+};
+use crate::grid::{Direction, Mask};
+use cudarc::driver::{
+    CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
+    ValidAsZeroBits,
+};
+use std::sync::Arc;
+
+/// The energy kernels' source and entry points.
+pub const SOURCE: KernelSource = KernelSource {
+    name: "energy.cu",
+    text: include_str!("../../kernels/energy.cu"),
+    entries: &[
+        "en_gate",
+        "en_gain_sums",
+        "en_observe",
+        "en_edges",
+        "en_distance_init",
+        "en_distance_relax",
+        "en_terminals",
+        "en_adapt",
+    ],
+};
+
+/// Threads per block of every energy kernel.
+const BLOCK: u32 = 256;
+
+/// Blocks of the gain reduction (grid-stride), enough to fill a large GPU.
+const SUM_BLOCKS: u32 = 1024;
+
+/// The energy kernels.
+struct EnergyKernels {
+    gate: CudaFunction,
+    gain_sums: CudaFunction,
+    observe: CudaFunction,
+    edges: CudaFunction,
+    distance_init: CudaFunction,
+    distance_relax: CudaFunction,
+    terminals: CudaFunction,
+    adapt: CudaFunction,
+}
+
+impl KernelFamily for EnergyKernels {
+    /// One module.
+    type Variant = ();
+
+    fn program((): ()) -> Program {
+        Program {
+            name: SOURCE.name,
+            text: SOURCE.text.to_string(),
+            options: kernel_defines(),
+        }
+    }
+
+    fn load(_gpu: &Gpu, module: &Arc<CudaModule>, (): ()) -> Result<Self, GpuError> {
+        let function = |name: &str| {
+            debug_assert!(SOURCE.entries.contains(&name), "{name}");
+            module
+                .load_function(name)
+                .map_err(driver(format!("kernel {name}")))
+        };
+        Ok(Self {
+            gate: function("en_gate")?,
+            gain_sums: function("en_gain_sums")?,
+            observe: function("en_observe")?,
+            edges: function("en_edges")?,
+            distance_init: function("en_distance_init")?,
+            distance_relax: function("en_distance_relax")?,
+            terminals: function("en_terminals")?,
+            adapt: function("en_adapt")?,
+        })
+    }
+}
+
+/// One learned-background frame to build the energy of.
+#[derive(Clone, Copy, Debug)]
+pub struct BackgroundFrame<'a> {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    /// The camera's RGB bytes, before the noise gate.
+    pub rgb: &'a [u8],
+    /// Noise gate threshold (0 = off), as `SegmentParams::noise_gate`.
+    pub noise_gate: u8,
+    /// Contrast term; its σ must be set (the background's).
+    pub smoothness: Smoothness,
+    /// Weight of the background term.
+    pub background_weight: f32,
+    /// The temporal prior from `previous`.
+    pub temporal: TemporalPrior,
+    /// The last frame's mask, if any.
+    pub previous: Option<&'a Mask>,
+    /// Hard seeds, if any.
+    pub seeds: Option<&'a Seeds>,
+}
+
+/// Device arrays of one frame size, kept between frames.
+struct Buffers {
+    width: u32,
+    height: u32,
+    rgb: CudaSlice<u8>,
+    held: CudaSlice<u8>,
+    steady: CudaSlice<u8>,
+    previous: CudaSlice<u8>,
+    distance: [CudaSlice<u32>; 2],
+    seeds: CudaSlice<u8>,
+    sums: CudaSlice<u64>,
+    census: CudaSlice<u32>,
+    grid: DeviceGrid,
+    // the background model's state, while the device holds it
+    mean: CudaSlice<u32>,
+    inv_var: CudaSlice<u64>,
+    z2: CudaSlice<u16>,
+    still: CudaSlice<u16>,
+    last: CudaSlice<u8>,
+}
+
+/// Host copies of what the device holds, to upload only what changed.
+#[derive(Default)]
+struct Held {
+    /// The previous mask on the device (empty: none).
+    previous: Vec<u8>,
+    /// The seed labels on the device (empty: none).
+    seeds: Vec<u8>,
+    /// The gate holds colours of an earlier frame.
+    gate: bool,
+    /// The model's state is on the device.
+    model: bool,
+    /// The device's `last` holds an adapted frame.
+    had_last: bool,
+}
+
+/// The parameters a table was made for, as bits (λ or weight, σ or ramp, scale).
+type TableKey = (u32, u32, u32);
+
+/// Uploaded tables with the parameters they were made for.
+struct Table<K> {
+    key: K,
+    entries: CudaSlice<i32>,
+    len: u32,
+}
+
+/// The device energy: the shared runtime's kernels, a stream, and the arrays and tables
+/// kept for the next frame.
+pub struct DeviceEnergy {
+    kernels: Arc<Compiled<EnergyKernels>>,
+    stream: Arc<CudaStream>,
+    buffers: Option<Buffers>,
+    held: Held,
+    weights: Option<Table<TableKey>>,
+    diagonal: Option<Table<TableKey>>,
+    background: Option<Table<(u32, u32)>>,
+    /// The temporal ramp, and the full cost past its end.
+    ramp: Option<(Table<TableKey>, i32)>,
+}
+
+impl DeviceEnergy {
+    /// Opens the shared runtime and loads the kernels, or says why it cannot.
+    pub fn new() -> Result<Self, GpuError> {
+        let gpu = Gpu::get()?;
+        let kernels = gpu.kernels::<EnergyKernels>(())?;
+        let stream = gpu.new_stream()?;
+        Ok(Self {
+            kernels,
+            stream,
+            buffers: None,
+            held: Held::default(),
+            weights: None,
+            diagonal: None,
+            background: None,
+            ramp: None,
+        })
+    }
+
+    /// Milliseconds NVRTC took to compile the kernels (once per process).
+    pub fn compile_ms(&self) -> f64 {
+        self.kernels.compile_ms
+    }
+
+    /// Whether the device holds the background model's state (hand it back before the
+    /// CPU energy uses the model again).
+    pub fn holds_model(&self) -> bool {
+        self.held.model
+    }
+
+    /// Forgets the model's state on the device without handing it back (the model was
+    /// relearned or reset), and the gate's and the previous mask's.
+    pub fn release(&mut self) {
+        self.held = Held::default();
+    }
+
+    /// Forgets the previous mask (the next frame has no temporal prior) and the gate's
+    /// held colours, as the CPU path does after a jump in the stream.
+    pub fn forget_previous(&mut self) {
+        self.held.previous.clear();
+        self.held.gate = false;
+    }
+
+    /// Builds `frame`'s capacities on the device, with `model` (learned) as the
+    /// background. The model's gain is updated here, on the host, from sums taken on
+    /// the device; its per-pixel state moves to the device on the first frame.
+    pub fn build(
+        &mut self,
+        frame: BackgroundFrame<'_>,
+        model: &mut BackgroundModel,
+    ) -> Result<&DeviceGrid, GpuError> {
+        let (w, h) = (frame.width, frame.height);
+        let n = w as usize * h as usize;
+        if frame.rgb.len() != 3 * n || !model.fits(w, h) || !model.is_ready() {
+            return Err(GpuError::Mismatch(format!(
+                "a {w}×{h} frame of {} bytes for a {} background model",
+                frame.rgb.len(),
+                if model.is_ready() {
+                    "learned"
+                } else {
+                    "unlearned"
+                }
+            )));
+        }
+        let Some(sigma) = frame.smoothness.sigma.filter(|s| *s > 0.0) else {
+            return Err(GpuError::Mismatch(
+                "the device energy needs a fixed σ".into(),
+            ));
+        };
+        self.ensure_buffers(w, h, frame.smoothness)?;
+        self.ensure_tables(&frame, sigma)?;
+        if !self.held.model {
+            self.upload_model(model)?;
+        }
+        self.upload_frame(&frame)?;
+        self.gate(frame.noise_gate, n)?;
+        self.observe(model, frame.previous.is_some(), n)?;
+        self.edges(frame.seeds.is_some(), w, h, frame.smoothness)?;
+        let prior = frame.previous.is_some() && frame.temporal.weight > 0.0;
+        if prior {
+            self.distance(w, h)?;
+        }
+        self.terminals(prior, frame.seeds.is_some(), n)
+    }
+
+    /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
+    /// device, and the background adapts to the frame by it (`BackgroundModel::adapt`).
+    pub fn finish(&mut self, mask: &Mask, model: &BackgroundModel) -> Result<(), GpuError> {
+        let Some(b) = self.buffers.as_mut() else {
+            return Ok(());
+        };
+        let n = b.width as usize * b.height as usize;
+        if mask.data.len() != n || !self.held.model {
+            return Ok(());
+        }
+        self.stream
+            .memcpy_htod(&mask.data, &mut b.previous)
+            .map_err(driver("upload of the mask"))?;
+        self.held.previous.clear();
+        self.held.previous.extend_from_slice(&mask.data);
+        let [g0, g1, g2] = model.gain();
+        let (had_last, n32) = (u32::from(self.held.had_last), n as u32);
+        let threshold = u32::from(threshold_q());
+        let absorb = u32::from(model.absorb_frames);
+        // SAFETY: the arguments match `en_adapt`; every array holds n pixels.
+        unsafe {
+            self.stream
+                .launch_builder(&self.kernels.adapt)
+                .arg(&b.rgb)
+                .arg(&b.previous)
+                .arg(&mut b.mean)
+                .arg(&b.z2)
+                .arg(&mut b.still)
+                .arg(&mut b.last)
+                .arg(&had_last)
+                .arg(&n32)
+                .arg(&threshold)
+                .arg(&g0)
+                .arg(&g1)
+                .arg(&g2)
+                .arg(&absorb)
+                .launch(per_pixel(n))
+                .map_err(driver("energy kernel en_adapt"))?;
+        }
+        self.held.had_last = true;
+        Ok(())
+    }
+
+    /// Copies the model's per-pixel state back from the device into `model` (for the
+    /// CPU energy to go on where the device left off); the device then holds none.
+    pub fn hand_back(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
+        if !self.held.model {
+            return Ok(());
+        }
+        let had_last = self.held.had_last;
+        self.held.model = false;
+        let (Some(b), Some(state)) = (self.buffers.as_ref(), model.state()) else {
+            return Ok(());
+        };
+        let read = |what: &str| driver(format!("reading the background's {what}"));
+        self.stream
+            .memcpy_dtoh(&b.mean, state.mean.as_mut_slice())
+            .map_err(read("means"))?;
+        self.stream
+            .memcpy_dtoh(&b.z2, state.z2.as_mut_slice())
+            .map_err(read("distances"))?;
+        self.stream
+            .memcpy_dtoh(&b.still, state.still.as_mut_slice())
+            .map_err(read("still counts"))?;
+        state.last_rgb.clear();
+        if had_last {
+            *state.last_rgb = self
+                .stream
+                .clone_dtoh(&b.last)
+                .map_err(read("last frame"))?;
+        }
+        self.stream.synchronize().map_err(read("state"))?;
+        Ok(())
+    }
+
+    fn ensure_buffers(
+        &mut self,
+        width: u32,
+        height: u32,
+        smoothness: Smoothness,
+    ) -> Result<(), GpuError> {
+        let conn = smoothness.connectivity;
+        if let Some(b) = &self.buffers
+            && (b.width, b.height) == (width, height)
+            && b.grid.fits(width, height, conn)
+        {
+            return Ok(());
+        }
+        self.buffers = None; // free the old arrays before allocating new ones
+        self.held = Held::default();
+        let n = (width as usize * height as usize).max(1);
+        let s = &self.stream;
+        self.buffers = Some(Buffers {
+            width,
+            height,
+            rgb: zeros(s, 3 * n)?,
+            held: zeros(s, 3 * n)?,
+            steady: zeros(s, 3 * n)?,
+            previous: zeros(s, n)?,
+            distance: [zeros(s, n)?, zeros(s, n)?],
+            seeds: zeros(s, n)?,
+            sums: zeros(s, 6)?,
+            census: zeros(s, 3)?,
+            grid: DeviceGrid::new(s, width, height, conn)?,
+            mean: zeros(s, 3 * n)?,
+            inv_var: zeros(s, n)?,
+            z2: zeros(s, n)?,
+            still: zeros(s, n)?,
+            last: zeros(s, 3 * n)?,
+        });
+        Ok(())
+    }
+
+    /// Uploads the contrast, background and temporal tables where their parameters
+    /// changed.
+    fn ensure_tables(&mut self, frame: &BackgroundFrame<'_>, sigma: f32) -> Result<(), GpuError> {
+        let s = frame.smoothness;
+        let key = (s.lambda.to_bits(), sigma.to_bits(), s.scale.to_bits());
+        if self.weights.as_ref().is_none_or(|t| t.key != key) {
+            let [straight, diagonal] = s.weight_tables(sigma);
+            self.weights = Some(upload_table(&self.stream, key, &straight)?);
+            self.diagonal = Some(upload_table(&self.stream, key, &diagonal)?);
+        }
+        let weight = frame.background_weight;
+        let key = (weight.to_bits(), CAPACITY_SCALE.to_bits());
+        if self.background.as_ref().is_none_or(|t| t.key != key) {
+            let table = CostTable::new(weight, CAPACITY_SCALE);
+            self.background = Some(upload_table(&self.stream, key, &table.entries)?);
+        }
+        let t = frame.temporal;
+        let key = (
+            t.weight.to_bits(),
+            t.ramp.to_bits(),
+            CAPACITY_SCALE.to_bits(),
+        );
+        if self.ramp.as_ref().is_none_or(|(t, _)| t.key != key) {
+            let (ramp, full) = t.ramp_table(CAPACITY_SCALE);
+            self.ramp = Some((upload_table(&self.stream, key, &ramp)?, full));
+        }
+        Ok(())
+    }
+
+    fn upload_model(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
+        let b = self.buffers.as_mut().expect("buffers before the model");
+        let state = model.state().expect("a learned model");
+        let up = |what: &str| driver(format!("upload of the background's {what}"));
+        self.stream
+            .memcpy_htod(state.mean.as_slice(), &mut b.mean)
+            .map_err(up("means"))?;
+        self.stream
+            .memcpy_htod(state.inv_var, &mut b.inv_var)
+            .map_err(up("variances"))?;
+        self.stream
+            .memcpy_htod(state.z2.as_slice(), &mut b.z2)
+            .map_err(up("distances"))?;
+        self.stream
+            .memcpy_htod(state.still.as_slice(), &mut b.still)
+            .map_err(up("still counts"))?;
+        self.held.had_last = state.last_rgb.len() == b.width as usize * b.height as usize * 3;
+        if self.held.had_last {
+            self.stream
+                .memcpy_htod(state.last_rgb.as_slice(), &mut b.last)
+                .map_err(up("last frame"))?;
+        }
+        self.held.model = true;
+        Ok(())
+    }
+
+    /// Uploads the frame, and the previous mask and the seeds where they changed.
+    fn upload_frame(&mut self, frame: &BackgroundFrame<'_>) -> Result<(), GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        self.stream
+            .memcpy_htod(frame.rgb, &mut b.rgb)
+            .map_err(driver("upload of the frame"))?;
+        match frame.previous {
+            Some(mask) if mask.data != self.held.previous => {
+                self.stream
+                    .memcpy_htod(&mask.data, &mut b.previous)
+                    .map_err(driver("upload of the previous mask"))?;
+                self.held.previous.clone_from(&mask.data);
+            }
+            _ => {}
+        }
+        if let Some(seeds) = frame.seeds {
+            let codes: Vec<u8> = seeds.labels.iter().map(|&l| seed_code(l)).collect();
+            if codes != self.held.seeds {
+                self.stream
+                    .memcpy_htod(&codes, &mut b.seeds)
+                    .map_err(driver("upload of the seeds"))?;
+                self.held.seeds = codes;
+            }
+        }
+        Ok(())
+    }
+
+    /// The noise gate, in place on the uploaded frame (which the later kernels read),
+    /// with the held colours kept in `held`.
+    fn gate(&mut self, threshold: u8, n: usize) -> Result<(), GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        if threshold == 0 {
+            self.held.gate = false;
+            return Ok(());
+        }
+        let first = u32::from(!self.held.gate);
+        let (t, n32) = (u32::from(threshold), n as u32);
+        // SAFETY: the arguments match `en_gate`; both arrays hold 3n bytes.
+        unsafe {
+            self.stream
+                .launch_builder(&self.kernels.gate)
+                .arg(&mut b.rgb)
+                .arg(&mut b.held)
+                .arg(&n32)
+                .arg(&t)
+                .arg(&first)
+                .launch(per_pixel(n))
+                .map_err(driver("energy kernel en_gate"))?;
+        }
+        self.held.gate = true;
+        Ok(())
+    }
+
+    /// The gain from the background-looking pixels (summed on the device, decided on
+    /// the host), then the background distance and the steady frame.
+    fn observe(
+        &mut self,
+        model: &mut BackgroundModel,
+        has_previous: bool,
+        n: usize,
+    ) -> Result<(), GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        let s = &self.stream;
+        s.memset_zeros(&mut b.sums)
+            .map_err(driver("clearing the gain sums"))?;
+        let (has_prev, n32) = (u32::from(has_previous), n as u32);
+        let threshold = u32::from(threshold_q());
+        let blocks = (n as u32).div_ceil(BLOCK).clamp(1, SUM_BLOCKS);
+        // SAFETY: the arguments match `en_gain_sums`; `sums` holds 6 words. Then
+        // `en_observe`'s; every array holds n pixels.
+        unsafe {
+            s.launch_builder(&self.kernels.gain_sums)
+                .arg(&b.rgb)
+                .arg(&b.mean)
+                .arg(&b.z2)
+                .arg(&b.previous)
+                .arg(&has_prev)
+                .arg(&n32)
+                .arg(&threshold)
+                .arg(&mut b.sums)
+                .launch(LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (BLOCK, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+                .map_err(driver("energy kernel en_gain_sums"))?;
+        }
+        let sums = s
+            .clone_dtoh(&b.sums)
+            .map_err(driver("reading the gain sums"))?;
+        model.apply_gain_sums([sums[0], sums[1], sums[2]], [sums[3], sums[4], sums[5]]);
+        let [g0, g1, g2] = model.gain();
+        // SAFETY: see above.
+        unsafe {
+            s.launch_builder(&self.kernels.observe)
+                .arg(&b.rgb)
+                .arg(&b.mean)
+                .arg(&b.inv_var)
+                .arg(&mut b.z2)
+                .arg(&mut b.steady)
+                .arg(&n32)
+                .arg(&g0)
+                .arg(&g1)
+                .arg(&g2)
+                .launch(per_pixel(n))
+                .map_err(driver("energy kernel en_observe"))?;
+        }
+        Ok(())
+    }
+
+    fn edges(
+        &mut self,
+        has_seeds: bool,
+        width: u32,
+        height: u32,
+        smoothness: Smoothness,
+    ) -> Result<(), GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        let straight = self.weights.as_ref().expect("tables");
+        let diagonal = self.diagonal.as_ref().expect("tables");
+        let has_seeds = u32::from(has_seeds);
+        let dirs = smoothness.connectivity.number();
+        let offsets = packed_offsets();
+        // SAFETY: the arguments match `en_edges`; `edges` holds `dirs` arrays of n.
+        unsafe {
+            self.stream
+                .launch_builder(&self.kernels.edges)
+                .arg(&b.steady)
+                .arg(&b.seeds)
+                .arg(&has_seeds)
+                .arg(&straight.entries)
+                .arg(&straight.len)
+                .arg(&diagonal.entries)
+                .arg(&diagonal.len)
+                .arg(&mut b.grid.edges)
+                .arg(&width)
+                .arg(&height)
+                .arg(&dirs)
+                .arg(&offsets)
+                .launch(per_pixel(width as usize * height as usize))
+                .map_err(driver("energy kernel en_edges"))?;
+        }
+        Ok(())
+    }
+
+    /// The chamfer distance from the previous boundary, exact below the ramp's end.
+    fn distance(&mut self, width: u32, height: u32) -> Result<(), GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        let ramp = self.ramp.as_ref().map_or(0, |(t, _)| t.len);
+        let n = width as usize * height as usize;
+        let [a, c] = &mut b.distance;
+        // SAFETY: the arguments match `en_distance_init` and `en_distance_relax`;
+        // every array holds n pixels.
+        unsafe {
+            self.stream
+                .launch_builder(&self.kernels.distance_init)
+                .arg(&b.previous)
+                .arg(&mut *a)
+                .arg(&width)
+                .arg(&height)
+                .launch(per_pixel(n))
+                .map_err(driver("energy kernel en_distance_init"))?;
+        }
+        // each round fixes the distances one more arc away; arcs are 3 or 4 long
+        let rounds = ramp.div_ceil(3) + 1;
+        let (mut from, mut to) = (a, c);
+        for _ in 0..rounds {
+            // SAFETY: see above.
+            unsafe {
+                self.stream
+                    .launch_builder(&self.kernels.distance_relax)
+                    .arg(&*from)
+                    .arg(&mut *to)
+                    .arg(&width)
+                    .arg(&height)
+                    .launch(per_pixel(n))
+                    .map_err(driver("energy kernel en_distance_relax"))?;
+            }
+            std::mem::swap(&mut from, &mut to);
+        }
+        if rounds % 2 == 1 {
+            // the result sits in the second array: bring it to the first
+            let [a, c] = &mut b.distance;
+            self.stream
+                .memcpy_dtod(&*c, a)
+                .map_err(driver("copy of the distances"))?;
+        }
+        Ok(())
+    }
+
+    /// The terminal capacities and their census, then waits for the frame's work.
+    fn terminals(
+        &mut self,
+        prior: bool,
+        has_seeds: bool,
+        n: usize,
+    ) -> Result<&DeviceGrid, GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        let background = self.background.as_ref().expect("tables");
+        let (ramp, full) = self.ramp.as_ref().expect("tables");
+        let s = &self.stream;
+        s.memset_zeros(&mut b.census)
+            .map_err(driver("clearing the census"))?;
+        let (prior, has_seeds, n32) = (u32::from(prior), u32::from(has_seeds), n as u32);
+        let dirs = b.grid.connectivity.number();
+        let grid = &mut b.grid;
+        // SAFETY: the arguments match `en_terminals`; every array holds n pixels (the
+        // edges `dirs` arrays of n), the tables their lengths.
+        unsafe {
+            s.launch_builder(&self.kernels.terminals)
+                .arg(&b.z2)
+                .arg(&background.entries)
+                .arg(&background.len)
+                .arg(&b.previous)
+                .arg(&b.distance[0])
+                .arg(&prior)
+                .arg(&ramp.entries)
+                .arg(&ramp.len)
+                .arg(full)
+                .arg(&b.seeds)
+                .arg(&has_seeds)
+                .arg(&grid.edges)
+                .arg(&dirs)
+                .arg(&mut grid.source)
+                .arg(&mut grid.sink)
+                .arg(&n32)
+                .arg(&mut b.census)
+                .launch(per_pixel(n))
+                .map_err(driver("energy kernel en_terminals"))?;
+        }
+        let census = s
+            .clone_dtoh(&b.census)
+            .map_err(driver("reading the terminals' census"))?;
+        grid.census = [census[0], census[1], census[2]];
+        Ok(&b.grid)
+    }
+}
+
+/// One thread per pixel.
+fn per_pixel(n: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((n as u32).div_ceil(BLOCK).max(1), 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+fn zeros<T: DeviceRepr + ValidAsZeroBits>(
+    stream: &Arc<CudaStream>,
+    len: usize,
+) -> Result<CudaSlice<T>, GpuError> {
+    stream
+        .alloc_zeros::<T>(len.max(1))
+        .map_err(driver("allocating the energy's arrays"))
+}
+
+fn upload_table<K>(
+    stream: &Arc<CudaStream>,
+    key: K,
+    entries: &[i32],
+) -> Result<Table<K>, GpuError> {
+    // an empty table still needs one entry to point at; its length stays 0
+    let mut slice = zeros::<i32>(stream, entries.len())?;
+    if !entries.is_empty() {
+        stream
+            .memcpy_htod(entries, &mut slice)
+            .map_err(driver("upload of a table"))?;
+    }
+    Ok(Table {
+        key,
+        entries: slice,
+        len: entries.len() as u32,
+    })
+}
+
+/// The seed label as the kernels read it: 0 none, 1 foreground, 2 background.
+fn seed_code(label: SeedLabel) -> u8 {
+    match label {
+        SeedLabel::Unknown => 0,
+        SeedLabel::Foreground => 1,
+        SeedLabel::Background => 2,
+    }
+}
+
+/// Every direction's offset packed as the kernels unpack it (`dir_dx`, `dir_dy`): four
+/// bits per direction in `Direction::ALL` order, dx + 1 and dy + 1.
+fn packed_offsets() -> u32 {
+    Direction::ALL.iter().enumerate().fold(0, |acc, (d, dir)| {
+        let (dx, dy) = dir.offset();
+        acc | (((dx + 1) as u32) | (((dy + 1) as u32) << 2)) << (4 * d)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_offsets_give_back_every_direction() {
+        let packed = packed_offsets();
+        for (d, dir) in Direction::ALL.iter().enumerate() {
+            let dx = ((packed >> (4 * d)) & 3) as i32 - 1;
+            let dy = ((packed >> (4 * d + 2)) & 3) as i32 - 1;
+            assert_eq!((dx, dy), dir.offset(), "{dir:?}");
+        }
+    }
+
+    #[test]
+    fn the_kernels_get_the_models_constants() {
+        let defines = kernel_defines();
+        for name in [
+            "MEAN_BITS",
+            "GAIN_BITS",
+            "Z2_STEPS",
+            "SHADOW_MIN",
+            "ADAPT_SHIFT",
+        ] {
+            assert!(
+                SOURCE.text.contains(name),
+                "{name} is not used by the kernels"
+            );
+            assert!(defines.iter().any(|d| d.starts_with(&format!("-D{name}="))));
+        }
+    }
+}

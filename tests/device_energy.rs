@@ -1,0 +1,382 @@
+//! The background-mode energy on the GPU against the CPU energy, its reference: the
+//! same integer capacities on every frame (the demo scene, the demo scene with an
+//! exposure drift, real still-camera frames), the same model state afterwards, and the
+//! same masks and flows through the segmenter with the energy on the device or not,
+//! static and dynamic. Skips, with a note, where no CUDA device is present.
+
+use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource, SourceSpec};
+use livecut::energy::cuda::{BackgroundFrame, DeviceEnergy};
+use livecut::energy::{
+    BackgroundModel, CAPACITY_SCALE, EnergyBuilder, EnergyInputs, SeedLabel, Seeds, Smoothness,
+    TemporalPrior, estimate_sigma,
+};
+use livecut::gpu::GpuError;
+use livecut::grid::{Connectivity, Direction, GridProblem, Mask};
+use livecut::maxflow::Engine;
+use livecut::maxflow::cpu::CpuEngine;
+use livecut::maxflow::cuda::CudaEngine;
+use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
+use std::path::PathBuf;
+
+/// Frames the background is learned from.
+const LEARN: usize = 10;
+
+fn device_or_skip() -> Option<DeviceEnergy> {
+    match DeviceEnergy::new() {
+        Ok(energy) => Some(energy),
+        Err(GpuError::Unavailable(why)) => {
+            eprintln!("note: skipping, no CUDA device ({why})");
+            None
+        }
+        Err(other) => panic!("the device energy failed to start: {other}"),
+    }
+}
+
+/// `count` frames of the still demo scene (sensor noise, light change, objects moving).
+fn demo_frames(width: u32, height: u32, count: u64) -> Vec<Frame> {
+    let mut source = DemoSource::new(DemoConfig {
+        width,
+        height,
+        frames: Some(count),
+        ..DemoConfig::default()
+    })
+    .unwrap();
+    std::iter::from_fn(|| source.next_frame().unwrap().map(|c| c.frame)).collect()
+}
+
+/// The demo frames with the exposure rising after the learning frames, as a webcam's
+/// automatic exposure does when a person walks in (up to +20 %).
+fn drifting_frames(width: u32, height: u32, count: u64) -> Vec<Frame> {
+    let mut frames = demo_frames(width, height, count);
+    for (k, frame) in frames.iter_mut().enumerate().skip(LEARN) {
+        let gain = 1.0 + 0.2 * ((k - LEARN) as f32 / 20.0).min(1.0);
+        for v in &mut frame.rgb {
+            *v = (f32::from(*v) * gain).round().min(255.0) as u8;
+        }
+    }
+    frames
+}
+
+/// The still-camera frames of `pedestrians` (`$LIVECUT_PEDESTRIANS`, else the shared
+/// data beside the checkout, else `ped/frames` where the GPU machine has them).
+fn pedestrian_frames(count: usize) -> Option<Vec<Frame>> {
+    let candidates = [
+        std::env::var_os("LIVECUT_PEDESTRIANS").map(PathBuf::from),
+        Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/data/video/pedestrians/frames"),
+        ),
+        Some(PathBuf::from("ped/frames")),
+    ];
+    let Some(dir) = candidates.into_iter().flatten().find(|p| p.is_dir()) else {
+        eprintln!("note: pedestrians frames not found (set LIVECUT_PEDESTRIANS); skipping them");
+        return None;
+    };
+    let mut source = SourceSpec::Folder(dir).open().unwrap();
+    Some(
+        std::iter::from_fn(|| source.next_frame().unwrap().map(|c| c.frame))
+            .take(count)
+            .collect(),
+    )
+}
+
+fn params() -> SegmentParams {
+    SegmentParams {
+        background_frames: LEARN as u32,
+        ..SegmentParams::default()
+    }
+}
+
+/// The arrays of two problems are equal, or the first difference is named.
+fn assert_same_capacities(cpu: &GridProblem, device: &GridProblem, what: &str) {
+    let first = |a: &[i32], b: &[i32]| a.iter().zip(b).position(|(x, y)| x != y);
+    if let Some(i) = first(cpu.source(), device.source()) {
+        panic!(
+            "{what}: source capacity of pixel {i}: cpu {} device {}",
+            cpu.source()[i],
+            device.source()[i]
+        );
+    }
+    if let Some(i) = first(cpu.sink(), device.sink()) {
+        panic!(
+            "{what}: sink capacity of pixel {i}: cpu {} device {}",
+            cpu.sink()[i],
+            device.sink()[i]
+        );
+    }
+    for &dir in cpu.connectivity().directions() {
+        if let Some(i) = first(cpu.edges(dir), device.edges(dir)) {
+            panic!(
+                "{what}: {dir:?} arc of pixel {i}: cpu {} device {}",
+                cpu.edges(dir)[i],
+                device.edges(dir)[i]
+            );
+        }
+    }
+}
+
+/// Seeds that hold a corner as background and a block as foreground, on every frame.
+fn corner_seeds(width: u32, height: u32) -> Seeds {
+    let mut seeds = Seeds::unknown(width, height);
+    for y in 0..height / 8 {
+        for x in 0..width / 8 {
+            seeds.labels[(y * width + x) as usize] = SeedLabel::Background;
+        }
+    }
+    let (cx, cy) = (width / 2, height / 2);
+    for y in cy..cy + 4 {
+        for x in cx..cx + 4 {
+            seeds.labels[(y * width + x) as usize] = SeedLabel::Foreground;
+        }
+    }
+    seeds
+}
+
+/// Runs the CPU energy (as the segmenter runs it in background mode) and the device
+/// energy side by side over `frames`, learning from the first ones, cutting each frame
+/// with the CPU engine and adapting both models by its mask; every frame's capacities
+/// and gains must agree, and so must the models' state at the end.
+fn compare_energies(
+    frames: &[Frame],
+    connectivity: Connectivity,
+    seeds: Option<&Seeds>,
+    what: &str,
+) {
+    let Some(mut device) = device_or_skip() else {
+        return;
+    };
+    let (w, h) = (frames[0].width, frames[0].height);
+    let mut cpu_model = BackgroundModel::new(w, h, LEARN as u32);
+    for frame in &frames[..LEARN] {
+        cpu_model.learn(&frame.rgb);
+    }
+    let mut device_model = cpu_model.clone();
+    let sigma = estimate_sigma(&cpu_model.mean_rgb(), w as usize, h as usize, connectivity);
+    let p = params();
+    let smoothness = Smoothness {
+        connectivity,
+        lambda: p.lambda,
+        sigma: Some(sigma),
+        scale: CAPACITY_SCALE,
+    };
+    let temporal = TemporalPrior {
+        weight: p.temporal,
+        ramp: p.temporal_ramp,
+    };
+    let (mut gate, mut builder, mut engine) =
+        (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
+    let mut previous: Option<Mask> = None;
+    let mut steady = Vec::new();
+    for (k, frame) in frames.iter().enumerate().skip(LEARN) {
+        let what = format!("{what}, frame {k}");
+        let mut gated = frame.rgb.clone();
+        gate.apply(&mut gated, w, h, p.noise_gate);
+        cpu_model.observe(&gated, previous.as_ref());
+        cpu_model.steady_rgb(&gated, &mut steady);
+        let problem = builder
+            .build(EnergyInputs {
+                width: w,
+                height: h,
+                rgb: &steady,
+                smoothness,
+                colors: None,
+                seeds,
+                temporal: previous.as_ref().map(|m| (m, temporal)),
+                background: Some((&cpu_model, p.background_weight)),
+            })
+            .unwrap();
+        let on_device = device
+            .build(
+                BackgroundFrame {
+                    width: w,
+                    height: h,
+                    rgb: &frame.rgb,
+                    noise_gate: p.noise_gate,
+                    smoothness,
+                    background_weight: p.background_weight,
+                    temporal,
+                    previous: previous.as_ref(),
+                    seeds,
+                },
+                &mut device_model,
+            )
+            .unwrap()
+            .to_problem()
+            .unwrap();
+        assert_eq!(cpu_model.gain(), device_model.gain(), "{what}: gains");
+        assert_same_capacities(&problem, &on_device, &what);
+        let mask = engine.solve(&problem).unwrap().mask;
+        cpu_model.adapt(&gated, &mask);
+        device.finish(&mask, &device_model).unwrap();
+        builder.recycle(problem);
+        previous = Some(mask);
+    }
+    device.hand_back(&mut device_model).unwrap();
+    assert!(!device.holds_model());
+    assert_eq!(
+        cpu_model.mean_rgb(),
+        device_model.mean_rgb(),
+        "{what}: adapted means"
+    );
+    // the rest of the state (distances, still counts, last colours) shows in the next
+    // frame the CPU builds from each model
+    let next = &frames[frames.len() - 1];
+    let mut both = [cpu_model, device_model].map(|mut model| {
+        model.observe(&next.rgb, previous.as_ref());
+        let mask = Mask {
+            width: w,
+            height: h,
+            data: vec![255; (w * h) as usize],
+        };
+        for _ in 0..3 {
+            model.adapt(&next.rgb, &mask);
+        }
+        model
+    });
+    let [a, b] = &mut both;
+    assert_eq!(a.mean_rgb(), b.mean_rgb(), "{what}: state handed back");
+}
+
+#[test]
+fn the_demo_scenes_capacities_are_the_cpus_on_the_device() {
+    let frames = demo_frames(160, 120, 40);
+    compare_energies(&frames, Connectivity::Four, None, "demo 4C");
+    compare_energies(&frames, Connectivity::Eight, None, "demo 8C");
+}
+
+#[test]
+fn an_exposure_drift_gives_the_same_gains_and_capacities() {
+    let frames = drifting_frames(160, 120, 40);
+    compare_energies(&frames, Connectivity::Eight, None, "drift");
+}
+
+#[test]
+fn hard_seeds_hold_alike_on_the_device() {
+    let frames = demo_frames(96, 72, 24);
+    let seeds = corner_seeds(96, 72);
+    compare_energies(&frames, Connectivity::Four, Some(&seeds), "seeded 4C");
+    compare_energies(&frames, Connectivity::Eight, Some(&seeds), "seeded 8C");
+}
+
+#[test]
+fn real_still_camera_frames_give_the_same_capacities() {
+    let Some(frames) = pedestrian_frames(60) else {
+        return;
+    };
+    compare_energies(&frames, Connectivity::Eight, None, "pedestrians");
+}
+
+/// Segments `frames` with the CUDA engine, the energy on the device or on the CPU.
+fn segment(frames: &[Frame], device_energy: bool, dynamic: bool) -> Option<Vec<(Vec<u8>, u64)>> {
+    let engine = match CudaEngine::new() {
+        Ok(engine) => engine,
+        Err(e) => {
+            eprintln!("note: skipping, no CUDA device ({e})");
+            return None;
+        }
+    };
+    let mut segmenter = Segmenter::new(
+        Box::new(engine),
+        SegmentParams {
+            dynamic,
+            ..params()
+        },
+    );
+    segmenter.set_device_energy(device_energy);
+    let out = frames
+        .iter()
+        .map(|frame| {
+            let output = segmenter.segment(frame).unwrap();
+            assert!(output.fallback.is_none(), "{:?}", output.fallback);
+            (output.mask.data, output.flow)
+        })
+        .collect();
+    assert_eq!(
+        segmenter.device_energy_active(),
+        device_energy,
+        "the energy ran where asked"
+    );
+    Some(out)
+}
+
+#[test]
+fn the_segmenter_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
+    let frames = drifting_frames(200, 150, 50);
+    for dynamic in [false, true] {
+        let Some(on_cpu) = segment(&frames, false, dynamic) else {
+            return;
+        };
+        let on_device = segment(&frames, true, dynamic).unwrap();
+        for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
+            assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
+            assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
+        }
+        let cut = on_device
+            .iter()
+            .filter(|(m, _)| m.iter().any(|&v| v != 0))
+            .count();
+        assert!(cut > 0, "some frame has foreground");
+    }
+}
+
+#[test]
+fn every_direction_reads_its_own_arcs() {
+    // a single bright pixel: its arcs are weak in every direction, its neighbours'
+    // arcs towards it alike (the symmetry the engine's reverse-arc table relies on)
+    let Some(mut device) = device_or_skip() else {
+        return;
+    };
+    let (w, h) = (7u32, 5u32);
+    let flat = Frame {
+        width: w,
+        height: h,
+        rgb: vec![60; (w * h * 3) as usize],
+        timestamp: Default::default(),
+        index: 0,
+    };
+    let mut model = BackgroundModel::new(w, h, 1);
+    model.learn(&flat.rgb);
+    let mut lit = flat.rgb.clone();
+    let centre = (2 * w + 3) as usize;
+    lit[3 * centre..3 * centre + 3].copy_from_slice(&[250, 250, 250]);
+    let grid = device
+        .build(
+            BackgroundFrame {
+                width: w,
+                height: h,
+                rgb: &lit,
+                noise_gate: 0,
+                smoothness: Smoothness {
+                    connectivity: Connectivity::Eight,
+                    lambda: 5.0,
+                    sigma: Some(10.0),
+                    scale: CAPACITY_SCALE,
+                },
+                background_weight: 1.0,
+                temporal: TemporalPrior {
+                    weight: 0.0,
+                    ramp: 0.0,
+                },
+                previous: None,
+                seeds: None,
+            },
+            &mut model,
+        )
+        .unwrap()
+        .to_problem()
+        .unwrap();
+    for &dir in Connectivity::Eight.directions() {
+        let (dx, dy) = dir.offset();
+        let q = ((2 + dy) as u32 * w + (3 + dx) as u32) as usize;
+        assert_eq!(
+            grid.edges(dir)[centre],
+            grid.edges(dir.reverse())[q],
+            "{dir:?}: the pair's two arcs"
+        );
+        let beside = grid.edges(Direction::East)[0];
+        assert!(
+            grid.edges(dir)[centre] < beside,
+            "{dir:?}: the edge is weak"
+        );
+    }
+}
