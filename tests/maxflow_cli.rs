@@ -152,8 +152,11 @@ fn bench_sequence_times_static_and_dynamic_with_the_same_masks() {
             .collect();
         assert_eq!(
             stages,
-            ["energy", "upload", "cut", "download", "cleanup", "total"]
+            [
+                "energy", "upload", "cut", "download", "engine", "cleanup", "total"
+            ]
         );
+        assert_eq!(row["energy"], "cpu", "the CPU engine builds on the CPU");
     }
     assert_eq!(rows[0]["continued"], 0, "a static run never continues");
 }
