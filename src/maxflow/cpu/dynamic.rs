@@ -62,43 +62,53 @@ impl<T: Topology> Solver<T> {
     /// it exists, from the terminal residual plus the net flow the node sends to its
     /// neighbours.
     fn terminal_changes(&mut self, problem: &GridProblem) -> u64 {
-        let (width, height) = (self.layout.width(), self.layout.height());
+        let width = self.layout.width() as usize;
         let (source, sink) = (problem.source(), problem.sink());
         let known = self.kept_td.len() == source.len();
         if !known {
             self.kept_td.clear();
             self.kept_td.resize(source.len(), 0);
         }
-        let mut offset = 0u64;
+        self.offset = source
+            .iter()
+            .zip(sink)
+            .map(|(&s, &t)| s.min(t) as u64)
+            .sum();
         let mut changed = 0;
-        for y in 0..height {
-            for x in 0..width {
-                let r = (y * width + x) as usize;
-                let (s, t) = (source[r], sink[r]);
-                offset += s.min(t) as u64;
-                let new = s - t;
-                let kept = std::mem::replace(&mut self.kept_td[r], new);
-                if known && kept == new {
+        // rows in runs of unchanged pixels, compared a run at a time; only the few
+        // pixels that changed take the slow path
+        for (row, start) in (0..source.len()).step_by(width.max(1)).enumerate() {
+            let end = (start + width).min(source.len());
+            for r in start..end {
+                let new = source[r] - sink[r];
+                if known && self.kept_td[r] == new {
                     continue;
                 }
-                let u = self.layout.index(x, y);
-                let old = if known {
-                    kept as i64
-                } else {
-                    self.tr[u as usize] + self.net_outflow(u, x, y)
-                };
-                let new = new as i64;
-                if old == new {
-                    continue;
-                }
-                changed += 1;
-                let ds = new.max(0) - old.max(0);
-                let dt = (-new).max(0) - (-old).max(0);
-                self.add_terminal(u, ds, dt);
+                changed += self.terminal_change(r, (r - start) as u32, row as u32, new, known);
             }
         }
-        self.offset = offset;
         changed
+    }
+
+    /// Applies pixel r's (at x, y) new folded terminal capacity `new`; 1 where it
+    /// changed the residual graph.
+    #[cold]
+    fn terminal_change(&mut self, r: usize, x: u32, y: u32, new: i32, known: bool) -> u64 {
+        let kept = std::mem::replace(&mut self.kept_td[r], new);
+        let u = self.layout.index(x, y);
+        let old = if known {
+            kept as i64
+        } else {
+            self.tr[u as usize] + self.net_outflow(u, x, y)
+        };
+        let new = new as i64;
+        if old == new {
+            return 0;
+        }
+        let ds = new.max(0) - old.max(0);
+        let dt = (-new).max(0) - (-old).max(0);
+        self.add_terminal(u, ds, dt);
+        1
     }
 
     /// Net flow node `u` at (x, y) sends to its neighbours: capacity minus residual of
@@ -147,7 +157,8 @@ impl<T: Topology> Solver<T> {
                     {
                         continue;
                     }
-                    changed += self.apply_span(problem, pairs, y, &xs);
+                    let was_symmetric = self.kept_sym[self.sym_index(pairs.fwd, y, s)];
+                    changed += self.apply_span(problem, pairs, y, &xs, was_symmetric);
                     self.keep_span_symmetry(problem, pairs, y, s, &xs);
                 }
             }
@@ -156,13 +167,25 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Applies the pairs of row `y` starting at columns `xs`; returns how many arcs
-    /// changed.
-    fn apply_span(&mut self, problem: &GridProblem, pairs: &Pairs, y: u32, xs: &Range<u32>) -> u64 {
+    /// changed. Where the span's pairs were symmetric, a pair whose two new capacities
+    /// equal the kept one is passed over without reading the residual graph.
+    fn apply_span(
+        &mut self,
+        problem: &GridProblem,
+        pairs: &Pairs,
+        y: u32,
+        xs: &Range<u32>,
+        was_symmetric: bool,
+    ) -> u64 {
         let dir = Direction::ALL[pairs.fwd];
         let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
         let mut changed = 0;
         for (x, r) in xs.clone().zip(pixels(problem.width(), y, xs)) {
             let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
+            let kept = self.kept_fwd[self.kept_index(pairs.fwd, r)] as u32;
+            if was_symmetric && new == (kept, kept) {
+                continue;
+            }
             let u = self.layout.index(x, y);
             changed += self.set_pair(u, pairs.fwd, self.kept_index(pairs.fwd, r), new);
         }

@@ -418,11 +418,19 @@ impl<T: Topology> Solver<T> {
     /// reachable from s in the residual graph.
     pub(super) fn mask(&self) -> Mask {
         let (w, h) = (self.layout.width(), self.layout.height());
-        let mut data = Vec::with_capacity(w as usize * h as usize);
-        for y in 0..h {
-            for x in 0..w {
-                let src = self.w(self.layout.index(x, y)) & TREE == SOURCE;
-                data.push(if src { 255 } else { 0 });
+        let mut data = vec![0u8; w as usize * h as usize];
+        // a block's row of nodes is contiguous: read it as one run
+        for (y, row) in data.chunks_exact_mut(w as usize).enumerate() {
+            for (bx, run) in row.chunks_mut(BLOCK as usize).enumerate() {
+                let first = self.layout.index(bx as u32 * BLOCK, y as u32) as usize;
+                let words = &self.st[first..first + run.len()];
+                for (out, &word) in run.iter_mut().zip(words) {
+                    *out = if T::get(word) & TREE == SOURCE {
+                        255
+                    } else {
+                        0
+                    };
+                }
             }
         }
         Mask {
