@@ -1,8 +1,8 @@
-// The energy of a learned-background (webcam) frame on the device, written straight
-// into the row-major capacity arrays the max-flow engine reads: noise gate, background
-// distance (gain, shadows), the frame in the background's steady colours, contrast
-// weights, temporal prior, hard seeds, and after the cut the background's slow
-// adaptation. Integer arithmetic throughout, in the same order as the CPU energy
+// A frame's energy on the device, written straight into the row-major capacity arrays
+// the max-flow engine reads: noise gate, the data term (the learned background's
+// distance with gain and shadows, or the colour models' table), the frame in the
+// background's steady colours, contrast weights (σ estimated here where not fixed),
+// temporal prior, hard seeds, and after the cut the background's slow adaptation. Integer arithmetic throughout, in the same order as the CPU energy
 // (src/energy), so that both give identical capacities; tables (contrast weights,
 // background cost, temporal ramp) are computed once on the host and uploaded.
 //
@@ -143,6 +143,27 @@ extern "C" __global__ void en_edges(const u8 *rgb, const u8 *seeds, u32 has_seed
     }
 }
 
+// Sum of the squared colour differences of the neighbour pairs of the forward
+// directions (East, South, then SouthEast, SouthWest for 8C), for the host's σ.
+extern "C" __global__ void en_sigma_sum(const u8 *rgb, u32 width, u32 height, u32 dirs, u32 offsets, u64 *sum) {
+    u64 local = 0;
+    const u32 n = width * height;
+    for (u32 i = pixel_index(); i < n; i += gridDim.x * blockDim.x) {
+        int x = (int)(i % width), y = (int)(i / width);
+        for (u32 d = 0; d < dirs; d += 2) {
+            int qx = x + dir_dx(offsets, d), qy = y + dir_dy(offsets, d);
+            if (qx < 0 || qy < 0 || qx >= (int)width || qy >= (int)height) continue;
+            u32 q = (u32)qy * width + (u32)qx;
+            for (int c = 0; c < 3; c++) {
+                int diff = (int)rgb[3 * i + c] - (int)rgb[3 * q + c];
+                local += (u64)(diff * diff);
+            }
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) local += __shfl_down_sync(0xffffffffu, local, o);
+    if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(sum, local);
+}
+
 // Chamfer (3-4) distance to the previous mask's boundary, start: 0 on pixels with a
 // 4-neighbour of the other label, far elsewhere.
 extern "C" __global__ void en_distance_init(const u8 *mask, u32 *distance, u32 width, u32 height) {
@@ -174,11 +195,15 @@ extern "C" __global__ void en_distance_relax(const u32 *in, u32 *out, u32 width,
     out[i] = best;
 }
 
-// Terminal capacities: the background cost of each pixel's distance, the temporal
-// prior (towards the previous label, ramped near its boundary), folded into one
-// terminal; a seeded pixel gets 1 + its arcs' sum towards its seed's terminal. Counts
-// the terminals for the engine's schedule (census: any, supplies, deficits).
-extern "C" __global__ void en_terminals(const u16 *z2, const int *bg_table, u32 bg_len, const u8 *prev,
+// Terminal capacities: the colour models' capacity of each pixel's colour cell (the
+// CPU's `cell`: `bits` high bits of each channel), the background cost of its
+// distance, the temporal prior (towards the previous label, ramped near its boundary),
+// folded into one terminal; a seeded pixel gets 1 + its arcs' sum towards its seed's
+// terminal. Counts the terminals for the engine's schedule (census: any, supplies,
+// deficits).
+extern "C" __global__ void en_terminals(const u8 *rgb, const int *colour_table, u32 colour_bits,
+                                        u32 has_colour, const u16 *z2, u32 has_bg, const int *bg_table,
+                                        u32 bg_len, const u8 *prev,
                                         const u32 *distance, u32 has_prior, const int *ramp, u32 ramp_len,
                                         int full, const u8 *seeds, u32 has_seeds, const int *edges, u32 dirs,
                                         int *source, int *sink, u32 n, u32 *census) {
@@ -186,7 +211,14 @@ extern "C" __global__ void en_terminals(const u16 *z2, const int *bg_table, u32 
     bool valid = i < n;
     int s = 0, t = 0;
     if (valid) {
-        int data = bg_table[z2[i] < bg_len ? z2[i] : bg_len - 1];
+        int data = 0;
+        if (has_colour) {
+            const u32 s = 8 - colour_bits;
+            const u32 cell = (((u32)rgb[3 * i] >> s) << (2 * colour_bits)) |
+                             (((u32)rgb[3 * i + 1] >> s) << colour_bits) | ((u32)rgb[3 * i + 2] >> s);
+            data += colour_table[cell];
+        }
+        if (has_bg) data += bg_table[z2[i] < bg_len ? z2[i] : bg_len - 1];
         if (has_prior) {
             u32 d = distance[i];
             int cost = d < ramp_len ? ramp[d] : full;

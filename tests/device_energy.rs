@@ -1,14 +1,15 @@
-//! The background-mode energy on the GPU against the CPU energy, its reference: the
-//! same integer capacities on every frame (the demo scene, the demo scene with an
-//! exposure drift, real still-camera frames), the same model state afterwards, and the
-//! same masks and flows through the segmenter with the energy on the device or not,
-//! static and dynamic. Skips, with a note, where no CUDA device is present.
+//! The video energy on the GPU against the CPU energy, its reference: the same integer
+//! capacities on every frame, with a learned background (the demo scene, the demo
+//! scene with an exposure drift, seeds, real still-camera frames) and with colour
+//! models (histogram and mixture), the same model state afterwards, and the same masks
+//! and flows through the segmenter with the energy on the device or not, static and
+//! dynamic. Skips, with a note, where no CUDA device is present.
 
 use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource, SourceSpec};
-use livecut::energy::cuda::{BackgroundFrame, DeviceEnergy};
+use livecut::energy::cuda::{DataTerm, DeviceEnergy, DeviceFrame};
 use livecut::energy::{
-    BackgroundModel, CAPACITY_SCALE, EnergyBuilder, EnergyInputs, SeedLabel, Seeds, Smoothness,
-    TemporalPrior, estimate_sigma,
+    BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
+    SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
 };
 use livecut::gpu::GpuError;
 use livecut::grid::{Connectivity, Direction, GridProblem, Mask};
@@ -187,18 +188,21 @@ fn compare_energies(
             .unwrap();
         let on_device = device
             .build(
-                BackgroundFrame {
+                DeviceFrame {
                     width: w,
                     height: h,
                     rgb: &frame.rgb,
                     noise_gate: p.noise_gate,
+                    gate: None,
                     smoothness,
-                    background_weight: p.background_weight,
                     temporal,
                     previous: previous.as_ref(),
                     seeds,
                 },
-                &mut device_model,
+                DataTerm::Background {
+                    model: &mut device_model,
+                    weight: p.background_weight,
+                },
             )
             .unwrap()
             .to_problem()
@@ -341,18 +345,18 @@ fn every_direction_reads_its_own_arcs() {
     lit[3 * centre..3 * centre + 3].copy_from_slice(&[250, 250, 250]);
     let grid = device
         .build(
-            BackgroundFrame {
+            DeviceFrame {
                 width: w,
                 height: h,
                 rgb: &lit,
                 noise_gate: 0,
+                gate: None,
                 smoothness: Smoothness {
                     connectivity: Connectivity::Eight,
                     lambda: 5.0,
                     sigma: Some(10.0),
                     scale: CAPACITY_SCALE,
                 },
-                background_weight: 1.0,
                 temporal: TemporalPrior {
                     weight: 0.0,
                     ramp: 0.0,
@@ -360,7 +364,10 @@ fn every_direction_reads_its_own_arcs() {
                 previous: None,
                 seeds: None,
             },
-            &mut model,
+            DataTerm::Background {
+                model: &mut model,
+                weight: 1.0,
+            },
         )
         .unwrap()
         .to_problem()
@@ -378,5 +385,193 @@ fn every_direction_reads_its_own_arcs() {
             grid.edges(dir)[centre] < beside,
             "{dir:?}: the edge is weak"
         );
+    }
+}
+
+/// Seeds of the demo's first frame from its ground truth: well inside the object
+/// foreground, well outside background.
+fn demo_seeds(frame: &Frame, truth: &Mask) -> Seeds {
+    let (w, h) = (frame.width as i64, frame.height as i64);
+    let mut seeds = Seeds::unknown(frame.width, frame.height);
+    let at = |x: i64, y: i64| (y * w + x) as usize;
+    for y in 0..h {
+        for x in 0..w {
+            let around = |v: bool| {
+                (-3..=3).all(|dy: i64| {
+                    (-3..=3).all(|dx: i64| {
+                        let (a, b) = ((x + dx).clamp(0, w - 1), (y + dy).clamp(0, h - 1));
+                        truth.is_source(at(a, b)) == v
+                    })
+                })
+            };
+            seeds.labels[at(x, y)] = if around(true) {
+                SeedLabel::Foreground
+            } else if around(false) {
+                SeedLabel::Background
+            } else {
+                SeedLabel::Unknown
+            };
+        }
+    }
+    seeds
+}
+
+/// The demo's frames with their first frame's ground truth.
+fn demo_with_truth(width: u32, height: u32, count: u64) -> (Vec<Frame>, Mask) {
+    let mut source = DemoSource::new(DemoConfig {
+        width,
+        height,
+        frames: Some(count),
+        ..DemoConfig::default()
+    })
+    .unwrap();
+    let mut truth = None;
+    let frames = std::iter::from_fn(|| source.next_frame().unwrap())
+        .map(|c| {
+            if truth.is_none() {
+                truth = c.truth.clone();
+            }
+            c.frame
+        })
+        .collect();
+    (frames, truth.expect("the demo has ground truth"))
+}
+
+/// The CPU energy of a colour-model sequence (frames after the seeded one) against
+/// the device energy: colour table, σ estimated from each gated frame, temporal prior.
+fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
+    let Some(mut device) = device_or_skip() else {
+        return;
+    };
+    let (frames, truth) = demo_with_truth(160, 120, 16);
+    let (w, h) = (frames[0].width, frames[0].height);
+    let seeds = demo_seeds(&frames[0], &truth);
+    let mut models = ColorModels::learn(kind, &frames[0].rgb, |i| match seeds.labels[i] {
+        SeedLabel::Foreground => Some(Side::Foreground),
+        SeedLabel::Background => Some(Side::Background),
+        SeedLabel::Unknown => None,
+    })
+    .expect("both kinds of seed");
+    let mut device_models = models.clone();
+    let p = SegmentParams::default();
+    let smoothness = Smoothness {
+        connectivity,
+        lambda: p.lambda,
+        sigma: None,
+        scale: CAPACITY_SCALE,
+    };
+    let temporal = TemporalPrior {
+        weight: p.temporal,
+        ramp: p.temporal_ramp,
+    };
+    let (mut gate, mut builder, mut engine) =
+        (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
+    let mut previous = Some(truth.clone());
+    for (k, frame) in frames.iter().enumerate() {
+        let what = format!("{kind:?} {connectivity:?}, frame {k}");
+        let mut gated = frame.rgb.clone();
+        // the device gate goes on from the CPU gate's colours after the first frame
+        let held = gate.held(w, h).map(<[u8]>::to_vec);
+        gate.apply(&mut gated, w, h, p.noise_gate);
+        let problem = builder
+            .build(EnergyInputs {
+                width: w,
+                height: h,
+                rgb: &gated,
+                smoothness,
+                colors: Some(&mut models),
+                seeds: None,
+                temporal: previous.as_ref().map(|m| (m, temporal)),
+                background: None,
+            })
+            .unwrap();
+        let on_device = device
+            .build(
+                DeviceFrame {
+                    width: w,
+                    height: h,
+                    rgb: &frame.rgb,
+                    noise_gate: p.noise_gate,
+                    gate: held.as_deref().filter(|_| k == 1),
+                    smoothness,
+                    temporal,
+                    previous: previous.as_ref(),
+                    seeds: None,
+                },
+                DataTerm::Colours {
+                    models: &mut device_models,
+                    version: 1,
+                },
+            )
+            .unwrap()
+            .to_problem()
+            .unwrap();
+        assert_eq!(builder.last_sigma(), device.last_sigma(), "{what}: σ");
+        assert_same_capacities(&problem, &on_device, &what);
+        let mask = engine.solve(&problem).unwrap().mask;
+        builder.recycle(problem);
+        previous = Some(mask);
+        if k == 0 {
+            // the device's first frame started its own gate; from the next it adopts
+            // the CPU gate's colours, as the segmenter hands them over
+            device.forget_previous();
+        }
+    }
+}
+
+#[test]
+fn colour_tables_give_the_cpus_capacities() {
+    compare_colour_energies(ColorModelKind::Histogram { bits: 4 }, Connectivity::Eight);
+    compare_colour_energies(ColorModelKind::Gmm { components: 5 }, Connectivity::Four);
+}
+
+/// Segments the demo with seeds on its first frame (colour models), the energy of the
+/// later frames on the device or on the CPU.
+fn segment_seeded(
+    frames: &[Frame],
+    seeds: &Seeds,
+    device_energy: bool,
+    dynamic: bool,
+) -> Option<Vec<(Vec<u8>, u64)>> {
+    let engine = CudaEngine::new().ok()?;
+    let mut segmenter = Segmenter::new(
+        Box::new(engine),
+        SegmentParams {
+            dynamic,
+            ..SegmentParams::default()
+        },
+    );
+    segmenter.set_device_energy(device_energy);
+    segmenter.set_seeds(seeds.clone());
+    let out = frames
+        .iter()
+        .map(|frame| {
+            let output = segmenter.segment(frame).unwrap();
+            assert!(output.fallback.is_none(), "{:?}", output.fallback);
+            (output.mask.data, output.flow)
+        })
+        .collect();
+    assert_eq!(
+        segmenter.device_energy_active(),
+        device_energy,
+        "the energy ran where asked"
+    );
+    Some(out)
+}
+
+#[test]
+fn a_seeded_sequence_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
+    let (frames, truth) = demo_with_truth(200, 150, 30);
+    let seeds = demo_seeds(&frames[0], &truth);
+    for dynamic in [false, true] {
+        let Some(on_cpu) = segment_seeded(&frames, &seeds, false, dynamic) else {
+            eprintln!("note: skipping, no CUDA device");
+            return;
+        };
+        let on_device = segment_seeded(&frames, &seeds, true, dynamic).unwrap();
+        for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
+            assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
+            assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
+        }
     }
 }

@@ -2,8 +2,9 @@
 //! solving every frame from scratch (static) and once continuing from the kept graph
 //! (dynamic), and print the median and 95th percentile of every stage per frame. With
 //! `--background N` the first N frames teach the background (untimed) and the rest
-//! are segmented with no seeds; then the CUDA engine runs twice more, with the energy
-//! built on the CPU and uploaded, and with the whole frame on the device.
+//! are segmented with no seeds. The CUDA engine runs with the energy built on the CPU
+//! and uploaded, then with the whole frame on the device (every frame of a learned
+//! background; the frames after the seeded one otherwise).
 
 use super::segment::{load_seeds, read_seeds};
 use anyhow::{Context, ensure};
@@ -105,7 +106,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &choice in options.engines {
         let mut reference = Vec::new();
-        let energies: &[bool] = if choice != EngineChoice::Cpu && options.background > 0 {
+        let energies: &[bool] = if choice != EngineChoice::Cpu {
             &[false, true]
         } else {
             &[false]

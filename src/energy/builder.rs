@@ -28,6 +28,13 @@ pub const CAPACITY_SCALE: f32 = 10.0;
 /// `i32` when a model gives a colour an absurd cost.
 const MAX_DATA_NATS: f32 = 1.0e5;
 
+/// The signed data capacity of a pixel whose colour costs `fg` and `bg` nats (positive:
+/// towards the source), quantised; the device energy's colour table uses it too.
+pub(crate) fn data_capacity(fg: f32, bg: f32) -> i32 {
+    let diff = (bg - fg).clamp(-MAX_DATA_NATS, MAX_DATA_NATS) * CAPACITY_SCALE;
+    diff.round() as i32
+}
+
 /// Everything one frame's energy is made of.
 pub struct EnergyInputs<'a> {
     /// Frame width.
@@ -126,8 +133,7 @@ impl EnergyBuilder {
             let seeded = |i: usize| seeds.is_some_and(|s| s.labels[i] != SeedLabel::Unknown);
             models.data_costs(rgb, |i| !seeded(i), fg, bg);
             for ((d, &f), &b) in data.iter_mut().zip(fg.iter()).zip(bg.iter()) {
-                let diff = (b - f).clamp(-MAX_DATA_NATS, MAX_DATA_NATS) * CAPACITY_SCALE;
-                *d = diff.round() as i32;
+                *d = data_capacity(f, b);
             }
         }
         if let Some((model, weight)) = background {

@@ -187,6 +187,21 @@ impl ColorModels {
 
     /// Writes −ln p(colour | foreground) and −ln p(colour | background) for every pixel
     /// whose `wanted` flag is set (others are left as they are).
+    /// The quantised data capacity of every colour cell (as [`super::EnergyBuilder`]
+    /// gives a pixel of that cell), with the cells' bits per channel: the device
+    /// energy's colour table.
+    pub(crate) fn data_table(&mut self) -> (u32, Vec<i32>) {
+        let bits = self.foreground.bits;
+        let table = (0..1usize << (3 * bits))
+            .map(|cell| {
+                let fg = self.foreground.cost_of_cell(cell);
+                let bg = self.background.cost_of_cell(cell);
+                super::builder::data_capacity(fg, bg)
+            })
+            .collect();
+        (bits, table)
+    }
+
     pub fn data_costs(
         &mut self,
         rgb: &[u8],

@@ -1,8 +1,9 @@
-//! The energy of a learned-background (webcam) frame on the GPU (`kernels/energy.cu`):
-//! the frame is uploaded once, and the noise gate, the background distance with its
-//! gain, the steady colours, the contrast weights, the temporal prior and the hard
-//! seeds are computed by kernels straight into a [`DeviceGrid`] that the CUDA engine
-//! reads on the device; after the cut, the background adapts there too.
+//! A video frame's energy on the GPU (`kernels/energy.cu`): the frame is uploaded once,
+//! and the noise gate, the data term (a learned background's distance with its gain
+//! and steady colours, or the colour models' table), the contrast weights, the temporal
+//! prior and the hard seeds are computed by kernels straight into a [`DeviceGrid`]
+//! that the CUDA engine reads on the device; after the cut, a learned background
+//! adapts there too.
 //!
 //! The CPU energy ([`super::EnergyBuilder`], [`BackgroundModel`]) stays the reference
 //! and the fallback: the kernels use the same integer arithmetic and the host's
@@ -10,7 +11,9 @@
 //! the model's per-pixel state; [`DeviceEnergy::hand_back`] returns it to the model.
 
 use super::background::{CostTable, kernel_defines, threshold_q};
-use super::{BackgroundModel, CAPACITY_SCALE, SeedLabel, Seeds, Smoothness, TemporalPrior};
+use super::{
+    BackgroundModel, CAPACITY_SCALE, ColorModels, SeedLabel, Seeds, Smoothness, TemporalPrior,
+};
 use crate::gpu::{
     Compiled, DeviceGrid, Gpu, GpuError, KernelFamily, KernelSource, Program, driver,
 };
@@ -30,6 +33,7 @@ pub const SOURCE: KernelSource = KernelSource {
         "en_gain_sums",
         "en_observe",
         "en_edges",
+        "en_sigma_sum",
         "en_distance_init",
         "en_distance_relax",
         "en_terminals",
@@ -49,6 +53,7 @@ struct EnergyKernels {
     gain_sums: CudaFunction,
     observe: CudaFunction,
     edges: CudaFunction,
+    sigma_sum: CudaFunction,
     distance_init: CudaFunction,
     distance_relax: CudaFunction,
     terminals: CudaFunction,
@@ -79,6 +84,7 @@ impl KernelFamily for EnergyKernels {
             gain_sums: function("en_gain_sums")?,
             observe: function("en_observe")?,
             edges: function("en_edges")?,
+            sigma_sum: function("en_sigma_sum")?,
             distance_init: function("en_distance_init")?,
             distance_relax: function("en_distance_relax")?,
             terminals: function("en_terminals")?,
@@ -87,9 +93,9 @@ impl KernelFamily for EnergyKernels {
     }
 }
 
-/// One learned-background frame to build the energy of.
+/// One video frame to build the energy of.
 #[derive(Clone, Copy, Debug)]
-pub struct BackgroundFrame<'a> {
+pub struct DeviceFrame<'a> {
     /// Width in pixels.
     pub width: u32,
     /// Height in pixels.
@@ -98,16 +104,38 @@ pub struct BackgroundFrame<'a> {
     pub rgb: &'a [u8],
     /// Noise gate threshold (0 = off), as `SegmentParams::noise_gate`.
     pub noise_gate: u8,
-    /// Contrast term; its σ must be set (the background's).
+    /// The CPU gate's held colours, which the device gate goes on from where it holds
+    /// none (the frame before was gated on the CPU).
+    pub gate: Option<&'a [u8]>,
+    /// Contrast term; σ `None` is estimated from the gated frame, as on the CPU.
     pub smoothness: Smoothness,
-    /// Weight of the background term.
-    pub background_weight: f32,
     /// The temporal prior from `previous`.
     pub temporal: TemporalPrior,
     /// The last frame's mask, if any.
     pub previous: Option<&'a Mask>,
     /// Hard seeds, if any.
     pub seeds: Option<&'a Seeds>,
+}
+
+/// The data term of a frame.
+#[derive(Debug)]
+pub enum DataTerm<'a> {
+    /// A learned background (webcam mode), with the weight of its term. Its gain is
+    /// updated on the host, its per-pixel state moves to the device on the first frame.
+    Background {
+        /// The learned model.
+        model: &'a mut BackgroundModel,
+        /// Weight of the background term.
+        weight: f32,
+    },
+    /// Colour models learned from seeds, tabled by colour cell and uploaded when
+    /// `version` changes (which it must whenever the models do).
+    Colours {
+        /// The models.
+        models: &'a mut ColorModels,
+        /// Changes whenever the models do.
+        version: u64,
+    },
 }
 
 /// Device arrays of one frame size, kept between frames.
@@ -121,6 +149,7 @@ struct Buffers {
     distance: [CudaSlice<u32>; 2],
     seeds: CudaSlice<u8>,
     sums: CudaSlice<u64>,
+    sigma: CudaSlice<u64>,
     census: CudaSlice<u32>,
     grid: DeviceGrid,
     // the background model's state, while the device holds it
@@ -166,6 +195,10 @@ pub struct DeviceEnergy {
     weights: Option<Table<TableKey>>,
     diagonal: Option<Table<TableKey>>,
     background: Option<Table<(u32, u32)>>,
+    /// The colour models' table by cell (keyed by their version), and the cells' bits.
+    colours: Option<(Table<u64>, u32)>,
+    /// σ of the last frame's contrast term.
+    sigma: f32,
     /// The temporal ramp, and the full cost past its end.
     ramp: Option<(Table<TableKey>, i32)>,
 }
@@ -185,6 +218,8 @@ impl DeviceEnergy {
             diagonal: None,
             background: None,
             ramp: None,
+            colours: None,
+            sigma: 0.0,
         })
     }
 
@@ -212,46 +247,44 @@ impl DeviceEnergy {
         self.held.gate = false;
     }
 
-    /// Builds `frame`'s capacities on the device, with `model` (learned) as the
-    /// background. The model's gain is updated here, on the host, from sums taken on
-    /// the device; its per-pixel state moves to the device on the first frame.
+    /// σ of the last frame's contrast term.
+    pub fn last_sigma(&self) -> f32 {
+        self.sigma
+    }
+
+    /// Builds `frame`'s capacities on the device with `term` as its data term.
     pub fn build(
         &mut self,
-        frame: BackgroundFrame<'_>,
-        model: &mut BackgroundModel,
+        frame: DeviceFrame<'_>,
+        mut term: DataTerm<'_>,
     ) -> Result<&DeviceGrid, GpuError> {
         let (w, h) = (frame.width, frame.height);
         let n = w as usize * h as usize;
-        if frame.rgb.len() != 3 * n || !model.fits(w, h) || !model.is_ready() {
-            return Err(GpuError::Mismatch(format!(
-                "a {w}×{h} frame of {} bytes for a {} background model",
-                frame.rgb.len(),
-                if model.is_ready() {
-                    "learned"
-                } else {
-                    "unlearned"
-                }
-            )));
-        }
-        let Some(sigma) = frame.smoothness.sigma.filter(|s| *s > 0.0) else {
-            return Err(GpuError::Mismatch(
-                "the device energy needs a fixed σ".into(),
-            ));
-        };
+        check_frame(&frame, &term)?;
         self.ensure_buffers(w, h, frame.smoothness)?;
-        self.ensure_tables(&frame, sigma)?;
-        if !self.held.model {
+        let background = matches!(term, DataTerm::Background { .. });
+        if let DataTerm::Background { model, .. } = &mut term
+            && !self.held.model
+        {
             self.upload_model(model)?;
         }
         self.upload_frame(&frame)?;
-        self.gate(frame.noise_gate, n)?;
-        self.observe(model, frame.previous.is_some(), n)?;
-        self.edges(frame.seeds.is_some(), w, h, frame.smoothness)?;
+        self.gate(frame.noise_gate, frame.gate, n)?;
+        let sigma = match frame.smoothness.sigma.filter(|s| *s > 0.0) {
+            Some(sigma) => sigma,
+            None => self.estimate_sigma(w, h, frame.smoothness)?,
+        };
+        self.sigma = sigma;
+        self.ensure_tables(&frame, &mut term, sigma)?;
+        if let DataTerm::Background { model, .. } = term {
+            self.observe(model, frame.previous.is_some(), n)?;
+        }
+        self.edges(frame.seeds.is_some(), w, h, frame.smoothness, background)?;
         let prior = frame.previous.is_some() && frame.temporal.weight > 0.0;
         if prior {
             self.distance(w, h)?;
         }
-        self.terminals(prior, frame.seeds.is_some(), n)
+        self.terminals(prior, frame.seeds.is_some(), background, n)
     }
 
     /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
@@ -329,6 +362,22 @@ impl DeviceEnergy {
         Ok(())
     }
 
+    /// The gate's held colours and their frame's size (for the CPU gate to go on
+    /// from); the device gate then holds none. `None` where it holds none.
+    pub fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
+        if !std::mem::take(&mut self.held.gate) {
+            return Ok(None);
+        }
+        let Some(b) = &self.buffers else {
+            return Ok(None);
+        };
+        let held = self
+            .stream
+            .clone_dtoh(&b.held)
+            .map_err(driver("reading the gate's colours"))?;
+        Ok(Some((held, b.width, b.height)))
+    }
+
     fn ensure_buffers(
         &mut self,
         width: u32,
@@ -356,6 +405,7 @@ impl DeviceEnergy {
             distance: [zeros(s, n)?, zeros(s, n)?],
             seeds: zeros(s, n)?,
             sums: zeros(s, 6)?,
+            sigma: zeros(s, 1)?,
             census: zeros(s, 3)?,
             grid: DeviceGrid::new(s, width, height, conn)?,
             mean: zeros(s, 3 * n)?,
@@ -369,7 +419,12 @@ impl DeviceEnergy {
 
     /// Uploads the contrast, background and temporal tables where their parameters
     /// changed.
-    fn ensure_tables(&mut self, frame: &BackgroundFrame<'_>, sigma: f32) -> Result<(), GpuError> {
+    fn ensure_tables(
+        &mut self,
+        frame: &DeviceFrame<'_>,
+        term: &mut DataTerm<'_>,
+        sigma: f32,
+    ) -> Result<(), GpuError> {
         let s = frame.smoothness;
         let key = (s.lambda.to_bits(), sigma.to_bits(), s.scale.to_bits());
         if self.weights.as_ref().is_none_or(|t| t.key != key) {
@@ -377,11 +432,20 @@ impl DeviceEnergy {
             self.weights = Some(upload_table(&self.stream, key, &straight)?);
             self.diagonal = Some(upload_table(&self.stream, key, &diagonal)?);
         }
-        let weight = frame.background_weight;
-        let key = (weight.to_bits(), CAPACITY_SCALE.to_bits());
-        if self.background.as_ref().is_none_or(|t| t.key != key) {
-            let table = CostTable::new(weight, CAPACITY_SCALE);
-            self.background = Some(upload_table(&self.stream, key, &table.entries)?);
+        match term {
+            DataTerm::Background { weight, .. } => {
+                let key = (weight.to_bits(), CAPACITY_SCALE.to_bits());
+                if self.background.as_ref().is_none_or(|t| t.key != key) {
+                    let table = CostTable::new(*weight, CAPACITY_SCALE);
+                    self.background = Some(upload_table(&self.stream, key, &table.entries)?);
+                }
+            }
+            DataTerm::Colours { models, version } => {
+                if self.colours.as_ref().is_none_or(|(t, _)| t.key != *version) {
+                    let (bits, table) = models.data_table();
+                    self.colours = Some((upload_table(&self.stream, *version, &table)?, bits));
+                }
+            }
         }
         let t = frame.temporal;
         let key = (
@@ -423,7 +487,7 @@ impl DeviceEnergy {
     }
 
     /// Uploads the frame, and the previous mask and the seeds where they changed.
-    fn upload_frame(&mut self, frame: &BackgroundFrame<'_>) -> Result<(), GpuError> {
+    fn upload_frame(&mut self, frame: &DeviceFrame<'_>) -> Result<(), GpuError> {
         let b = self.buffers.as_mut().expect("buffers");
         self.stream
             .memcpy_htod(frame.rgb, &mut b.rgb)
@@ -450,12 +514,19 @@ impl DeviceEnergy {
     }
 
     /// The noise gate, in place on the uploaded frame (which the later kernels read),
-    /// with the held colours kept in `held`.
-    fn gate(&mut self, threshold: u8, n: usize) -> Result<(), GpuError> {
+    /// with the held colours kept in `held`; where the device holds none, it goes on
+    /// from `cpu_held` (the CPU gate's), if given.
+    fn gate(&mut self, threshold: u8, cpu_held: Option<&[u8]>, n: usize) -> Result<(), GpuError> {
         let b = self.buffers.as_mut().expect("buffers");
         if threshold == 0 {
             self.held.gate = false;
             return Ok(());
+        }
+        if let Some(held) = cpu_held.filter(|h| !self.held.gate && h.len() == 3 * n) {
+            self.stream
+                .memcpy_htod(held, &mut b.held)
+                .map_err(driver("upload of the gate's colours"))?;
+            self.held.gate = true;
         }
         let first = u32::from(!self.held.gate);
         let (t, n32) = (u32::from(threshold), n as u32);
@@ -532,12 +603,14 @@ impl DeviceEnergy {
         Ok(())
     }
 
+    /// The contrast weights, of the steady frame (background) or of the gated frame.
     fn edges(
         &mut self,
         has_seeds: bool,
         width: u32,
         height: u32,
         smoothness: Smoothness,
+        steady: bool,
     ) -> Result<(), GpuError> {
         let b = self.buffers.as_mut().expect("buffers");
         let straight = self.weights.as_ref().expect("tables");
@@ -549,7 +622,7 @@ impl DeviceEnergy {
         unsafe {
             self.stream
                 .launch_builder(&self.kernels.edges)
-                .arg(&b.steady)
+                .arg(if steady { &b.steady } else { &b.rgb })
                 .arg(&b.seeds)
                 .arg(&has_seeds)
                 .arg(&straight.entries)
@@ -565,6 +638,50 @@ impl DeviceEnergy {
                 .map_err(driver("energy kernel en_edges"))?;
         }
         Ok(())
+    }
+
+    /// σ of the gated frame as [`super::estimate_sigma`] gives it: the squared
+    /// differences summed on the device (exactly, in integers), the root of their mean
+    /// taken on the host.
+    fn estimate_sigma(
+        &mut self,
+        width: u32,
+        height: u32,
+        smoothness: Smoothness,
+    ) -> Result<f32, GpuError> {
+        let b = self.buffers.as_mut().expect("buffers");
+        let s = &self.stream;
+        s.memset_zeros(&mut b.sigma)
+            .map_err(driver("clearing the σ sum"))?;
+        let dirs = smoothness.connectivity.number();
+        let offsets = packed_offsets();
+        let n = width as usize * height as usize;
+        let blocks = (n as u32).div_ceil(BLOCK).clamp(1, SUM_BLOCKS);
+        // SAFETY: the arguments match `en_sigma_sum`; `sigma` holds one word.
+        unsafe {
+            s.launch_builder(&self.kernels.sigma_sum)
+                .arg(&b.rgb)
+                .arg(&width)
+                .arg(&height)
+                .arg(&dirs)
+                .arg(&offsets)
+                .arg(&mut b.sigma)
+                .launch(LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (BLOCK, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+                .map_err(driver("energy kernel en_sigma_sum"))?;
+        }
+        let sum = s
+            .clone_dtoh(&b.sigma)
+            .map_err(driver("reading the σ sum"))?[0];
+        Ok(super::smoothness::sigma_of_sum(
+            sum,
+            width as usize,
+            height as usize,
+            smoothness.connectivity,
+        ))
     }
 
     /// The chamfer distance from the previous boundary, exact below the ramp's end.
@@ -617,11 +734,21 @@ impl DeviceEnergy {
         &mut self,
         prior: bool,
         has_seeds: bool,
+        background: bool,
         n: usize,
     ) -> Result<&DeviceGrid, GpuError> {
         let b = self.buffers.as_mut().expect("buffers");
-        let background = self.background.as_ref().expect("tables");
         let (ramp, full) = self.ramp.as_ref().expect("tables");
+        // the term not in use is passed any table; its flag keeps it unread
+        let (bg_entries, bg_len) = self
+            .background
+            .as_ref()
+            .map_or((&ramp.entries, 0), |t| (&t.entries, t.len));
+        let (colour_entries, bits) = self
+            .colours
+            .as_ref()
+            .map_or((&ramp.entries, 0), |(t, bits)| (&t.entries, *bits));
+        let (has_bg, has_colour) = (u32::from(background), u32::from(!background));
         let s = &self.stream;
         s.memset_zeros(&mut b.census)
             .map_err(driver("clearing the census"))?;
@@ -632,9 +759,14 @@ impl DeviceEnergy {
         // edges `dirs` arrays of n), the tables their lengths.
         unsafe {
             s.launch_builder(&self.kernels.terminals)
+                .arg(&b.rgb)
+                .arg(colour_entries)
+                .arg(&bits)
+                .arg(&has_colour)
                 .arg(&b.z2)
-                .arg(&background.entries)
-                .arg(&background.len)
+                .arg(&has_bg)
+                .arg(bg_entries)
+                .arg(&bg_len)
                 .arg(&b.previous)
                 .arg(&b.distance[0])
                 .arg(&prior)
@@ -658,6 +790,26 @@ impl DeviceEnergy {
         grid.census = [census[0], census[1], census[2]];
         Ok(&b.grid)
     }
+}
+
+/// Errors unless the frame's bytes, the data term's model, the seeds and the previous
+/// mask agree in size.
+fn check_frame(frame: &DeviceFrame<'_>, term: &DataTerm<'_>) -> Result<(), GpuError> {
+    let (w, h) = (frame.width, frame.height);
+    let n = w as usize * h as usize;
+    let model_fits = match term {
+        DataTerm::Background { model, .. } => model.fits(w, h) && model.is_ready(),
+        DataTerm::Colours { .. } => true,
+    };
+    let seeds_fit = frame.seeds.is_none_or(|s| s.check_size(w, h).is_ok());
+    let previous_fits = frame.previous.is_none_or(|m| (m.width, m.height) == (w, h));
+    if frame.rgb.len() != 3 * n || n == 0 || !model_fits || !seeds_fit || !previous_fits {
+        return Err(GpuError::Mismatch(format!(
+            "a {w}×{h} frame of {} bytes does not fit its model, seeds or previous mask",
+            frame.rgb.len()
+        )));
+    }
+    Ok(())
 }
 
 /// One thread per pixel.

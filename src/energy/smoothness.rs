@@ -163,7 +163,6 @@ impl Smoothness {
 /// neighbour pairs (at least 1).
 pub fn estimate_sigma(rgb: &[u8], width: usize, height: usize, connectivity: Connectivity) -> f32 {
     let mut sum = 0u64;
-    let mut count = 0u64;
     for &dir in &FORWARD[..connectivity.number() as usize / 2] {
         let pairs = Pairs::new(dir, width, height);
         for (p, q) in pairs.starts() {
@@ -172,9 +171,26 @@ pub fn estimate_sigma(rgb: &[u8], width: usize, height: usize, connectivity: Con
                 .map(i64::from)
                 .sum();
             sum += row as u64;
-            count += n as u64;
         }
     }
+    sigma_of_sum(sum, width, height, connectivity)
+}
+
+/// σ from the sum of the squared colour differences of a frame's neighbour pairs (the
+/// device energy sums them on the GPU).
+pub(crate) fn sigma_of_sum(
+    sum: u64,
+    width: usize,
+    height: usize,
+    connectivity: Connectivity,
+) -> f32 {
+    let count: u64 = FORWARD[..connectivity.number() as usize / 2]
+        .iter()
+        .map(|&dir| {
+            let pairs = Pairs::new(dir, width, height);
+            (pairs.rows.len() * pairs.len) as u64
+        })
+        .sum();
     let mean = if count == 0 {
         0.0
     } else {

@@ -42,6 +42,20 @@ impl NoiseGate {
         }
     }
 
+    /// The held colours of a `width`×`height` frame, if any are held (for the device
+    /// energy, which gates on the GPU, to go on from them).
+    pub fn held(&self, width: u32, height: u32) -> Option<&[u8]> {
+        let fits = self.size == (width, height) && !self.held.is_empty();
+        fits.then_some(self.held.as_slice())
+    }
+
+    /// Holds `held`, the colours of a `width`×`height` frame (handed back by the device
+    /// energy).
+    pub fn hold(&mut self, held: Vec<u8>, width: u32, height: u32) {
+        self.held = held;
+        self.size = (width, height);
+    }
+
     /// Forgets the held colours: the next frame passes unchanged.
     pub fn reset(&mut self) {
         self.held.clear();

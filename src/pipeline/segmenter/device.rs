@@ -1,11 +1,13 @@
-//! Background-mode frames with the whole frame on the GPU: the device energy builds the
+//! Video frames with the whole frame on the GPU: the device energy builds the
 //! capacities beside the CUDA engine, which cuts them there; the cleanup reads the cut
-//! on the device, and one mask comes back. Any GPU failure hands the frame (and the
-//! ones after it) to the CPU path, which gives the same masks.
+//! on the device, and one mask comes back. Frames of a learned background, and the
+//! frames after the seeded one of a colour-model sequence (the seeded frame itself,
+//! with its crop and colour re-learning, is cut on the CPU path). Any GPU failure
+//! hands the frame (and the ones after it) to the CPU path, which gives the same masks.
 
 use super::{LastFrame, SegmentError, SegmentOutput, Segmenter, ms_since};
 use crate::capture::Frame;
-use crate::energy::cuda::{BackgroundFrame, DeviceEnergy};
+use crate::energy::cuda::{DataTerm, DeviceEnergy, DeviceFrame};
 use crate::energy::{CAPACITY_SCALE, Smoothness, TemporalPrior};
 use crate::maxflow::{Engine, EngineKind};
 use crate::pipeline::timing::FrameTiming;
@@ -26,9 +28,9 @@ impl Segmenter {
         self
     }
 
-    /// Turns the device energy on or off for background-mode frames (on by default
-    /// where the engine is CUDA): off, the energy is built on the CPU and uploaded.
-    /// Either way the capacities, flows and masks are the same.
+    /// Turns the device energy on or off for video frames (on by default where the
+    /// engine is CUDA): off, the energy is built on the CPU and uploaded. Either way
+    /// the capacities, flows and masks are the same.
     pub fn set_device_energy(&mut self, on: bool) {
         if !on {
             self.leave_device();
@@ -36,23 +38,29 @@ impl Segmenter {
         self.device_energy = on;
     }
 
-    /// Whether the last background-mode frames were built on the device.
+    /// Whether the last frame's energy was built on the device.
     pub fn device_energy_active(&self) -> bool {
-        self.device_energy && self.device.as_ref().is_some_and(DeviceEnergy::holds_model)
+        self.on_device
     }
 
-    /// Takes the background model's state back from the device (the CPU path goes on
-    /// from it); where that fails, the model keeps the state it had when the device
-    /// took it.
+    /// Takes the background model's state and the gate's held colours back from the
+    /// device (the CPU path goes on from them); where that fails, the model keeps the
+    /// state it had when the device took it, and the gate starts afresh.
     pub(super) fn leave_device(&mut self) {
-        let (Some(device), Some(model)) = (self.device.as_mut(), self.background.as_mut()) else {
+        self.on_device = false;
+        let Some(device) = self.device.as_mut() else {
             return;
         };
-        if device.holds_model() {
-            if device.hand_back(model).is_err() {
-                device.release();
-            }
-            self.gate.reset();
+        if let Some(model) = self.background.as_mut()
+            && device.holds_model()
+            && device.hand_back(model).is_err()
+        {
+            device.release();
+        }
+        match device.hand_back_gate() {
+            Ok(Some((held, width, height))) => self.gate.hold(held, width, height),
+            Ok(None) => {}
+            Err(_) => self.gate.reset(),
         }
     }
 
@@ -63,21 +71,25 @@ impl Segmenter {
         }
     }
 
-    /// Segments a background-mode frame on the device; `None` where the device path
-    /// does not apply (no device energy, no learned background, no fixed σ) or the GPU
-    /// failed before the cut, and the CPU path takes the frame.
+    /// Segments a video frame on the device; `None` where the device path does not
+    /// apply (no device energy; a seeded frame, or one with nothing to cut by yet) or
+    /// the GPU failed before the cut, and the CPU path takes the frame.
     pub(super) fn segment_on_device(
         &mut self,
         frame: &Frame,
         start: Instant,
     ) -> Option<Result<SegmentOutput, SegmentError>> {
-        let sigma = self.params.sigma.or(self.background_sigma);
-        let usable = self.device_energy && self.device.is_some() && self.background_ready();
-        let Some(sigma) = sigma.filter(|_| usable) else {
+        if !(self.device_energy && self.device.is_some()) {
             self.leave_device();
             return None;
-        };
+        }
         self.restore_redone(frame);
+        let background = self.background_ready();
+        let colours = !background && self.models.is_some() && !self.seeds_pending;
+        if !background && !colours {
+            self.leave_device();
+            return None;
+        }
         let fresh = self.seeds_pending;
         if fresh {
             self.seeds_pending = false;
@@ -86,28 +98,41 @@ impl Segmenter {
             }
         }
         let p = &self.params;
-        let input = BackgroundFrame {
+        let input = DeviceFrame {
             width: frame.width,
             height: frame.height,
             rgb: &frame.rgb,
             noise_gate: p.noise_gate,
+            gate: self.gate.held(frame.width, frame.height),
             smoothness: Smoothness {
                 connectivity: p.connectivity,
                 lambda: p.lambda,
-                sigma: Some(sigma),
+                // the empty scene's σ with a learned background, as on the CPU path
+                sigma: p.sigma.or(self.background_sigma.filter(|_| background)),
                 scale: CAPACITY_SCALE,
             },
-            background_weight: p.background_weight,
             temporal: TemporalPrior {
                 weight: p.temporal,
                 ramp: p.temporal_ramp,
             },
             previous: self.previous.as_ref(),
-            seeds: self.seeds.as_ref(),
+            // seeds hold on every frame with a learned background; later frames of a
+            // colour-model sequence have none
+            seeds: self.seeds.as_ref().filter(|_| background),
+        };
+        let term = match (self.background.as_mut(), self.models.as_mut()) {
+            (Some(model), _) if background => DataTerm::Background {
+                model,
+                weight: p.background_weight,
+            },
+            (_, Some(models)) => DataTerm::Colours {
+                models,
+                version: self.models_version,
+            },
+            _ => return None,
         };
         let device = self.device.as_mut()?;
-        let model = self.background.as_mut()?;
-        let grid = match device.build(input, model) {
+        let grid = match device.build(input, term) {
             Ok(grid) => grid,
             Err(e) => {
                 self.give_up_device(&e);
@@ -135,6 +160,7 @@ impl Segmenter {
             }
         };
         self.engine_warm = true;
+        self.on_device = true;
         timings.cut_ms = ms_since(cut_start);
         Some(self.finish_on_device(frame, solution, fresh, timings, start))
     }
@@ -150,18 +176,21 @@ impl Segmenter {
         start: Instant,
     ) -> Result<SegmentOutput, SegmentError> {
         let clean_start = Instant::now();
-        let hard = self.seeds.take();
+        let with_background = self.background_ready();
+        // seeds are hard on every frame of a learned background only
+        let seeds = self.seeds.take();
+        let hard = seeds.as_ref().filter(|_| with_background);
         let mut mask = std::mem::replace(&mut solution.mask, crate::grid::Mask::empty(0, 0));
         let cut = mask.clone();
-        let cleaned = match self.clean(&mut mask, hard.as_ref(), true) {
+        let cleaned = match self.clean(&mut mask, hard, true) {
             Err(SegmentError::Labelling(e)) => {
                 self.fall_back_to_cpu(&e);
                 mask = cut;
-                self.clean(&mut mask, hard.as_ref(), false)
+                self.clean(&mut mask, hard, false)
             }
             other => other,
         };
-        self.seeds = hard;
+        self.seeds = seeds;
         cleaned?;
         timings.cleanup_ms = ms_since(clean_start);
         let adapt_start = Instant::now();

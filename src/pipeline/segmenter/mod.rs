@@ -121,8 +121,12 @@ pub struct Segmenter {
     steady_rgb: Vec<u8>,
     /// The background-mode energy on the GPU, beside a CUDA engine where it loads.
     device: Option<DeviceEnergy>,
-    /// Whether background-mode frames use `device` (on by default).
+    /// Whether video frames use `device` (on by default).
     device_energy: bool,
+    /// The last frame's energy was built on the device.
+    on_device: bool,
+    /// Changes whenever `models` does (the device energy re-tables them then).
+    models_version: u64,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -274,6 +278,8 @@ impl Segmenter {
             steady_rgb: Vec::new(),
             device: None,
             device_energy: true,
+            on_device: false,
+            models_version: 0,
         }
         .with_device_energy()
     }
@@ -330,7 +336,10 @@ impl Segmenter {
 
     /// σ of the last frame's smoothness term.
     pub fn last_sigma(&self) -> f32 {
-        self.builder.last_sigma()
+        match &self.device {
+            Some(device) if self.on_device => device.last_sigma(),
+            _ => self.builder.last_sigma(),
+        }
     }
 
     /// Frames still to learn of the static background (`None` when it is off).
@@ -353,7 +362,7 @@ impl Segmenter {
     pub fn reset(&mut self) {
         self.seeds = None;
         self.seeds_pending = false;
-        self.models = None;
+        self.set_models(None);
         self.previous = None;
         self.background = None;
         self.engine_warm = false;
@@ -499,6 +508,12 @@ impl Segmenter {
         }
     }
 
+    /// New colour models (or none), noted by their version.
+    fn set_models(&mut self, models: Option<ColorModels>) {
+        self.models = models;
+        self.models_version += 1;
+    }
+
     /// Whether a learned background is ready to cut by.
     fn background_ready(&self) -> bool {
         self.params.background_frames > 0
@@ -578,7 +593,7 @@ impl Segmenter {
             self.seeds = None;
             return Err(SegmentError::Seeds(e.to_string()));
         }
-        self.models = None;
+        self.set_models(None);
         Ok(())
     }
 
@@ -607,8 +622,9 @@ impl Segmenter {
             return Err(SegmentError::Seeds(message));
         }
         let labels = &seeds.labels;
-        self.models =
+        let models =
             ColorModels::learn(self.params.color_model, &frame.rgb, |i| side_of(labels[i]));
+        self.set_models(models);
         self.previous = None;
         Ok(())
     }
@@ -642,7 +658,7 @@ impl Segmenter {
                         Side::Background
                     })
                 }) {
-                    self.models = Some(models);
+                    self.set_models(Some(models));
                 }
                 timings.energy_ms += ms_since(start);
             }
