@@ -270,8 +270,14 @@ fn real_still_camera_frames_give_the_same_capacities() {
     compare_energies(&frames, Connectivity::Eight, None, "pedestrians");
 }
 
-/// Segments `frames` with the CUDA engine, the energy on the device or on the CPU.
-fn segment(frames: &[Frame], device_energy: bool, dynamic: bool) -> Option<Vec<(Vec<u8>, u64)>> {
+/// Segments `frames` with the CUDA engine and `params` (and `seeds` on the first
+/// frame), the energy on the device or on the CPU: each frame's mask and flow.
+fn segment(
+    frames: &[Frame],
+    params: SegmentParams,
+    seeds: Option<&Seeds>,
+    device_energy: bool,
+) -> Option<Vec<(Vec<u8>, u64)>> {
     let engine = match CudaEngine::new() {
         Ok(engine) => engine,
         Err(e) => {
@@ -279,14 +285,11 @@ fn segment(frames: &[Frame], device_energy: bool, dynamic: bool) -> Option<Vec<(
             return None;
         }
     };
-    let mut segmenter = Segmenter::new(
-        Box::new(engine),
-        SegmentParams {
-            dynamic,
-            ..params()
-        },
-    );
+    let mut segmenter = Segmenter::new(Box::new(engine), params);
     segmenter.set_device_energy(device_energy);
+    if let Some(seeds) = seeds {
+        segmenter.set_seeds(seeds.clone());
+    }
     let out = frames
         .iter()
         .map(|frame| {
@@ -303,14 +306,18 @@ fn segment(frames: &[Frame], device_energy: bool, dynamic: bool) -> Option<Vec<(
     Some(out)
 }
 
-#[test]
-fn the_segmenter_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
-    let frames = drifting_frames(200, 150, 50);
+/// The same masks and flows with the energy on the CPU and on the device, static and
+/// dynamic (nothing is checked where there is no device).
+fn same_on_device(frames: &[Frame], params: SegmentParams, seeds: Option<&Seeds>) {
     for dynamic in [false, true] {
-        let Some(on_cpu) = segment(&frames, false, dynamic) else {
+        let params = SegmentParams {
+            dynamic,
+            ..params.clone()
+        };
+        let Some(on_cpu) = segment(frames, params.clone(), seeds, false) else {
             return;
         };
-        let on_device = segment(&frames, true, dynamic).unwrap();
+        let on_device = segment(frames, params, seeds, true).unwrap();
         for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
             assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
             assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
@@ -321,6 +328,12 @@ fn the_segmenter_gives_the_same_masks_and_flows_with_the_energy_on_the_device() 
             .count();
         assert!(cut > 0, "some frame has foreground");
     }
+}
+
+#[test]
+fn the_segmenter_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
+    let frames = drifting_frames(200, 150, 50);
+    same_on_device(&frames, params(), None);
 }
 
 #[test]
@@ -525,53 +538,9 @@ fn colour_tables_give_the_cpus_capacities() {
     compare_colour_energies(ColorModelKind::Gmm { components: 5 }, Connectivity::Four);
 }
 
-/// Segments the demo with seeds on its first frame (colour models), the energy of the
-/// later frames on the device or on the CPU.
-fn segment_seeded(
-    frames: &[Frame],
-    seeds: &Seeds,
-    device_energy: bool,
-    dynamic: bool,
-) -> Option<Vec<(Vec<u8>, u64)>> {
-    let engine = CudaEngine::new().ok()?;
-    let mut segmenter = Segmenter::new(
-        Box::new(engine),
-        SegmentParams {
-            dynamic,
-            ..SegmentParams::default()
-        },
-    );
-    segmenter.set_device_energy(device_energy);
-    segmenter.set_seeds(seeds.clone());
-    let out = frames
-        .iter()
-        .map(|frame| {
-            let output = segmenter.segment(frame).unwrap();
-            assert!(output.fallback.is_none(), "{:?}", output.fallback);
-            (output.mask.data, output.flow)
-        })
-        .collect();
-    assert_eq!(
-        segmenter.device_energy_active(),
-        device_energy,
-        "the energy ran where asked"
-    );
-    Some(out)
-}
-
 #[test]
 fn a_seeded_sequence_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
     let (frames, truth) = demo_with_truth(200, 150, 30);
     let seeds = demo_seeds(&frames[0], &truth);
-    for dynamic in [false, true] {
-        let Some(on_cpu) = segment_seeded(&frames, &seeds, false, dynamic) else {
-            eprintln!("note: skipping, no CUDA device");
-            return;
-        };
-        let on_device = segment_seeded(&frames, &seeds, true, dynamic).unwrap();
-        for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
-            assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
-            assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
-        }
-    }
+    same_on_device(&frames, SegmentParams::default(), Some(&seeds));
 }

@@ -5,7 +5,7 @@
 //! with its crop and colour re-learning, is cut on the CPU path). Any GPU failure
 //! hands the frame (and the ones after it) to the CPU path, which gives the same masks.
 
-use super::{LastFrame, SegmentError, SegmentOutput, Segmenter, ms_since};
+use super::{SegmentError, SegmentOutput, Segmenter, ms_since};
 use crate::capture::Frame;
 use crate::energy::cuda::{DataTerm, DeviceEnergy, DeviceFrame};
 use crate::energy::{CAPACITY_SCALE, Smoothness, TemporalPrior};
@@ -200,24 +200,7 @@ impl Segmenter {
             self.give_up_device(&e);
         }
         timings.energy_ms += ms_since(adapt_start);
-        let before = self.previous.replace(mask.clone());
-        self.last = Some(LastFrame {
-            index: frame.index,
-            width: frame.width,
-            height: frame.height,
-            previous: before,
-            seeded: fresh,
-            learning: false,
-        });
-        timings.total_ms = ms_since(start);
-        Ok(SegmentOutput {
-            mask,
-            flow: solution.flow,
-            timings,
-            stats: solution.stats,
-            fallback: self.fallback.take(),
-            learning: false,
-        })
+        Ok(self.end_frame(frame, mask, solution, fresh, timings, start))
     }
 
     /// Stops using the device energy after a GPU error: the model keeps the state it

@@ -421,7 +421,6 @@ impl Segmenter {
         frame: &Frame,
         start: Instant,
     ) -> Result<SegmentOutput, SegmentError> {
-        let (width, height) = (frame.width, frame.height);
         self.restore_redone(frame);
         let background_ready = self.background_ready();
         let fresh = self.seeds_pending;
@@ -469,24 +468,38 @@ impl Segmenter {
             model.adapt(&frame.rgb, &mask);
             timings.energy_ms += ms_since(start);
         }
+        Ok(self.end_frame(frame, mask, solution, fresh, timings, start))
+    }
+
+    /// Ends a segmented frame: its mask becomes the previous one, the state it started
+    /// from is kept for a redo, and the output is assembled.
+    fn end_frame(
+        &mut self,
+        frame: &Frame,
+        mask: Mask,
+        solution: Solution,
+        fresh: bool,
+        mut timings: FrameTiming,
+        start: Instant,
+    ) -> SegmentOutput {
         let before = self.previous.replace(mask.clone());
         self.last = Some(LastFrame {
             index: frame.index,
-            width,
-            height,
+            width: frame.width,
+            height: frame.height,
             previous: before,
             seeded: fresh,
             learning: false,
         });
         timings.total_ms = ms_since(start);
-        Ok(SegmentOutput {
+        SegmentOutput {
             mask,
             flow: solution.flow,
             timings,
             stats: solution.stats,
             fallback: self.fallback.take(),
             learning: false,
-        })
+        }
     }
 
     /// Starts a frame that comes again (the app re-segmenting a paused frame) from the
