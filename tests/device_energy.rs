@@ -88,6 +88,25 @@ fn params() -> SegmentParams {
     }
 }
 
+/// The contrast term (σ given, or `None` to estimate) and the temporal prior of `p`.
+fn terms(
+    p: &SegmentParams,
+    connectivity: Connectivity,
+    sigma: Option<f32>,
+) -> (Smoothness, TemporalPrior) {
+    let smoothness = Smoothness {
+        connectivity,
+        lambda: p.lambda,
+        sigma,
+        scale: CAPACITY_SCALE,
+    };
+    let temporal = TemporalPrior {
+        weight: p.temporal,
+        ramp: p.temporal_ramp,
+    };
+    (smoothness, temporal)
+}
+
 /// The arrays of two problems are equal, or the first difference is named.
 fn assert_same_capacities(cpu: &GridProblem, device: &GridProblem, what: &str) {
     let first = |a: &[i32], b: &[i32]| a.iter().zip(b).position(|(x, y)| x != y);
@@ -154,16 +173,7 @@ fn compare_energies(
     let mut device_model = cpu_model.clone();
     let sigma = estimate_sigma(&cpu_model.mean_rgb(), w as usize, h as usize, connectivity);
     let p = params();
-    let smoothness = Smoothness {
-        connectivity,
-        lambda: p.lambda,
-        sigma: Some(sigma),
-        scale: CAPACITY_SCALE,
-    };
-    let temporal = TemporalPrior {
-        weight: p.temporal,
-        ramp: p.temporal_ramp,
-    };
+    let (smoothness, temporal) = terms(&p, connectivity, Some(sigma));
     let (mut gate, mut builder, mut engine) =
         (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
     let mut previous: Option<Mask> = None;
@@ -467,16 +477,7 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
     .expect("both kinds of seed");
     let mut device_models = models.clone();
     let p = SegmentParams::default();
-    let smoothness = Smoothness {
-        connectivity,
-        lambda: p.lambda,
-        sigma: None,
-        scale: CAPACITY_SCALE,
-    };
-    let temporal = TemporalPrior {
-        weight: p.temporal,
-        ramp: p.temporal_ramp,
-    };
+    let (smoothness, temporal) = terms(&p, connectivity, None);
     let (mut gate, mut builder, mut engine) =
         (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
     let mut previous = Some(truth.clone());

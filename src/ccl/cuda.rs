@@ -48,12 +48,7 @@ impl KernelFamily for CclKernels {
     }
 
     fn load(_gpu: &Gpu, module: &Arc<CudaModule>, (): ()) -> Result<Self, GpuError> {
-        let function = |name: &str| {
-            debug_assert!(SOURCE.entries.contains(&name), "{name}");
-            module
-                .load_function(name)
-                .map_err(driver(format!("kernel {name}")))
-        };
+        let function = |name: &str| SOURCE.function(module, name);
         Ok(Self {
             local: function("ccl_local")?,
             links_init: function("ccl_links_init")?,

@@ -73,12 +73,7 @@ impl KernelFamily for EnergyKernels {
     }
 
     fn load(_gpu: &Gpu, module: &Arc<CudaModule>, (): ()) -> Result<Self, GpuError> {
-        let function = |name: &str| {
-            debug_assert!(SOURCE.entries.contains(&name), "{name}");
-            module
-                .load_function(name)
-                .map_err(driver(format!("kernel {name}")))
-        };
+        let function = |name: &str| SOURCE.function(module, name);
         Ok(Self {
             gate: function("en_gate")?,
             gain_sums: function("en_gain_sums")?,

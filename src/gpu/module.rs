@@ -2,7 +2,7 @@
 //! kernels loads from its module.
 
 use super::{Gpu, GpuError};
-use cudarc::driver::CudaModule;
+use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -19,6 +19,17 @@ pub struct KernelSource {
     pub text: &'static str,
     /// Entry points the family loads.
     pub entries: &'static [&'static str],
+}
+
+impl KernelSource {
+    /// Entry point `name` (one of [`Self::entries`]) out of `module`, loaded from this
+    /// source, as a family's typed handle.
+    pub fn function(&self, module: &Arc<CudaModule>, name: &str) -> Result<CudaFunction, GpuError> {
+        debug_assert!(self.entries.contains(&name), "{name} in {}", self.name);
+        module
+            .load_function(name)
+            .map_err(super::driver(format!("kernel {name}")))
+    }
 }
 
 /// What NVRTC compiles for one variant of a family.

@@ -103,12 +103,7 @@ impl KernelFamily for PushRelabelKernels {
     }
 
     fn load(gpu: &Gpu, module: &Arc<CudaModule>, tile_h: u32) -> Result<Self, GpuError> {
-        let function = |name: &str| {
-            debug_assert!(PUSH_RELABEL.entries.contains(&name), "{name}");
-            module
-                .load_function(name)
-                .map_err(driver(format!("kernel {name}")))
-        };
+        let function = |name: &str| PUSH_RELABEL.function(module, name);
         let sizes = layout_sizes(gpu, &function("pr_layout")?, tile_h)?;
         let (bfs_smem, block_threads) = (sizes.bfs_smem, sizes.block_threads);
         let conn = |dirs: usize, tile_smem: u32| -> Result<ConnKernels, GpuError> {
