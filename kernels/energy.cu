@@ -164,35 +164,73 @@ extern "C" __global__ void en_sigma_sum(const u8 *rgb, u32 width, u32 height, u3
     if ((threadIdx.x & 31) == 0 && local != 0) atomicAdd(sum, local);
 }
 
-// Chamfer (3-4) distance to the previous mask's boundary, start: 0 on pixels with a
-// 4-neighbour of the other label, far elsewhere.
-extern "C" __global__ void en_distance_init(const u8 *mask, u32 *distance, u32 width, u32 height) {
-    u32 i = pixel_index();
-    if (i >= width * height) return;
-    u32 x = i % width, y = i / width;
-    u8 v = mask[i];
-    bool differs = (x > 0 && mask[i - 1] != v) || (x + 1 < width && mask[i + 1] != v) ||
-                   (y > 0 && mask[i - width] != v) || (y + 1 < height && mask[i + width] != v);
-    distance[i] = differs ? 0 : FAR_DISTANCE;
-}
-
-// One relaxation of the chamfer distance over the 8 neighbours (3 straight, 4
-// diagonal); k rounds make every distance below 3k exact, all the prior's ramp needs.
-extern "C" __global__ void en_distance_relax(const u32 *in, u32 *out, u32 width, u32 height) {
-    u32 i = pixel_index();
-    if (i >= width * height) return;
-    int x = (int)(i % width), y = (int)(i / width);
-    u32 best = in[i];
-    for (int dy = -1; dy <= 1; dy++) {
-        for (int dx = -1; dx <= 1; dx++) {
-            int qx = x + dx, qy = y + dy;
-            if ((dx == 0 && dy == 0) || qx < 0 || qy < 0 || qx >= (int)width || qy >= (int)height) continue;
-            u32 step = (dx != 0 && dy != 0) ? 4u : 3u;
-            u32 v = in[(u32)qy * width + (u32)qx] + step;
-            best = v < best ? v : best;
-        }
+// Chamfer (3-4) distance to the previous mask's boundary (pixels with a 4-neighbour of
+// the other label are at 0), exact below 3 * `rounds`, which is all the temporal prior
+// reads; larger distances come out no smaller than the true ones. One block per tile of
+// DIST_W x DIST_H pixels: the tile and a halo of `rounds` pixels (a path of fewer arcs
+// stays inside it) relax in shared memory `rounds` times, from one buffer into the
+// other (Jacobi: every round fixes the distances one more arc away). The rounds start
+// from the mask's boundary (`from_mask`) or from `start`, an earlier launch's result, so
+// a long ramp is several launches with a halo of shared memory's size.
+#define DIST_W 32
+#define DIST_H 8
+extern "C" __global__ void en_distance(const u8 *mask, const u32 *start, u32 from_mask, u32 *distance, u32 width,
+                                       u32 height, u32 rounds) {
+    extern __shared__ u32 region[];
+    const int r = (int)rounds;
+    const int rw = DIST_W + 2 * r, rh = DIST_H + 2 * r;
+    u32 *next = region + rw * rh;
+    u8 *labels = (u8 *)(next + rw * rh);  // (rw + 2) x (rh + 2): the region and one more ring
+    const int x0 = (int)(blockIdx.x * DIST_W) - r, y0 = (int)(blockIdx.y * DIST_H) - r;
+    const int threads = DIST_W * DIST_H, t = (int)(threadIdx.y * DIST_W + threadIdx.x);
+    // labels of the region and its ring; 2 = off the grid
+    for (int k = t; k < (rw + 2) * (rh + 2); k += threads) {
+        int x = x0 - 1 + k % (rw + 2), y = y0 - 1 + k / (rw + 2);
+        bool on = x >= 0 && y >= 0 && x < (int)width && y < (int)height;
+        labels[k] = on ? (mask[(u32)y * width + (u32)x] != 0) : 2;
     }
-    out[i] = best;
+    __syncthreads();
+    for (int k = t; k < rw * rh; k += threads) {
+        int cx = k % rw + 1, cy = k / rw + 1;
+        u8 v = labels[cy * (rw + 2) + cx];
+        u32 d = FAR_DISTANCE;
+        if (v != 2 && !from_mask) {
+            d = start[(u32)(y0 + cy - 1) * width + (u32)(x0 + cx - 1)];
+        } else if (v != 2) {
+            u8 w = labels[cy * (rw + 2) + cx - 1], e = labels[cy * (rw + 2) + cx + 1];
+            u8 n = labels[(cy - 1) * (rw + 2) + cx], s = labels[(cy + 1) * (rw + 2) + cx];
+            bool differs = (w != 2 && w != v) || (e != 2 && e != v) || (n != 2 && n != v) || (s != 2 && s != v);
+            if (differs) d = 0;
+        }
+        region[k] = d;
+    }
+    __syncthreads();
+    u32 *from = region, *to = next;
+    for (int round = 0; round < r; round++) {
+        for (int k = t; k < rw * rh; k += threads) {
+            int cx = k % rw, cy = k / rw;
+            u32 best = from[k];
+            if (labels[(cy + 1) * (rw + 2) + cx + 1] != 2) {
+                for (int dy = -1; dy <= 1; dy++) {
+                    for (int dx = -1; dx <= 1; dx++) {
+                        int qx = cx + dx, qy = cy + dy;
+                        if ((dx == 0 && dy == 0) || qx < 0 || qy < 0 || qx >= rw || qy >= rh) continue;
+                        if (labels[(qy + 1) * (rw + 2) + qx + 1] == 2) continue;
+                        u32 v = from[qy * rw + qx] + ((dx != 0 && dy != 0) ? 4u : 3u);
+                        best = v < best ? v : best;
+                    }
+                }
+            }
+            to[k] = best;
+        }
+        __syncthreads();
+        u32 *swap = from;
+        from = to;
+        to = swap;
+    }
+    const int x = x0 + r + (int)threadIdx.x, y = y0 + r + (int)threadIdx.y;
+    if (x < (int)width && y < (int)height)
+        distance[(u32)y * width + (u32)x] = from[(threadIdx.y + r) * rw + threadIdx.x + r];
 }
 
 // Terminal capacities: the colour models' capacity of each pixel's colour cell (the

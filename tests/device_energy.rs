@@ -155,8 +155,10 @@ fn corner_seeds(width: u32, height: u32) -> Seeds {
 /// Runs the CPU energy (as the segmenter runs it in background mode) and the device
 /// energy side by side over `frames`, learning from the first ones, cutting each frame
 /// with the CPU engine and adapting both models by its mask; every frame's capacities
-/// and gains must agree, and so must the models' state at the end.
-fn compare_energies(
+/// and gains must agree, and so must the models' state at the end. `p` gives the
+/// weights and the temporal ramp.
+fn compare_energies_with(
+    p: &SegmentParams,
     frames: &[Frame],
     connectivity: Connectivity,
     seeds: Option<&Seeds>,
@@ -172,8 +174,7 @@ fn compare_energies(
     }
     let mut device_model = cpu_model.clone();
     let sigma = estimate_sigma(&cpu_model.mean_rgb(), w as usize, h as usize, connectivity);
-    let p = params();
-    let (smoothness, temporal) = terms(&p, connectivity, Some(sigma));
+    let (smoothness, temporal) = terms(p, connectivity, Some(sigma));
     let (mut gate, mut builder, mut engine) =
         (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
     let mut previous: Option<Mask> = None;
@@ -207,6 +208,7 @@ fn compare_energies(
                     smoothness,
                     temporal,
                     previous: previous.as_ref(),
+                    previous_version: k as u64,
                     seeds,
                 },
                 DataTerm::Background {
@@ -221,7 +223,7 @@ fn compare_energies(
         assert_same_capacities(&problem, &on_device, &what);
         let mask = engine.solve(&problem).unwrap().mask;
         cpu_model.adapt(&gated, &mask);
-        device.finish(&mask, &device_model).unwrap();
+        device.finish(&mask, k as u64 + 1, &device_model).unwrap();
         builder.recycle(problem);
         previous = Some(mask);
     }
@@ -249,6 +251,27 @@ fn compare_energies(
     });
     let [a, b] = &mut both;
     assert_eq!(a.mean_rgb(), b.mean_rgb(), "{what}: state handed back");
+}
+
+/// [`compare_energies_with`] the default parameters of background mode.
+fn compare_energies(
+    frames: &[Frame],
+    connectivity: Connectivity,
+    seeds: Option<&Seeds>,
+    what: &str,
+) {
+    compare_energies_with(&params(), frames, connectivity, seeds, what);
+}
+
+#[test]
+fn a_long_temporal_ramp_is_exact_over_several_launches() {
+    // 24 pixels: 25 rounds of the chamfer relaxation, in two launches of at most 16
+    let p = SegmentParams {
+        temporal_ramp: 24.0,
+        ..params()
+    };
+    let frames = demo_frames(120, 90, 24);
+    compare_energies_with(&p, &frames, Connectivity::Eight, None, "ramp 24");
 }
 
 #[test]
@@ -385,6 +408,7 @@ fn every_direction_reads_its_own_arcs() {
                     ramp: 0.0,
                 },
                 previous: None,
+                previous_version: 0,
                 seeds: None,
             },
             DataTerm::Background {
@@ -510,6 +534,7 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
                     smoothness,
                     temporal,
                     previous: previous.as_ref(),
+                    previous_version: k as u64,
                     seeds: None,
                 },
                 DataTerm::Colours {

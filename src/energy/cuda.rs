@@ -34,8 +34,7 @@ pub const SOURCE: KernelSource = KernelSource {
         "en_observe",
         "en_edges",
         "en_sigma_sum",
-        "en_distance_init",
-        "en_distance_relax",
+        "en_distance",
         "en_terminals",
         "en_adapt",
     ],
@@ -43,6 +42,12 @@ pub const SOURCE: KernelSource = KernelSource {
 
 /// Threads per block of every energy kernel.
 const BLOCK: u32 = 256;
+
+/// Tile of `en_distance` (must match `DIST_W`/`DIST_H` in the kernel source).
+const DISTANCE_TILE: (u32, u32) = (32, 8);
+
+/// Most relaxation rounds of one `en_distance` launch: its halo, which shared memory holds.
+const DISTANCE_ROUNDS: u32 = 16;
 
 /// Blocks of the gain reduction (grid-stride), enough to fill a large GPU.
 const SUM_BLOCKS: u32 = 1024;
@@ -54,8 +59,7 @@ struct EnergyKernels {
     observe: CudaFunction,
     edges: CudaFunction,
     sigma_sum: CudaFunction,
-    distance_init: CudaFunction,
-    distance_relax: CudaFunction,
+    distance: CudaFunction,
     terminals: CudaFunction,
     adapt: CudaFunction,
 }
@@ -80,8 +84,7 @@ impl KernelFamily for EnergyKernels {
             observe: function("en_observe")?,
             edges: function("en_edges")?,
             sigma_sum: function("en_sigma_sum")?,
-            distance_init: function("en_distance_init")?,
-            distance_relax: function("en_distance_relax")?,
+            distance: function("en_distance")?,
             terminals: function("en_terminals")?,
             adapt: function("en_adapt")?,
         })
@@ -108,6 +111,8 @@ pub struct DeviceFrame<'a> {
     pub temporal: TemporalPrior,
     /// The last frame's mask, if any.
     pub previous: Option<&'a Mask>,
+    /// Changes whenever `previous` does (the device uploads it only then).
+    pub previous_version: u64,
     /// Hard seeds, if any.
     pub seeds: Option<&'a Seeds>,
 }
@@ -158,8 +163,8 @@ struct Buffers {
 /// Host copies of what the device holds, to upload only what changed.
 #[derive(Default)]
 struct Held {
-    /// The previous mask on the device (empty: none).
-    previous: Vec<u8>,
+    /// The version of the previous mask on the device, if one is there.
+    previous: Option<u64>,
     /// The seed labels on the device (empty: none).
     seeds: Vec<u8>,
     /// The gate holds colours of an earlier frame.
@@ -238,7 +243,7 @@ impl DeviceEnergy {
     /// Forgets the previous mask (the next frame has no temporal prior) and the gate's
     /// held colours, as the CPU path does after a jump in the stream.
     pub fn forget_previous(&mut self) {
-        self.held.previous.clear();
+        self.held.previous = None;
         self.held.gate = false;
     }
 
@@ -283,8 +288,14 @@ impl DeviceEnergy {
     }
 
     /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
-    /// device, and the background adapts to the frame by it (`BackgroundModel::adapt`).
-    pub fn finish(&mut self, mask: &Mask, model: &BackgroundModel) -> Result<(), GpuError> {
+    /// device, as version `version`, and the background adapts to the frame by it
+    /// (`BackgroundModel::adapt`).
+    pub fn finish(
+        &mut self,
+        mask: &Mask,
+        version: u64,
+        model: &BackgroundModel,
+    ) -> Result<(), GpuError> {
         let Some(b) = self.buffers.as_mut() else {
             return Ok(());
         };
@@ -295,8 +306,7 @@ impl DeviceEnergy {
         self.stream
             .memcpy_htod(&mask.data, &mut b.previous)
             .map_err(driver("upload of the mask"))?;
-        self.held.previous.clear();
-        self.held.previous.extend_from_slice(&mask.data);
+        self.held.previous = Some(version);
         let [g0, g1, g2] = model.gain();
         let (had_last, n32) = (u32::from(self.held.had_last), n as u32);
         let threshold = u32::from(threshold_q());
@@ -488,11 +498,11 @@ impl DeviceEnergy {
             .memcpy_htod(frame.rgb, &mut b.rgb)
             .map_err(driver("upload of the frame"))?;
         match frame.previous {
-            Some(mask) if mask.data != self.held.previous => {
+            Some(mask) if self.held.previous != Some(frame.previous_version) => {
                 self.stream
                     .memcpy_htod(&mask.data, &mut b.previous)
                     .map_err(driver("upload of the previous mask"))?;
-                self.held.previous.clone_from(&mask.data);
+                self.held.previous = Some(frame.previous_version);
             }
             _ => {}
         }
@@ -679,47 +689,53 @@ impl DeviceEnergy {
         ))
     }
 
-    /// The chamfer distance from the previous boundary, exact below the ramp's end.
+    /// The chamfer distance from the previous boundary, exact below the ramp's end, into
+    /// `distance[0]`: the rounds in launches of at most `DISTANCE_ROUNDS` (each launch's
+    /// halo is its rounds), alternating between the two arrays.
     fn distance(&mut self, width: u32, height: u32) -> Result<(), GpuError> {
         let b = self.buffers.as_mut().expect("buffers");
         let ramp = self.ramp.as_ref().map_or(0, |(t, _)| t.len);
-        let n = width as usize * height as usize;
-        let [a, c] = &mut b.distance;
-        // SAFETY: the arguments match `en_distance_init` and `en_distance_relax`;
-        // every array holds n pixels.
-        unsafe {
-            self.stream
-                .launch_builder(&self.kernels.distance_init)
-                .arg(&b.previous)
-                .arg(&mut *a)
-                .arg(&width)
-                .arg(&height)
-                .launch(per_pixel(n))
-                .map_err(driver("energy kernel en_distance_init"))?;
-        }
         // each round fixes the distances one more arc away; arcs are 3 or 4 long
-        let rounds = ramp.div_ceil(3) + 1;
-        let (mut from, mut to) = (a, c);
-        for _ in 0..rounds {
-            // SAFETY: see above.
+        let mut left = ramp.div_ceil(3) + 1;
+        let launches = left.div_ceil(DISTANCE_ROUNDS);
+        let [a, c] = &mut b.distance;
+        // the last launch writes `distance[0]`
+        let (mut from, mut to) = if launches.is_multiple_of(2) {
+            (a, c)
+        } else {
+            (c, a)
+        };
+        let mut from_mask = 1u32;
+        while left > 0 {
+            let rounds = left.min(DISTANCE_ROUNDS);
+            let (rw, rh) = (DISTANCE_TILE.0 + 2 * rounds, DISTANCE_TILE.1 + 2 * rounds);
+            let config = LaunchConfig {
+                grid_dim: (
+                    width.div_ceil(DISTANCE_TILE.0),
+                    height.div_ceil(DISTANCE_TILE.1),
+                    1,
+                ),
+                block_dim: (DISTANCE_TILE.0, DISTANCE_TILE.1, 1),
+                shared_mem_bytes: 2 * 4 * rw * rh + (rw + 2) * (rh + 2),
+            };
+            // SAFETY: the arguments match `en_distance`; both arrays hold n pixels, the
+            // mask n bytes, and the shared memory the kernel's two buffers and labels.
             unsafe {
                 self.stream
-                    .launch_builder(&self.kernels.distance_relax)
+                    .launch_builder(&self.kernels.distance)
+                    .arg(&b.previous)
                     .arg(&*from)
+                    .arg(&from_mask)
                     .arg(&mut *to)
                     .arg(&width)
                     .arg(&height)
-                    .launch(per_pixel(n))
-                    .map_err(driver("energy kernel en_distance_relax"))?;
+                    .arg(&rounds)
+                    .launch(config)
+                    .map_err(driver("energy kernel en_distance"))?;
             }
             std::mem::swap(&mut from, &mut to);
-        }
-        if rounds % 2 == 1 {
-            // the result sits in the second array: bring it to the first
-            let [a, c] = &mut b.distance;
-            self.stream
-                .memcpy_dtod(&*c, a)
-                .map_err(driver("copy of the distances"))?;
+            from_mask = 0;
+            left -= rounds;
         }
         Ok(())
     }

@@ -116,6 +116,7 @@ impl Segmenter {
                 ramp: p.temporal_ramp,
             },
             previous: self.previous.as_ref(),
+            previous_version: self.previous_version,
             // seeds hold on every frame with a learned background; later frames of a
             // colour-model sequence have none
             seeds: self.seeds.as_ref().filter(|_| background),
@@ -194,13 +195,17 @@ impl Segmenter {
         cleaned?;
         timings.cleanup_ms = ms_since(clean_start);
         let adapt_start = Instant::now();
+        // the version `end_frame` gives the mask as the previous one
+        let version = self.previous_version + 1;
         if let (Some(device), Some(model)) = (self.device.as_mut(), self.background.as_ref())
-            && let Err(e) = device.finish(&mask, model)
+            && let Err(e) = device.finish(&mask, version, model)
         {
             self.give_up_device(&e);
         }
         timings.energy_ms += ms_since(adapt_start);
-        Ok(self.end_frame(frame, mask, solution, fresh, timings, start))
+        let output = self.end_frame(frame, mask, solution, fresh, timings, start);
+        debug_assert_eq!(self.previous_version, version);
+        Ok(output)
     }
 
     /// Stops using the device energy after a GPU error: the model keeps the state it

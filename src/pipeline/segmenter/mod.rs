@@ -127,6 +127,8 @@ pub struct Segmenter {
     on_device: bool,
     /// Changes whenever `models` does (the device energy re-tables them then).
     models_version: u64,
+    /// Changes whenever `previous` does (the device energy uploads it only then).
+    previous_version: u64,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -280,6 +282,7 @@ impl Segmenter {
             device_energy: true,
             on_device: false,
             models_version: 0,
+            previous_version: 0,
         }
         .with_device_energy()
     }
@@ -363,7 +366,7 @@ impl Segmenter {
         self.seeds = None;
         self.seeds_pending = false;
         self.set_models(None);
-        self.previous = None;
+        self.set_previous(None);
         self.background = None;
         self.engine_warm = false;
         self.last = None;
@@ -374,7 +377,7 @@ impl Segmenter {
     /// Forgets the previous mask (the next frame has no temporal prior), e.g. after a
     /// cut in the video.
     pub fn forget_previous(&mut self) {
-        self.previous = None;
+        self.set_previous(None);
         self.gate.reset();
         if let Some(device) = &mut self.device {
             device.forget_previous();
@@ -482,7 +485,7 @@ impl Segmenter {
         mut timings: FrameTiming,
         start: Instant,
     ) -> SegmentOutput {
-        let before = self.previous.replace(mask.clone());
+        let before = self.set_previous(Some(mask.clone()));
         self.last = Some(LastFrame {
             index: frame.index,
             width: frame.width,
@@ -509,16 +512,23 @@ impl Segmenter {
         if let Some(last) = &self.last
             && (last.index, last.width, last.height) == (frame.index, width, height)
         {
-            self.previous = last.previous.clone();
-            self.seeds_pending |= last.seeded && self.seeds.is_some();
+            let (previous, seeded) = (last.previous.clone(), last.seeded);
+            self.set_previous(previous);
+            self.seeds_pending |= seeded && self.seeds.is_some();
         }
         if self
             .previous
             .as_ref()
             .is_some_and(|m| (m.width, m.height) != (width, height))
         {
-            self.previous = None;
+            self.set_previous(None);
         }
+    }
+
+    /// A new previous mask (or none), noted by its version; returns the one it replaces.
+    fn set_previous(&mut self, mask: Option<Mask>) -> Option<Mask> {
+        self.previous_version += 1;
+        std::mem::replace(&mut self.previous, mask)
     }
 
     /// New colour models (or none), noted by their version.
@@ -572,7 +582,7 @@ impl Segmenter {
                 ));
             }
         }
-        self.previous = None;
+        self.set_previous(None);
         self.engine_warm = false;
         self.gate.reset();
         self.last = Some(LastFrame {
@@ -638,7 +648,7 @@ impl Segmenter {
         let models =
             ColorModels::learn(self.params.color_model, &frame.rgb, |i| side_of(labels[i]));
         self.set_models(models);
-        self.previous = None;
+        self.set_previous(None);
         Ok(())
     }
 
