@@ -23,6 +23,12 @@ const RESTART_FRACTION: u64 = 4;
 const FRESH_NUM: u64 = 1;
 const FRESH_DEN: u64 = 32;
 
+// a stretch's changed pairs are bits of one word
+const _: () = assert!(super::kept::SPAN <= u64::BITS);
+
+/// Pixels whose terminal capacities are compared at once before any is looked at alone.
+const TERMINAL_RUN: usize = 32;
+
 /// Every this many rows one is sampled, whole, for [`Solver::better_afresh`] (whole
 /// rows: a strided sample of pixels would read every cache line anyway).
 const SAMPLE_STRIDE: usize = 8;
@@ -82,16 +88,25 @@ impl<T: Topology> Solver<T> {
             .map(|(&s, &t)| s.min(t) as u64)
             .sum();
         let mut changed = 0;
-        // rows in runs of unchanged pixels, compared a run at a time; only the few
-        // pixels that changed take the slow path
-        for (row, start) in (0..source.len()).step_by(width.max(1)).enumerate() {
-            let end = (start + width).min(source.len());
+        // runs of pixels compared at once (vectorised, no early exit); only the pixels
+        // of runs that changed are looked at one by one
+        for start in (0..source.len()).step_by(TERMINAL_RUN) {
+            let end = (start + TERMINAL_RUN).min(source.len());
+            let same = source[start..end]
+                .iter()
+                .zip(&sink[start..end])
+                .zip(&self.kept_td[start..end])
+                .fold(true, |all, ((&s, &t), &k)| all & (s.wrapping_sub(t) == k));
+            if known && same {
+                continue;
+            }
             for r in start..end {
                 let new = source[r] - sink[r];
                 if known && self.kept_td[r] == new {
                     continue;
                 }
-                changed += self.terminal_change(r, (r - start) as u32, row as u32, new, known);
+                let (x, y) = (r % width.max(1), r / width.max(1));
+                changed += self.terminal_change(r, x as u32, y as u32, new, known);
             }
         }
         changed
@@ -186,13 +201,25 @@ impl<T: Topology> Solver<T> {
     ) -> u64 {
         let dir = Direction::ALL[pairs.fwd];
         let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
+        let rs = pixels(problem.width(), y, xs);
+        let at = self.kept_index(pairs.fwd, 0);
+        // the pairs whose capacities changed, as bits of one word (a stretch holds at
+        // most 64), found by one pass over the three rows
+        let mut moved = caps_pq[rs.clone()]
+            .iter()
+            .zip(&caps_qp[rs.start + pairs.offset..rs.end + pairs.offset])
+            .zip(&self.kept_fwd[at + rs.start..at + rs.end])
+            .enumerate()
+            .fold(0u64, |bits, (i, ((&pq, &qp), &kept))| {
+                let same = was_symmetric && pq == kept && qp == kept;
+                bits | (u64::from(!same) << i)
+            });
         let mut changed = 0;
-        for (x, r) in xs.clone().zip(pixels(problem.width(), y, xs)) {
+        while moved != 0 {
+            let i = moved.trailing_zeros() as usize;
+            moved &= moved - 1;
+            let (x, r) = (xs.start + i as u32, rs.start + i);
             let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
-            let kept = self.kept_fwd[self.kept_index(pairs.fwd, r)] as u32;
-            if was_symmetric && new == (kept, kept) {
-                continue;
-            }
             let u = self.layout.index(x, y);
             changed += self.set_pair(u, pairs.fwd, self.kept_index(pairs.fwd, r), new);
         }
