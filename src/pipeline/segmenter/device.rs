@@ -86,7 +86,10 @@ impl Segmenter {
         self.restore_redone(frame);
         let background = self.background_ready();
         let colours = !background && self.models.is_some() && !self.seeds_pending;
-        if !background && !colours {
+        // the device estimates σ from the gated frame, the CPU from the steady one a
+        // learned background gives: with a background, only a known σ goes there
+        let sigma_known = self.params.sigma.or(self.background_sigma).is_some();
+        if !(colours || background && sigma_known) {
             self.leave_device();
             return None;
         }
