@@ -306,7 +306,7 @@ impl<T: Topology> Solver<T> {
     /// Writes every pixel's node: residuals, saturation bits, folded terminal
     /// residual and root state; keeps the forward capacities and counts the
     /// terminal nodes (`terminals`) and their amounts (`amounts`). Returns Σ min(s, t).
-    /// Goes row by row, and within a row one capacity array at a time.
+    /// Goes row by row, and within a row node by node.
     fn load_pixels(&mut self, problem: &GridProblem) -> u64 {
         let k = T::K;
         let width = problem.width() as usize;
@@ -323,14 +323,20 @@ impl<T: Topology> Solver<T> {
             nodes.clear();
             nodes.extend((0..width as u32).map(|x| self.layout.index(x, y as u32)));
             let row = y * width;
-            for (d, &dir) in Direction::ALL[..k].iter().enumerate() {
-                let caps = &problem.edges(dir)[row..row + width];
-                for (&u, &c) in nodes.iter().zip(caps) {
-                    self.rc[u as usize * k + d] = c as u32;
+            // a node's arcs are contiguous: each is written whole, from the row of
+            // every direction's capacities
+            let caps: [&[i32]; 8] = std::array::from_fn(|d| {
+                let dir = Direction::ALL[d.min(k - 1)];
+                &problem.edges(dir)[row..row + width]
+            });
+            for (x, &u) in nodes.iter().enumerate() {
+                let arcs = &mut self.rc[u as usize * k..(u as usize + 1) * k];
+                for (d, arc) in arcs.iter_mut().enumerate() {
+                    *arc = caps[d][x] as u32;
                 }
-                if d % 2 == 0 {
-                    self.keep_row(problem, d, y as u32);
-                }
+            }
+            for d in (0..k).step_by(2) {
+                self.keep_row(problem, d, y as u32);
             }
             for ((&u, &s), &t) in nodes.iter().zip(src_row).zip(snk_row) {
                 offset += s.min(t) as u64;
