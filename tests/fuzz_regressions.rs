@@ -81,23 +81,45 @@ fn a_truncated_file_with_a_far_arc_costs_what_it_holds() {
     assert!(largest < 2 * MIB, "{largest} bytes allocated");
 }
 
+/// A 1800×1800 4C instance (over the small-grid size): the arcs `first`, then a unit arc
+/// from s to each of the first `fill` pixels (enough that arcs reaching the last pixel
+/// wait for the end), then `last`; arcs name their ends by [`S`], [`T`] and [`N`].
+/// Returns the text and `fill`.
+fn far_arcs_grid(first: &[(u64, u64, i64)], last: (u64, u64, i64)) -> (String, u64) {
+    let (w, h) = (1800u64, 1800u64);
+    let n = w * h;
+    let (s, t) = (n + 1, n + 2);
+    let node = |v: u64| match v {
+        0 => s,
+        1 => t,
+        _ => n,
+    };
+    let fill = n / dimacs::PIXELS_PER_ARC + 1;
+    let arcs = fill + first.len() as u64 + 1;
+    let mut text = format!("c grid {w} {h} 4\np max {} {arcs}\n", n + 2);
+    text += &format!("n {s} s\nn {t} t\n");
+    for &(a, b, c) in first {
+        text += &format!("a {} {} {c}\n", node(a), node(b));
+    }
+    for p in 1..=fill {
+        text += &format!("a {s} {p} 1\n");
+    }
+    text += &format!("a {} {} {}\n", node(last.0), node(last.1), last.2);
+    (text, fill)
+}
+
+/// The source, the sink and the last pixel in [`far_arcs_grid`]'s arcs.
+const S: u64 = 0;
+const T: u64 = 1;
+const N: u64 = 2;
+
 #[test]
 fn arcs_beyond_the_reach_of_those_read_so_far_still_count() {
     // A grid over the small-grid size whose first arcs reach its last pixel: they wait
     // until the end, then add up with their duplicates as any other arcs do.
-    let (w, h) = (1800u64, 1800u64);
-    let n = w * h;
-    let (s, t) = (n + 1, n + 2);
-    let fill = n / dimacs::PIXELS_PER_ARC + 1;
-    let mut text = format!("c grid {w} {h} 4\np max {} {}\n", n + 2, fill + 3);
-    text += &format!("n {s} s\nn {t} t\n");
-    text += &format!("a {s} {n} 7\na {n} {t} 9\n");
-    for p in 1..=fill {
-        text += &format!("a {s} {p} 1\n");
-    }
-    text += &format!("a {s} {n} 3\n");
+    let (text, fill) = far_arcs_grid(&[(S, N, 7), (N, T, 9)], (S, N, 3));
     let problem = read_text(&text).unwrap();
-    let last = (n - 1) as usize;
+    let last = 1800 * 1800 - 1;
     assert_eq!(problem.source()[last], 10);
     assert_eq!(problem.sink()[last], 9);
     assert_eq!(problem.source()[0], 1);
@@ -106,17 +128,7 @@ fn arcs_beyond_the_reach_of_those_read_so_far_still_count() {
 
 #[test]
 fn deferred_duplicates_that_overflow_are_refused_with_their_line() {
-    let (w, h) = (1800u64, 1800u64);
-    let n = w * h;
-    let (s, t) = (n + 1, n + 2);
-    let fill = n / dimacs::PIXELS_PER_ARC + 1;
-    let mut text = format!("c grid {w} {h} 4\np max {} {}\n", n + 2, fill + 2);
-    text += &format!("n {s} s\nn {t} t\n");
-    text += &format!("a {s} {n} {}\n", i32::MAX - 1);
-    for p in 1..=fill {
-        text += &format!("a {s} {p} 1\n");
-    }
-    text += &format!("a {s} {n} 5\n");
+    let (text, _) = far_arcs_grid(&[(S, N, i64::from(i32::MAX) - 1)], (S, N, 5));
     let err = read_text(&text).unwrap_err().to_string();
     assert!(err.starts_with("5: capacity of arc"), "{err}");
     assert!(err.contains("adds up to"), "{err}");

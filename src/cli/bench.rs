@@ -176,7 +176,7 @@ fn time_one(
 }
 
 /// Median of a non-empty list.
-fn median(mut v: Vec<f64>) -> f64 {
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n % 2 == 1 {

@@ -459,16 +459,6 @@ fn check_agree(a: &[Scored], b: &[Scored]) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The median of `values` (0 for none), the figure speed is reported by.
-fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut values: Vec<f64> = values.collect();
-    if values.is_empty() {
-        return 0.0;
-    }
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 fn mean(values: impl Iterator<Item = f64>) -> f64 {
     let (sum, n) = values.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
     if n == 0 { 0.0 } else { sum / n as f64 }
@@ -687,7 +677,15 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
     let f = totals.f_measure();
     let flick = flicker(later);
     let cut = |rows: &[Scored]| mean(rows[skip(rows)..].iter().map(|r| r.timing.cut_ms));
-    let cut_median = |rows: &[Scored]| median(rows[skip(rows)..].iter().map(|r| r.timing.cut_ms));
+    // the figure speed is reported by (0 where no frame was cut)
+    let cut_median = |rows: &[Scored]| {
+        let cuts: Vec<f64> = rows[skip(rows)..].iter().map(|r| r.timing.cut_ms).collect();
+        if cuts.is_empty() {
+            0.0
+        } else {
+            super::bench::median(cuts)
+        }
+    };
     if args.json {
         let cut_ms: Vec<_> = runs
             .iter()

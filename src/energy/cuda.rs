@@ -223,11 +223,6 @@ impl DeviceEnergy {
         })
     }
 
-    /// Milliseconds NVRTC took to compile the kernels (once per process).
-    pub fn compile_ms(&self) -> f64 {
-        self.kernels.compile_ms
-    }
-
     /// Whether the device holds the background model's state (hand it back before the
     /// CPU energy uses the model again).
     pub fn holds_model(&self) -> bool {
