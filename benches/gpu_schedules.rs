@@ -3,14 +3,17 @@
 //! barrier costs, and one host-loop solve to profile. Not a check: the tests are in
 //! `tests/cuda_engine.rs`.
 //!
-//! `cargo bench --features experiments --bench gpu_schedules -- [schedules|barrier|host-loop]`
+//! `cargo bench --features experiments --bench gpu_schedules -- [schedules|barrier|host-loop|dynamic]`
 //! (default `schedules`); on the GPU machine, the binary that
 //! `cargo bench --features experiments --no-run --bench gpu_schedules` names, with the
 //! same argument (`benches/gpu/run.sh`). `schedules` reads `LIVECUT_VARIANTS=a,b`
 //! (settings), `LIVECUT_ONLY=a,b` (instances whose names contain one of those) and
 //! `LIVECUT_LOG=1` (the counters after every global relabel of each setting). Where the
 //! shared data lives: `$LIVECUT_GRIDS`, else `../shared/data/grids` beside the checkout,
-//! else `grids/` in the working directory.
+//! else `grids/` in the working directory. `dynamic` segments a sequence
+//! (`LIVECUT_SEQUENCE`: a frames folder or `demo`; `LIVECUT_SIZE=WxH`, `LIVECUT_FRAMES`,
+//! `LIVECUT_BACKGROUND`, default 10) with the energy on the device and solves every frame
+//! both afresh and continued from the kept graph, printing what each did.
 
 // The test suite's generators and instance lookup, which earlier reports used.
 #[path = "../tests/common/mod.rs"]
@@ -36,8 +39,9 @@ fn main() {
         "schedules" => report_schedules(),
         "barrier" => barrier_cost(),
         "host-loop" => profile_host_loop(),
+        "dynamic" => dynamic::report(),
         other => {
-            eprintln!("unknown harness {other}: schedules, barrier or host-loop");
+            eprintln!("unknown harness {other}: schedules, barrier, host-loop or dynamic");
             std::process::exit(2);
         }
     }
@@ -145,6 +149,247 @@ fn barrier_cost() {
                 );
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// Fresh against continued solves on a sequence
+
+mod dynamic {
+    use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource, SourceSpec};
+    use livecut::gpu::{DeviceGrid, DeviceMask};
+    use livecut::grid::GridProblem;
+    use livecut::maxflow::cuda::{CudaConfig, CudaDetails, CudaEngine};
+    use livecut::maxflow::{CutSide, Engine, EngineError, EngineKind, Solution};
+    use livecut::pipeline::{SegmentParams, Segmenter};
+    use std::sync::{Arc, Mutex};
+
+    /// What one engine call did.
+    #[derive(Clone, Debug)]
+    struct Call {
+        ms: f64,
+        flow: u64,
+        dynamic: bool,
+        changed: u64,
+        details: CudaDetails,
+        log: Vec<[u64; livecut::maxflow::cuda::LOG_COLS]>,
+    }
+
+    /// Two engines on the same capacities: one always afresh, one always continued.
+    struct Paired {
+        fresh: CudaEngine,
+        kept: CudaEngine,
+        calls: Arc<Mutex<Vec<(Call, Call)>>>,
+    }
+
+    fn call(engine: &CudaEngine, s: &Solution) -> Call {
+        Call {
+            ms: s.stats.solve_ms,
+            flow: s.flow,
+            dynamic: s.stats.dynamic,
+            changed: s.stats.changed_arcs,
+            details: engine.details().clone(),
+            log: engine.relabel_log().unwrap_or_default(),
+        }
+    }
+
+    impl Paired {
+        fn both(
+            &mut self,
+            fresh: Result<Solution, EngineError>,
+            kept: Result<Solution, EngineError>,
+        ) -> Result<Solution, EngineError> {
+            let (fresh, kept) = (fresh?, kept?);
+            let pair = (call(&self.fresh, &fresh), call(&self.kept, &kept));
+            self.calls.lock().unwrap().push(pair);
+            Ok(kept)
+        }
+    }
+
+    impl Engine for Paired {
+        fn kind(&self) -> EngineKind {
+            EngineKind::Cuda
+        }
+        fn description(&self) -> String {
+            self.kept.description()
+        }
+        fn cut_side(&self) -> CutSide {
+            self.kept.cut_side()
+        }
+        fn solve(&mut self, p: &GridProblem) -> Result<Solution, EngineError> {
+            let (a, b) = (self.fresh.solve(p), self.kept.solve(p));
+            self.both(a, b)
+        }
+        fn update(&mut self, p: &GridProblem) -> Result<Solution, EngineError> {
+            let (a, b) = (self.fresh.solve(p), self.kept.update(p));
+            self.both(a, b)
+        }
+        fn solve_device(
+            &mut self,
+            grid: &DeviceGrid,
+            resume: bool,
+        ) -> Option<Result<Solution, EngineError>> {
+            let a = self.fresh.solve_device(grid, false)?;
+            let b = self.kept.solve_device(grid, resume)?;
+            Some(self.both(a, b))
+        }
+        fn device_mask(&self) -> Option<DeviceMask<'_>> {
+            self.kept.device_mask()
+        }
+    }
+
+    fn env(name: &str) -> Option<String> {
+        std::env::var(name).ok().filter(|v| !v.is_empty())
+    }
+
+    fn frames(source: &str, size: Option<(u32, u32)>, count: usize) -> Vec<Frame> {
+        let mut src: Box<dyn FrameSource> = if source == "demo" {
+            let (width, height) = size.unwrap_or((640, 480));
+            Box::new(
+                DemoSource::new(DemoConfig {
+                    width,
+                    height,
+                    frames: Some(count as u64),
+                    ..DemoConfig::default()
+                })
+                .expect("demo"),
+            )
+        } else {
+            SourceSpec::Folder(source.into())
+                .open()
+                .expect("frames folder")
+        };
+        let frames: Vec<Frame> = std::iter::from_fn(|| src.next_frame().unwrap().map(|c| c.frame))
+            .take(count)
+            .collect();
+        let Some((w, h)) = size else { return frames };
+        frames
+            .into_iter()
+            .map(|f| {
+                if (f.width, f.height) == (w, h) {
+                    return f;
+                }
+                let image = image::RgbImage::from_raw(f.width, f.height, f.rgb.clone()).unwrap();
+                let scaled =
+                    image::imageops::resize(&image, w, h, image::imageops::FilterType::Triangle);
+                Frame {
+                    width: w,
+                    height: h,
+                    rgb: scaled.into_raw(),
+                    ..f
+                }
+            })
+            .collect()
+    }
+
+    fn median(mut v: Vec<f64>) -> f64 {
+        v.sort_by(f64::total_cmp);
+        if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+    }
+
+    /// Segments the sequence and prints each frame's fresh and continued solve.
+    pub fn report() {
+        let source = env("LIVECUT_SEQUENCE").unwrap_or_else(|| "demo".into());
+        let size = env("LIVECUT_SIZE").and_then(|s| {
+            let (w, h) = s.split_once('x')?;
+            Some((w.parse().ok()?, h.parse().ok()?))
+        });
+        let background: u32 = env("LIVECUT_BACKGROUND").map_or(10, |v| v.parse().unwrap());
+        let count: usize = env("LIVECUT_FRAMES").map_or(60, |v| v.parse().unwrap());
+        let log = env("LIVECUT_LOG").is_some();
+        let open = || match CudaEngine::with_config(CudaConfig::default()) {
+            Ok(e) => Some(e),
+            Err(e) => {
+                eprintln!("note: skipping ({e})");
+                None
+            }
+        };
+        let (Some(fresh), Some(mut kept)) = (open(), open()) else {
+            return;
+        };
+        kept.set_always_resume(true);
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let paired = Paired {
+            fresh,
+            kept,
+            calls: calls.clone(),
+        };
+        let params = SegmentParams {
+            dynamic: true,
+            background_frames: background,
+            ..SegmentParams::default()
+        };
+        let mut segmenter = Segmenter::new(Box::new(paired), params);
+        segmenter.set_device_energy(true);
+        let frames = frames(&source, size, count + background as usize);
+        println!(
+            "{source} {}x{}, {} frames, background {background}",
+            frames[0].width,
+            frames[0].height,
+            frames.len()
+        );
+        println!(
+            "{:>5} | {:>7} {:>3} {:>4} {:>6} {:>6} | {:>7} {:>3} {:>4} {:>6} {:>6} {:>8} {:>3} | same",
+            "frame",
+            "fresh",
+            "gr",
+            "rnd",
+            "loads",
+            "bfs",
+            "kept",
+            "gr",
+            "rnd",
+            "loads",
+            "bfs",
+            "changed",
+            "dyn"
+        );
+        for (k, frame) in frames.iter().enumerate() {
+            segmenter.segment(frame).expect("segment");
+            let calls = calls.lock().unwrap();
+            let Some((a, b)) = calls.last().filter(|_| k >= background as usize) else {
+                continue;
+            };
+            let d = |c: &Call| {
+                format!(
+                    "{:>7.3} {:>3} {:>4} {:>6} {:>6}",
+                    c.ms,
+                    c.details.global_relabels,
+                    c.details.rounds,
+                    c.details.tile_loads,
+                    c.details.bfs_tiles
+                )
+            };
+            println!(
+                "{k:>5} | {} | {} {:>8} {:>3} | {}",
+                d(a),
+                d(b),
+                b.changed,
+                u8::from(b.dynamic),
+                if a.flow == b.flow { "yes" } else { "NO" }
+            );
+            if log {
+                for row in &b.log {
+                    println!("        kept log {row:?}");
+                }
+            }
+        }
+        let calls = calls.lock().unwrap();
+        let tail = &calls[calls.len().min(1)..];
+        let fresh = median(tail.iter().map(|(a, _)| a.ms).collect());
+        let kept = median(tail.iter().map(|(_, b)| b.ms).collect());
+        let gr =
+            |f: &dyn Fn(&(Call, Call)) -> u32| median(tail.iter().map(|c| f(c) as f64).collect());
+        println!(
+            "median cut ms: fresh {fresh:.3} (gr {:.0}, rounds {:.0}), kept {kept:.3} (gr {:.0}, rounds {:.0}): {:.2}x; flows same on {}/{}",
+            gr(&|c| c.0.details.global_relabels),
+            gr(&|c| c.0.details.rounds),
+            gr(&|c| c.1.details.global_relabels),
+            gr(&|c| c.1.details.rounds),
+            fresh / kept,
+            tail.iter().filter(|(a, b)| a.flow == b.flow).count(),
+            tail.len()
+        );
     }
 }
 

@@ -6,8 +6,7 @@
 use super::kept::{Pairs, pixels, spans};
 use super::solver::Solver;
 use super::state::{
-    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit,
-    out_mask,
+    FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit, out_mask,
 };
 use crate::grid::{Direction, GridProblem};
 use std::ops::Range;
@@ -114,7 +113,7 @@ impl<T: Topology> Solver<T> {
 
     /// Applies pixel r's (at x, y) new folded terminal capacity `new`; 1 where it
     /// changed the residual graph.
-    #[cold]
+    #[inline]
     fn terminal_change(&mut self, r: usize, x: u32, y: u32, new: i32, known: bool) -> u64 {
         let kept = std::mem::replace(&mut self.kept_td[r], new);
         let u = self.layout.index(x, y);
@@ -256,9 +255,15 @@ impl<T: Topology> Solver<T> {
             self.add_terminal(u, -excess, 0);
             f = -c_vu;
         }
+        let (was_uv, was_vu) = (r_uv > 0, r_vu > 0);
         let (r_uv, r_vu) = ((c_uv - f) as u32, (c_vu + f) as u32);
         self.rc[iu] = r_uv;
         self.rc[iv] = r_vu;
+        let changed = (c_uv != old_uv) as u64 + (c_vu != old_vu) as u64;
+        if (r_uv > 0, r_vu > 0) == (was_uv, was_vu) {
+            // the same arcs are residual: the trees and the cut stand as they are
+            return changed;
+        }
         let (ou, iu_bit) = (out_bit::<T>(d), in_bit::<T>(d));
         let (ov, iv_bit) = (out_bit::<T>(d ^ 1), in_bit::<T>(d ^ 1));
         let mut wu = self.w(u) & !(ou | iu_bit);
@@ -275,17 +280,22 @@ impl<T: Topology> Solver<T> {
         self.set(v, wv);
         self.mark_changed(u);
         self.mark_changed(v);
-        (c_uv != old_uv) as u64 + (c_vu != old_vu) as u64
+        changed
     }
 
     /// Adds `ds` to u's residual s → u and `dt` to u → t (either may be negative),
     /// then folds the pair again; the flow changes so that every cut keeps
-    /// residual capacity + flow = capacity.
+    /// residual capacity + flow = capacity. The node is marked for the tree repair
+    /// only where its folded residual changed sign: the search trees depend on which
+    /// arcs are residual, not on how much.
     fn add_terminal(&mut self, u: u32, ds: i64, dt: i64) {
         let t = self.tr[u as usize];
         self.flow += (t.max(0) + ds).min((-t).max(0) + dt);
-        self.tr[u as usize] = t + ds - dt;
-        self.mark_changed(u);
+        let new = t + ds - dt;
+        self.tr[u as usize] = new;
+        if new.signum() != t.signum() {
+            self.mark_changed(u);
+        }
     }
 
     /// Remembers `u` for the tree repair (once).
@@ -309,10 +319,14 @@ impl<T: Topology> Solver<T> {
         }
         // Timestamps of the previous call must not count as verified in this phase.
         self.tick();
+        // the changed nodes are few: BK takes them from its queue instead of sweeping
+        // over every node for their flags
+        self.sweep = self.st.len();
         for idx in 0..self.marked.len() {
             let i = self.marked[idx];
-            let w = (self.w(i) & !MARK) | ACTIVE;
-            self.set(i, w);
+            self.set(i, self.w(i) & !MARK);
+            self.set_active(i);
+            let w = self.w(i);
             let t = self.tr[i as usize];
             if t == 0 {
                 if w & TREE != FREE && w & PARENT != ORPHAN {
@@ -332,7 +346,6 @@ impl<T: Topology> Solver<T> {
         }
         self.marked.clear();
         self.adopt();
-        self.sweep = 0;
     }
 
     /// Grows the search trees anew on the kept residual graph, as a fresh solve would

@@ -430,12 +430,23 @@ impl<T: Topology> Solver<T> {
             for (bx, run) in row.chunks_mut(BLOCK as usize).enumerate() {
                 let first = self.layout.index(bx as u32 * BLOCK, y as u32) as usize;
                 let words = &self.st[first..first + run.len()];
-                for (out, &word) in run.iter_mut().zip(words) {
-                    *out = if T::get(word) & TREE == SOURCE {
+                let label = |word: T::Word| {
+                    if T::get(word) & TREE == SOURCE {
                         255
                     } else {
                         0
-                    };
+                    }
+                };
+                // whole runs as fixed-size arrays, which the compiler vectorises
+                match (
+                    <&mut [u8; BLOCK as usize]>::try_from(&mut *run),
+                    <&[T::Word; BLOCK as usize]>::try_from(words),
+                ) {
+                    (Ok(out), Ok(words)) => *out = words.map(label),
+                    _ => run
+                        .iter_mut()
+                        .zip(words)
+                        .for_each(|(out, &word)| *out = label(word)),
                 }
             }
         }
