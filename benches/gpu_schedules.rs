@@ -13,7 +13,8 @@
 //! else `grids/` in the working directory. `dynamic` segments a sequence
 //! (`LIVECUT_SEQUENCE`: a frames folder or `demo`; `LIVECUT_SIZE=WxH`, `LIVECUT_FRAMES`,
 //! `LIVECUT_BACKGROUND`, default 10) with the energy on the device and solves every frame
-//! both afresh and continued from the kept graph, printing what each did.
+//! both afresh and continued from the kept graph, printing what each did. `transfer`
+//! times a 1080p frame's upload and mask download from pageable and pinned host memory.
 
 // The test suite's generators and instance lookup, which earlier reports used.
 #[path = "../tests/common/mod.rs"]
@@ -40,8 +41,11 @@ fn main() {
         "barrier" => barrier_cost(),
         "host-loop" => profile_host_loop(),
         "dynamic" => dynamic::report(),
+        "transfer" => transfer_cost(),
         other => {
-            eprintln!("unknown harness {other}: schedules, barrier, host-loop or dynamic");
+            eprintln!(
+                "unknown harness {other}: schedules, barrier, host-loop, dynamic or transfer"
+            );
             std::process::exit(2);
         }
     }
@@ -150,6 +154,72 @@ fn barrier_cost() {
             }
         }
     }
+}
+
+// ---------------------------------------------------------------------------------
+// What a frame's copies cost
+
+/// Median milliseconds of `f` over `runs` calls.
+fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut v: Vec<f64> = (0..runs)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// A 1920×1080 RGB frame up and its mask down, from and to pageable memory and through
+/// pinned staging buffers (the host copy included), each synchronised.
+fn transfer_cost() {
+    let gpu = match Gpu::get() {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("note: skipping ({e})");
+            return;
+        }
+    };
+    let stream = gpu.new_stream().expect("stream");
+    let (rgb_len, mask_len) = (1920 * 1080 * 3, 1920 * 1080);
+    let frame: Vec<u8> = (0..rgb_len).map(|i| (i * 7) as u8).collect();
+    let mut mask = vec![0u8; mask_len];
+    let mut d_rgb = stream.alloc_zeros::<u8>(rgb_len).expect("alloc");
+    let d_mask = stream.alloc_zeros::<u8>(mask_len).expect("alloc");
+    // SAFETY: the pinned buffers are written before any copy reads them.
+    let (mut p_rgb, mut p_mask) = unsafe {
+        (
+            gpu.context().alloc_pinned::<u8>(rgb_len).expect("pinned"),
+            gpu.context().alloc_pinned::<u8>(mask_len).expect("pinned"),
+        )
+    };
+    let up_pageable = median_ms(40, || {
+        stream.memcpy_htod(&frame, &mut d_rgb).unwrap();
+        stream.synchronize().unwrap();
+    });
+    let up_pinned = median_ms(40, || {
+        p_rgb.as_mut_slice().unwrap().copy_from_slice(&frame);
+        stream.memcpy_htod(&p_rgb, &mut d_rgb).unwrap();
+        stream.synchronize().unwrap();
+    });
+    let up_pinned_only = median_ms(40, || {
+        stream.memcpy_htod(&p_rgb, &mut d_rgb).unwrap();
+        stream.synchronize().unwrap();
+    });
+    let down_pageable = median_ms(40, || {
+        stream.memcpy_dtoh(&d_mask, &mut mask).unwrap();
+        stream.synchronize().unwrap();
+    });
+    let down_pinned = median_ms(40, || {
+        stream.memcpy_dtoh(&d_mask, &mut p_mask).unwrap();
+        stream.synchronize().unwrap();
+        mask.copy_from_slice(p_mask.as_slice().unwrap());
+    });
+    println!(
+        "1080p frame up: pageable {up_pageable:.3} ms, pinned staging {up_pinned:.3} (copy alone {up_pinned_only:.3}); mask down: pageable {down_pageable:.3}, pinned staging {down_pinned:.3}"
+    );
 }
 
 // ---------------------------------------------------------------------------------

@@ -171,7 +171,9 @@ extern "C" __global__ void en_sigma_sum(const u8 *rgb, u32 width, u32 height, u3
 // stays inside it) relax in shared memory `rounds` times, from one buffer into the
 // other (Jacobi: every round fixes the distances one more arc away). The rounds start
 // from the mask's boundary (`from_mask`) or from `start`, an earlier launch's result, so
-// a long ramp is several launches with a halo of shared memory's size.
+// a long ramp is several launches with a halo of shared memory's size. A first launch's
+// block whose region holds no boundary pixel writes the far distance at once: most of a
+// frame lies farther than the ramp from the boundary.
 #define DIST_W 32
 #define DIST_H 8
 extern "C" __global__ void en_distance(const u8 *mask, const u32 *start, u32 from_mask, u32 *distance, u32 width,
@@ -190,6 +192,7 @@ extern "C" __global__ void en_distance(const u8 *mask, const u32 *start, u32 fro
         labels[k] = on ? (mask[(u32)y * width + (u32)x] != 0) : 2;
     }
     __syncthreads();
+    int boundary = 0;
     for (int k = t; k < rw * rh; k += threads) {
         int cx = k % rw + 1, cy = k / rw + 1;
         u8 v = labels[cy * (rw + 2) + cx];
@@ -201,10 +204,16 @@ extern "C" __global__ void en_distance(const u8 *mask, const u32 *start, u32 fro
             u8 n = labels[(cy - 1) * (rw + 2) + cx], s = labels[(cy + 1) * (rw + 2) + cx];
             bool differs = (w != 2 && w != v) || (e != 2 && e != v) || (n != 2 && n != v) || (s != 2 && s != v);
             if (differs) d = 0;
+            boundary |= differs;
         }
         region[k] = d;
     }
-    __syncthreads();
+    const int x = x0 + r + (int)threadIdx.x, y = y0 + r + (int)threadIdx.y;
+    if (!__syncthreads_or(boundary) && from_mask) {
+        // no boundary within the rounds' reach: the relaxation would leave all far
+        if (x < (int)width && y < (int)height) distance[(u32)y * width + (u32)x] = FAR_DISTANCE;
+        return;
+    }
     u32 *from = region, *to = next;
     for (int round = 0; round < r; round++) {
         for (int k = t; k < rw * rh; k += threads) {
@@ -228,7 +237,6 @@ extern "C" __global__ void en_distance(const u8 *mask, const u32 *start, u32 fro
         from = to;
         to = swap;
     }
-    const int x = x0 + r + (int)threadIdx.x, y = y0 + r + (int)threadIdx.y;
     if (x < (int)width && y < (int)height)
         distance[(u32)y * width + (u32)x] = from[(threadIdx.y + r) * rw + threadIdx.x + r];
 }
@@ -238,13 +246,16 @@ extern "C" __global__ void en_distance(const u8 *mask, const u32 *start, u32 fro
 // distance, the temporal prior (towards the previous label, ramped near its boundary),
 // folded into one terminal; a seeded pixel gets 1 + its arcs' sum towards its seed's
 // terminal. Counts the terminals for the engine's schedule (census: any, supplies,
-// deficits).
+// deficits), summed in the block first: one atomic per warp on three words serialised.
 extern "C" __global__ void en_terminals(const u8 *rgb, const int *colour_table, u32 colour_bits,
                                         u32 has_colour, const u16 *z2, u32 has_bg, const int *bg_table,
                                         u32 bg_len, const u8 *prev,
                                         const u32 *distance, u32 has_prior, const int *ramp, u32 ramp_len,
                                         int full, const u8 *seeds, u32 has_seeds, const int *edges, u32 dirs,
                                         int *source, int *sink, u32 n, u32 *census) {
+    __shared__ u32 counts[3];
+    if (threadIdx.x < 3) counts[threadIdx.x] = 0;
+    __syncthreads();
     u32 i = pixel_index();
     bool valid = i < n;
     int s = 0, t = 0;
@@ -278,10 +289,12 @@ extern "C" __global__ void en_terminals(const u8 *rgb, const int *colour_table, 
     u32 supply = __ballot_sync(0xffffffffu, valid && s > t);
     u32 deficit = __ballot_sync(0xffffffffu, valid && t > s);
     if ((threadIdx.x & 31) == 0) {
-        if (any) atomicAdd(&census[0], __popc(any));
-        if (supply) atomicAdd(&census[1], __popc(supply));
-        if (deficit) atomicAdd(&census[2], __popc(deficit));
+        if (any) atomicAdd(&counts[0], __popc(any));
+        if (supply) atomicAdd(&counts[1], __popc(supply));
+        if (deficit) atomicAdd(&counts[2], __popc(deficit));
     }
+    __syncthreads();
+    if (threadIdx.x < 3 && counts[threadIdx.x]) atomicAdd(&census[threadIdx.x], counts[threadIdx.x]);
 }
 
 // The background's slow adaptation after the cut: background pixels a little off the
