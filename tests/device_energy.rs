@@ -210,6 +210,7 @@ fn compare_energies_with(
                     previous: previous.as_ref(),
                     previous_version: k as u64,
                     seeds,
+                    seeds_version: 0,
                 },
                 DataTerm::Background {
                     model: &mut device_model,
@@ -303,12 +304,13 @@ fn real_still_camera_frames_give_the_same_capacities() {
     compare_energies(&frames, Connectivity::Eight, None, "pedestrians");
 }
 
-/// Segments `frames` with the CUDA engine and `params` (and `seeds` on the first
-/// frame), the energy on the device or on the CPU: each frame's mask and flow.
+/// Segments `frames` with the CUDA engine and `params` (each of `scribbles` set as the
+/// seeds before the frame it names), the energy on the device or on the CPU: each
+/// frame's mask and flow.
 fn segment(
     frames: &[Frame],
     params: SegmentParams,
-    seeds: Option<&Seeds>,
+    scribbles: &[(usize, &Seeds)],
     device_energy: bool,
 ) -> Option<Vec<(Vec<u8>, u64)>> {
     let engine = match CudaEngine::new() {
@@ -320,12 +322,13 @@ fn segment(
     };
     let mut segmenter = Segmenter::new(Box::new(engine), params);
     segmenter.set_device_energy(device_energy);
-    if let Some(seeds) = seeds {
-        segmenter.set_seeds(seeds.clone());
-    }
     let out = frames
         .iter()
-        .map(|frame| {
+        .enumerate()
+        .map(|(k, frame)| {
+            for (_, seeds) in scribbles.iter().filter(|(at, _)| *at == k) {
+                segmenter.set_seeds((*seeds).clone());
+            }
             let output = segmenter.segment(frame).unwrap();
             assert!(output.fallback.is_none(), "{:?}", output.fallback);
             (output.mask.data, output.flow)
@@ -341,16 +344,16 @@ fn segment(
 
 /// The same masks and flows with the energy on the CPU and on the device, static and
 /// dynamic (nothing is checked where there is no device).
-fn same_on_device(frames: &[Frame], params: SegmentParams, seeds: Option<&Seeds>) {
+fn same_on_device(frames: &[Frame], params: SegmentParams, scribbles: &[(usize, &Seeds)]) {
     for dynamic in [false, true] {
         let params = SegmentParams {
             dynamic,
             ..params.clone()
         };
-        let Some(on_cpu) = segment(frames, params.clone(), seeds, false) else {
+        let Some(on_cpu) = segment(frames, params.clone(), scribbles, false) else {
             return;
         };
-        let on_device = segment(frames, params, seeds, true).unwrap();
+        let on_device = segment(frames, params, scribbles, true).unwrap();
         for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
             assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
             assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
@@ -366,7 +369,23 @@ fn same_on_device(frames: &[Frame], params: SegmentParams, seeds: Option<&Seeds>
 #[test]
 fn the_segmenter_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
     let frames = drifting_frames(200, 150, 50);
-    same_on_device(&frames, params(), None);
+    same_on_device(&frames, params(), &[]);
+}
+
+#[test]
+fn new_scribbles_mid_stream_reach_the_device() {
+    // seeds set on the first frame, then other ones later in the stream: the device
+    // uploads each set once, and both energies cut alike throughout
+    let (w, h) = (160, 120);
+    let frames = demo_frames(w, h, 40);
+    let first = corner_seeds(w, h);
+    let mut second = Seeds::unknown(w, h);
+    for y in h / 2..h / 2 + 10 {
+        for x in w / 4..w / 4 + 10 {
+            second.labels[(y * w + x) as usize] = SeedLabel::Foreground;
+        }
+    }
+    same_on_device(&frames, params(), &[(0, &first), (LEARN + 8, &second)]);
 }
 
 #[test]
@@ -410,6 +429,7 @@ fn every_direction_reads_its_own_arcs() {
                 previous: None,
                 previous_version: 0,
                 seeds: None,
+                seeds_version: 0,
             },
             DataTerm::Background {
                 model: &mut model,
@@ -536,6 +556,7 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
                     previous: previous.as_ref(),
                     previous_version: k as u64,
                     seeds: None,
+                    seeds_version: 0,
                 },
                 DataTerm::Colours {
                     models: &mut device_models,
@@ -568,5 +589,5 @@ fn colour_tables_give_the_cpus_capacities() {
 fn a_seeded_sequence_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
     let (frames, truth) = demo_with_truth(200, 150, 30);
     let seeds = demo_seeds(&frames[0], &truth);
-    same_on_device(&frames, SegmentParams::default(), Some(&seeds));
+    same_on_device(&frames, SegmentParams::default(), &[(0, &seeds)]);
 }

@@ -115,6 +115,8 @@ pub struct DeviceFrame<'a> {
     pub previous_version: u64,
     /// Hard seeds, if any.
     pub seeds: Option<&'a Seeds>,
+    /// Changes whenever `seeds` are new ones (the device uploads them only then).
+    pub seeds_version: u64,
 }
 
 /// The data term of a frame.
@@ -140,8 +142,6 @@ pub enum DataTerm<'a> {
 
 /// Device arrays of one frame size, kept between frames.
 struct Buffers {
-    width: u32,
-    height: u32,
     rgb: CudaSlice<u8>,
     held: CudaSlice<u8>,
     steady: CudaSlice<u8>,
@@ -165,8 +165,8 @@ struct Buffers {
 struct Held {
     /// The version of the previous mask on the device, if one is there.
     previous: Option<u64>,
-    /// The seed labels on the device (empty: none).
-    seeds: Vec<u8>,
+    /// The version of the seeds on the device, if any are there.
+    seeds: Option<u64>,
     /// The gate holds colours of an earlier frame.
     gate: bool,
     /// The model's state is on the device.
@@ -294,7 +294,7 @@ impl DeviceEnergy {
         let Some(b) = self.buffers.as_mut() else {
             return Ok(());
         };
-        let n = b.width as usize * b.height as usize;
+        let n = b.grid.pixels();
         if mask.data.len() != n || !self.held.model {
             return Ok(());
         }
@@ -375,7 +375,7 @@ impl DeviceEnergy {
             .stream
             .clone_dtoh(&b.held)
             .map_err(driver("reading the gate's colours"))?;
-        Ok(Some((held, b.width, b.height)))
+        Ok(Some((held, b.grid.width(), b.grid.height())))
     }
 
     fn ensure_buffers(
@@ -386,7 +386,6 @@ impl DeviceEnergy {
     ) -> Result<(), GpuError> {
         let conn = smoothness.connectivity;
         if let Some(b) = &self.buffers
-            && (b.width, b.height) == (width, height)
             && b.grid.fits(width, height, conn)
         {
             return Ok(());
@@ -396,8 +395,6 @@ impl DeviceEnergy {
         let n = (width as usize * height as usize).max(1);
         let s = &self.stream;
         self.buffers = Some(Buffers {
-            width,
-            height,
             rgb: zeros(s, 3 * n)?,
             held: zeros(s, 3 * n)?,
             steady: zeros(s, 3 * n)?,
@@ -476,7 +473,7 @@ impl DeviceEnergy {
         self.stream
             .memcpy_htod(state.still.as_slice(), &mut b.still)
             .map_err(up("still counts"))?;
-        self.held.had_last = state.last_rgb.len() == b.width as usize * b.height as usize * 3;
+        self.held.had_last = state.last_rgb.len() == b.grid.pixels() * 3;
         if self.held.had_last {
             self.stream
                 .memcpy_htod(state.last_rgb.as_slice(), &mut b.last)
@@ -501,14 +498,14 @@ impl DeviceEnergy {
             }
             _ => {}
         }
-        if let Some(seeds) = frame.seeds {
+        if let Some(seeds) = frame.seeds
+            && self.held.seeds != Some(frame.seeds_version)
+        {
             let codes: Vec<u8> = seeds.labels.iter().map(|&l| seed_code(l)).collect();
-            if codes != self.held.seeds {
-                self.stream
-                    .memcpy_htod(&codes, &mut b.seeds)
-                    .map_err(driver("upload of the seeds"))?;
-                self.held.seeds = codes;
-            }
+            self.stream
+                .memcpy_htod(&codes, &mut b.seeds)
+                .map_err(driver("upload of the seeds"))?;
+            self.held.seeds = Some(frame.seeds_version);
         }
         Ok(())
     }

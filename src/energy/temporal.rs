@@ -77,7 +77,11 @@ pub fn boundary_distance(mask: &Mask, distance: &mut Vec<u32>) {
     for (y, out) in distance.chunks_exact_mut(w.max(1)).enumerate().take(h) {
         let row = &v[y * w..(y + 1) * w];
         let up = if y > 0 { &v[(y - 1) * w..y * w] } else { row };
-        let down = if y + 1 < h { &v[(y + 1) * w..(y + 2) * w] } else { row };
+        let down = if y + 1 < h {
+            &v[(y + 1) * w..(y + 2) * w]
+        } else {
+            row
+        };
         for x in 0..w {
             let (left, right) = (row[x.saturating_sub(1)], row[(x + 1).min(w - 1)]);
             let c = row[x];

@@ -228,23 +228,13 @@ impl CudaEngine {
         // counted once, and only where a choice below depends on it
         let census = std::cell::OnceCell::new();
         let terminals = || *census.get_or_init(|| problem.terminals());
+        let (width, height, connectivity) = problem.shape();
         let tile_h = match config.tile_height {
-            0 => auto_tile_height(
-                problem.width(),
-                problem.height(),
-                problem.connectivity(),
-                sms,
-                terminals,
-            ),
+            0 => auto_tile_height(width, height, connectivity, sms, terminals),
             h => h,
         };
         let kernels = PushRelabelKernels::for_tile_height(&gpu, tile_h)?;
-        let tiling = Tiling::new(
-            problem.width(),
-            problem.height(),
-            problem.connectivity(),
-            tile_h,
-        );
+        let tiling = Tiling::new(width, height, connectivity, tile_h);
         let dirs = tiling.dirs;
         let coop = kernels.conn(dirs).coop_blocks;
         let stream = self.stream.clone();
@@ -261,17 +251,13 @@ impl CudaEngine {
         }
         let mut params = state.params(&stream);
         params.step_budget = match config.step_budget {
-            0 => auto_step_budget(problem.width(), problem.height(), dirs, sms, terminals),
+            0 => auto_step_budget(width, height, dirs, sms, terminals),
             b => b,
         };
         params.region_every = config.region_every;
         params.revisit_every = config.revisit_every;
         params.gr_rounds = match config.global_relabel_rounds {
-            0 => auto_relabel_rounds(
-                dirs,
-                !few_square_tiles(problem.width(), problem.height(), sms),
-                terminals,
-            ),
+            0 => auto_relabel_rounds(dirs, !few_square_tiles(width, height, sms), terminals),
             r => r,
         };
         params.gr_work_num = config.global_relabel_work;
@@ -432,8 +418,8 @@ impl CudaEngine {
                 .sink_flow
                 .wrapping_sub(sums.as_ref().map_or(0, |s| s[SUM_OFFSET])),
             mask: Mask {
-                width: problem.width(),
-                height: problem.height(),
+                width,
+                height,
                 data: mask,
             },
             stats,
@@ -484,24 +470,11 @@ enum Input<'a> {
 }
 
 impl Input<'_> {
-    fn width(&self) -> u32 {
+    /// Width, height and connectivity of the grid.
+    fn shape(&self) -> (u32, u32, Connectivity) {
         match self {
-            Input::Host(p) => p.width(),
-            Input::Device(g) => g.width(),
-        }
-    }
-
-    fn height(&self) -> u32 {
-        match self {
-            Input::Host(p) => p.height(),
-            Input::Device(g) => g.height(),
-        }
-    }
-
-    fn connectivity(&self) -> Connectivity {
-        match self {
-            Input::Host(p) => p.connectivity(),
-            Input::Device(g) => g.connectivity(),
+            Input::Host(p) => (p.width(), p.height(), p.connectivity()),
+            Input::Device(g) => (g.width(), g.height(), g.connectivity()),
         }
     }
 

@@ -123,6 +123,7 @@ impl Segmenter {
             // seeds hold on every frame with a learned background; later frames of a
             // colour-model sequence have none
             seeds: self.seeds.as_ref().filter(|_| background),
+            seeds_version: self.seeds_version,
         };
         let term = match (self.background.as_mut(), self.models.as_mut()) {
             (Some(model), _) if background => DataTerm::Background {

@@ -129,6 +129,8 @@ pub struct Segmenter {
     models_version: u64,
     /// Changes whenever `previous` does (the device energy uploads it only then).
     previous_version: u64,
+    /// Changes whenever new seeds are set (the device energy uploads them only then).
+    seeds_version: u64,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -283,6 +285,7 @@ impl Segmenter {
             on_device: false,
             models_version: 0,
             previous_version: 0,
+            seeds_version: 0,
         }
         .with_device_energy()
     }
@@ -291,6 +294,7 @@ impl Segmenter {
     /// on the next frame.
     pub fn set_seeds(&mut self, seeds: Seeds) {
         self.seeds = Some(seeds);
+        self.seeds_version += 1;
         self.seeds_pending = true;
     }
 
