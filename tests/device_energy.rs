@@ -224,7 +224,9 @@ fn compare_energies_with(
         assert_same_capacities(&problem, &on_device, &what);
         let mask = engine.solve(&problem).unwrap().mask;
         cpu_model.adapt(&gated, &mask);
-        device.finish(&mask, k as u64 + 1, &device_model).unwrap();
+        device
+            .finish(&mask, k as u64 + 1, &device_model, None)
+            .unwrap();
         builder.recycle(problem);
         previous = Some(mask);
     }
@@ -370,6 +372,33 @@ fn same_on_device(frames: &[Frame], params: SegmentParams, scribbles: &[(usize, 
 fn the_segmenter_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
     let frames = drifting_frames(200, 150, 50);
     same_on_device(&frames, params(), &[]);
+}
+
+#[test]
+fn the_cleaned_mask_is_the_next_frames_previous_on_the_device() {
+    // a cleanup that drops every object: each frame's final mask differs from its cut,
+    // and the next frame's temporal prior must come from the final one on both paths
+    // (the device copies the cut and uploads what the cleanup changed)
+    let (w, h) = (160, 120);
+    let frames = demo_frames(w, h, 30);
+    let params = SegmentParams {
+        cleanup_min_area: w * h,
+        ..params()
+    };
+    for dynamic in [false, true] {
+        let params = SegmentParams {
+            dynamic,
+            ..params.clone()
+        };
+        let Some(on_cpu) = segment(&frames, params.clone(), &[], false) else {
+            return;
+        };
+        let on_device = segment(&frames, params, &[], true).unwrap();
+        for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
+            assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
+            assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
+        }
+    }
 }
 
 #[test]

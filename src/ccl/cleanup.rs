@@ -37,6 +37,20 @@ pub struct CleanupReport {
     pub filled_holes: u32,
     /// Pixels whose label changed.
     pub changed_pixels: u64,
+    /// The first changed pixel's index and one past the last's (`None`: no change):
+    /// what a copy of the mask elsewhere needs rewritten.
+    pub changed_span: Option<(usize, usize)>,
+}
+
+impl CleanupReport {
+    /// Counts pixel `p` as changed.
+    fn changed(&mut self, p: usize) {
+        self.changed_pixels += 1;
+        self.changed_span = Some(match self.changed_span {
+            Some((first, end)) => (first.min(p), end.max(p + 1)),
+            None => (p, p + 1),
+        });
+    }
 }
 
 const FIXED: u8 = 1;
@@ -97,7 +111,7 @@ impl Cleaner {
                     report.dropped_components += 1;
                 }
                 mask.data[p] = 0;
-                report.changed_pixels += 1;
+                report.changed(p);
             }
         }
         if min_area == 0 {
@@ -116,7 +130,7 @@ impl Cleaner {
                     report.filled_holes += 1;
                 }
                 mask.data[p] = 255;
-                report.changed_pixels += 1;
+                report.changed(p);
             }
         }
         Ok(report)
@@ -229,6 +243,7 @@ mod tests {
         assert_eq!(report.dropped_components, 2);
         assert_eq!(report.filled_holes, 2);
         assert_eq!(report.changed_pixels, 6);
+        assert_eq!(report.changed_span, Some((11, 49)));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use super::{
     BackgroundModel, CAPACITY_SCALE, ColorModels, SeedLabel, Seeds, Smoothness, TemporalPrior,
 };
 use crate::gpu::{
-    Compiled, DeviceGrid, Gpu, GpuError, KernelFamily, KernelSource, Program, driver,
+    Compiled, DeviceGrid, DeviceMask, Gpu, GpuError, KernelFamily, KernelSource, Program, driver,
 };
 use crate::grid::{Direction, Mask};
 use cudarc::driver::{
@@ -284,12 +284,16 @@ impl DeviceEnergy {
 
     /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
     /// device, as version `version`, and the background adapts to the frame by it
-    /// (`BackgroundModel::adapt`).
+    /// (`BackgroundModel::adapt`). Where the engine's cut is still on the device, with
+    /// the span of pixels the cleanup changed in it (`None`: none), it is copied there
+    /// and only that span goes up: the whole mask's upload was a large part of a 1080p
+    /// frame's energy.
     pub fn finish(
         &mut self,
         mask: &Mask,
         version: u64,
         model: &BackgroundModel,
+        cut: Option<(DeviceMask<'_>, Option<(usize, usize)>)>,
     ) -> Result<(), GpuError> {
         let Some(b) = self.buffers.as_mut() else {
             return Ok(());
@@ -298,9 +302,29 @@ impl DeviceEnergy {
         if mask.data.len() != n || !self.held.model {
             return Ok(());
         }
-        self.stream
-            .memcpy_htod(&mask.data, &mut b.previous)
-            .map_err(driver("upload of the mask"))?;
+        let up = driver("upload of the mask");
+        match cut.filter(|(c, _)| (c.width(), c.height()) == (b.grid.width(), b.grid.height())) {
+            Some((cut, changed)) => {
+                self.stream
+                    .join(cut.stream())
+                    .map_err(driver("waiting for the engine's stream"))?;
+                self.stream
+                    .memcpy_dtod(cut.data(), &mut b.previous)
+                    .map_err(driver("copy of the cut"))?;
+                if let Some((first, end)) = changed {
+                    self.stream
+                        .memcpy_htod(
+                            &mask.data[first..end],
+                            &mut b.previous.slice_mut(first..end),
+                        )
+                        .map_err(up)?;
+                }
+            }
+            None => self
+                .stream
+                .memcpy_htod(&mask.data, &mut b.previous)
+                .map_err(up)?,
+        }
         self.held.previous = Some(version);
         let [g0, g1, g2] = model.gain();
         let (had_last, n32) = (u32::from(self.held.had_last), n as u32);

@@ -196,13 +196,18 @@ impl Segmenter {
             other => other,
         };
         self.seeds = seeds;
-        cleaned?;
+        let report = cleaned?;
         timings.cleanup_ms = ms_since(clean_start);
         let adapt_start = Instant::now();
         // the version `end_frame` gives the mask as the previous one
         let version = self.previous_version + 1;
+        // the engine's cut, still on the device, and what the cleanup changed of it
+        let cut = self
+            .engine
+            .device_mask()
+            .map(|cut| (cut, report.changed_span));
         if let (Some(device), Some(model)) = (self.device.as_mut(), self.background.as_ref())
-            && let Err(e) = device.finish(&mask, version, model)
+            && let Err(e) = device.finish(&mask, version, model, cut)
         {
             self.give_up_device(&e);
         }

@@ -19,7 +19,8 @@ use super::gate::NoiseGate;
 use super::timing::FrameTiming;
 use crate::capture::Frame;
 use crate::ccl::{
-    CclError, Cleaner, CleanupParams, Constraints, CpuLabeller, CudaLabeller, Labeller,
+    CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
+    Labeller,
 };
 use crate::energy::cuda::DeviceEnergy;
 use crate::energy::{
@@ -725,7 +726,9 @@ impl Segmenter {
                     mask = cut;
                     self.clean(&mut mask, hard, false)?;
                 }
-                other => other?,
+                other => {
+                    other?;
+                }
             }
         }
         timings.cleanup_ms = ms_since(start);
@@ -845,7 +848,7 @@ impl Segmenter {
         mask: &mut Mask,
         hard: Option<&Seeds>,
         as_cut: bool,
-    ) -> Result<(), SegmentError> {
+    ) -> Result<CleanupReport, SegmentError> {
         let params = CleanupParams {
             connectivity: self.params.connectivity,
             min_area: self.params.cleanup_min_area,
@@ -869,13 +872,12 @@ impl Segmenter {
             anchor,
         };
         let device = self.engine.device_mask().filter(|_| as_cut);
-        self.cleaner.clean_with_device(
+        Ok(self.cleaner.clean_with_device(
             mask,
             device.as_ref(),
             &params,
             &constraints,
             self.labeller.as_mut(),
-        )?;
-        Ok(())
+        )?)
     }
 }
