@@ -186,11 +186,15 @@ impl Segmenter {
         let seeds = self.seeds.take();
         let hard = seeds.as_ref().filter(|_| with_background);
         let mut mask = std::mem::replace(&mut solution.mask, crate::grid::Mask::empty(0, 0));
-        let cut = mask.clone();
+        // the cut again for the CPU labeller, should the device's fail; a cleanup that
+        // does nothing cannot
+        let cut = self.cleanup_runs().then(|| mask.clone());
         let cleaned = match self.clean(&mut mask, hard, true) {
             Err(SegmentError::Labelling(e)) => {
                 self.fall_back_to_cpu(&e);
-                mask = cut;
+                if let Some(cut) = cut {
+                    mask = cut;
+                }
                 self.clean(&mut mask, hard, false)
             }
             other => other,
