@@ -258,11 +258,14 @@ impl BackgroundModel {
         {
             let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
             let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
-            let q = quantised_z2(seen, expected, self.inv_var[i]);
-            self.z2[i] = if u32::from(q) < STEADY_Z2 * Z2_STEPS {
+            // the shadow test can only lower z², so a pixel whose plain distance is
+            // already in the dead zone is steady without it (most of a still scene)
+            let steady = |q: u64| q < u64::from(STEADY_Z2 * Z2_STEPS);
+            self.z2[i] = if steady(plain_z2(seen, expected, self.inv_var[i])) {
                 0
             } else {
-                q
+                let q = quantised_z2(seen, expected, self.inv_var[i]);
+                if steady(u64::from(q)) { 0 } else { q }
             };
         }
     }
@@ -453,6 +456,18 @@ fn step_towards(mean: u32, target: u32) -> u32 {
 /// 1/16 grey level), with `inv_var` = [`Z2_STEPS`]·2^32 / variance, capped at the
 /// table's end. A pixel between [`SHADOW_MIN`] and [`SHADOW_MAX`] of its background's
 /// brightness counts only its distance from the background's chromaticity line.
+/// z²·[`Z2_STEPS`] by the plain colour distance alone, unclamped: an upper bound of
+/// [`quantised_z2`] (before its clamp), which may take the shadow's smaller distance.
+fn plain_z2(seen: [u32; 3], expected: [u32; 3], inv_var: u64) -> u64 {
+    let full: u64 = (0..3)
+        .map(|c| {
+            let d = u64::from(seen[c].abs_diff(expected[c]));
+            d * d
+        })
+        .sum();
+    (full * inv_var) >> 32
+}
+
 fn quantised_z2(seen: [u32; 3], expected: [u32; 3], inv_var: u64) -> u16 {
     let dot: u64 = (0..3)
         .map(|c| u64::from(seen[c]) * u64::from(expected[c]))

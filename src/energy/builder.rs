@@ -17,7 +17,7 @@
 use super::background::{BackgroundModel, CostTable};
 use super::color::ColorModels;
 use super::seeds::{SeedLabel, Seeds};
-use super::smoothness::Smoothness;
+use super::smoothness::{Smoothness, WeightTables};
 use super::temporal::TemporalPrior;
 use crate::grid::{GridError, GridProblem, Mask};
 
@@ -70,6 +70,7 @@ pub struct EnergyBuilder {
     fixed: Vec<bool>,
     hard: Vec<i32>,
     sigma: f32,
+    weights: WeightTables,
 }
 
 impl EnergyBuilder {
@@ -118,7 +119,14 @@ impl EnergyBuilder {
                 .extend(s.labels.iter().map(|&l| l != SeedLabel::Unknown));
             self.fixed.as_slice()
         });
-        self.sigma = smoothness.fill_edges(rgb, width as usize, height as usize, fixed, &mut edges);
+        self.sigma = smoothness.fill_edges_with(
+            rgb,
+            width as usize,
+            height as usize,
+            fixed,
+            &mut edges,
+            &mut self.weights,
+        );
 
         let data = &mut self.data;
         data.clear();

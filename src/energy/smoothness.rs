@@ -97,6 +97,32 @@ pub struct Smoothness {
     pub scale: f32,
 }
 
+/// The weight tables of the last parameters they were made for: a video's frames
+/// share λ, σ (fixed or the learned background's) and the scale, and making the tables
+/// costs an `exp` per entry.
+#[derive(Clone, Debug, Default)]
+pub struct WeightTables {
+    key: Option<(u32, u32, u32)>,
+    tables: [Vec<i32>; 2],
+}
+
+impl WeightTables {
+    /// The straight and diagonal tables of `smoothness` at `sigma`, made anew only where
+    /// the parameters changed.
+    fn get(&mut self, smoothness: &Smoothness, sigma: f32) -> &[Vec<i32>; 2] {
+        let key = (
+            smoothness.lambda.to_bits(),
+            sigma.to_bits(),
+            smoothness.scale.to_bits(),
+        );
+        if self.key != Some(key) {
+            self.tables = smoothness.weight_tables(sigma);
+            self.key = Some(key);
+        }
+        &self.tables
+    }
+}
+
 impl Smoothness {
     /// Fills `edges` (one array per direction of the connectivity, `Direction::ALL`
     /// order, each `width·height` long) with the capacities of an RGB frame, and
@@ -110,18 +136,31 @@ impl Smoothness {
         fixed: Option<&[bool]>,
         edges: &mut [Vec<i32>],
     ) -> f32 {
+        let mut tables = WeightTables::default();
+        self.fill_edges_with(rgb, width, height, fixed, edges, &mut tables)
+    }
+
+    /// [`Self::fill_edges`] with tables kept from the frame before.
+    pub fn fill_edges_with(
+        &self,
+        rgb: &[u8],
+        width: usize,
+        height: usize,
+        fixed: Option<&[bool]>,
+        edges: &mut [Vec<i32>],
+        tables: &mut WeightTables,
+    ) -> f32 {
         let sigma = match self.sigma {
             Some(s) if s > 0.0 => s,
             _ => estimate_sigma(rgb, width, height, self.connectivity),
         };
-        let beta = 1.0 / (2.0 * sigma as f64 * sigma as f64);
+        let [straight, diagonal] = tables.get(self, sigma);
         for &dir in &FORWARD[..self.connectivity.number() as usize / 2] {
-            let length = if dir.is_diagonal() {
-                std::f64::consts::SQRT_2
+            let table = if dir.is_diagonal() {
+                diagonal
             } else {
-                1.0
+                straight
             };
-            let table = weight_table(self.lambda, beta, self.scale, length);
             let pairs = Pairs::new(dir, width, height);
             let (fwd, rev) = pair_mut(edges, dir.index(), dir.reverse().index());
             fwd.fill(0);
