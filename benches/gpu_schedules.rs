@@ -159,17 +159,23 @@ fn barrier_cost() {
 // ---------------------------------------------------------------------------------
 // What a frame's copies cost
 
+/// The middle of `values` (0 for none).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(0.0)
+}
+
 /// Median milliseconds of `f` over `runs` calls.
 fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    let mut v: Vec<f64> = (0..runs)
-        .map(|_| {
-            let t = std::time::Instant::now();
-            f();
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                f();
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    )
 }
 
 /// A 1920×1080 RGB frame up and its mask down, from and to pageable memory and through
@@ -233,6 +239,8 @@ mod dynamic {
     use livecut::maxflow::{CutSide, Engine, EngineError, EngineKind, Solution};
     use livecut::pipeline::{SegmentParams, Segmenter};
     use std::sync::{Arc, Mutex};
+
+    use super::median;
 
     /// What one engine call did.
     #[derive(Clone, Debug)]
@@ -350,11 +358,6 @@ mod dynamic {
                 }
             })
             .collect()
-    }
-
-    fn median(mut v: Vec<f64>) -> f64 {
-        v.sort_by(f64::total_cmp);
-        if v.is_empty() { 0.0 } else { v[v.len() / 2] }
     }
 
     /// Segments the sequence and prints each frame's fresh and continued solve.

@@ -261,10 +261,11 @@ impl BackgroundModel {
             // the shadow test can only lower z², so a pixel whose plain distance is
             // already in the dead zone is steady without it (most of a still scene)
             let steady = |q: u64| q < u64::from(STEADY_Z2 * Z2_STEPS);
-            self.z2[i] = if steady(plain_z2(seen, expected, self.inv_var[i])) {
+            let (full, inv_var) = (squared_distance(seen, expected), self.inv_var[i]);
+            self.z2[i] = if steady((full * inv_var) >> 32) {
                 0
             } else {
-                let q = quantised_z2(seen, expected, self.inv_var[i]);
+                let q = quantised_z2(seen, expected, full, inv_var);
                 if steady(u64::from(q)) { 0 } else { q }
             };
         }
@@ -452,33 +453,28 @@ fn step_towards(mean: u32, target: u32) -> u32 {
     }
 }
 
-/// z²·[`Z2_STEPS`] of a colour `seen` against its background `expected` (both in
-/// 1/16 grey level), with `inv_var` = [`Z2_STEPS`]·2^32 / variance, capped at the
-/// table's end. A pixel between [`SHADOW_MIN`] and [`SHADOW_MAX`] of its background's
-/// brightness counts only its distance from the background's chromaticity line.
-/// z²·[`Z2_STEPS`] by the plain colour distance alone, unclamped: an upper bound of
-/// [`quantised_z2`] (before its clamp), which may take the shadow's smaller distance.
-fn plain_z2(seen: [u32; 3], expected: [u32; 3], inv_var: u64) -> u64 {
-    let full: u64 = (0..3)
+/// Squared distance of a colour `seen` from its background `expected` (both in 1/16
+/// grey level).
+fn squared_distance(seen: [u32; 3], expected: [u32; 3]) -> u64 {
+    (0..3)
         .map(|c| {
             let d = u64::from(seen[c].abs_diff(expected[c]));
             d * d
         })
-        .sum();
-    (full * inv_var) >> 32
+        .sum()
 }
 
-fn quantised_z2(seen: [u32; 3], expected: [u32; 3], inv_var: u64) -> u16 {
+/// z²·[`Z2_STEPS`] of a colour `seen` against its background `expected` (both in
+/// 1/16 grey level; `full` their [`squared_distance`]), with `inv_var` =
+/// [`Z2_STEPS`]·2^32 / variance, capped at the table's end. A pixel between
+/// [`SHADOW_MIN`] and [`SHADOW_MAX`] of its background's brightness counts only its
+/// distance from the background's chromaticity line, so the result is at most
+/// `(full · inv_var) >> 32`.
+fn quantised_z2(seen: [u32; 3], expected: [u32; 3], full: u64, inv_var: u64) -> u16 {
     let dot: u64 = (0..3)
         .map(|c| u64::from(seen[c]) * u64::from(expected[c]))
         .sum();
     let bb: u64 = expected.iter().map(|&b| u64::from(b) * u64::from(b)).sum();
-    let full: u64 = (0..3)
-        .map(|c| {
-            let d = u64::from(seen[c].abs_diff(expected[c]));
-            d * d
-        })
-        .sum();
     let mut distance = full;
     // The brightness ratio seen·b / |b|² against the shadow band, without dividing.
     let scaled = dot << GAIN_BITS;

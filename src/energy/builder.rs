@@ -119,7 +119,7 @@ impl EnergyBuilder {
                 .extend(s.labels.iter().map(|&l| l != SeedLabel::Unknown));
             self.fixed.as_slice()
         });
-        self.sigma = smoothness.fill_edges_with(
+        self.sigma = smoothness.fill_edges(
             rgb,
             width as usize,
             height as usize,

@@ -17,5 +17,5 @@ pub use builder::{CAPACITY_SCALE, EnergyBuilder, EnergyInputs};
 pub use color::{ColorModel, ColorModelKind, ColorModels, Side};
 pub use crop::Region;
 pub use seeds::{SeedLabel, Seeds, SeedsError};
-pub use smoothness::{Smoothness, estimate_sigma};
+pub use smoothness::{Smoothness, WeightTables, estimate_sigma};
 pub use temporal::TemporalPrior;

@@ -127,21 +127,9 @@ impl Smoothness {
     /// Fills `edges` (one array per direction of the connectivity, `Direction::ALL`
     /// order, each `width·height` long) with the capacities of an RGB frame, and
     /// returns the σ used. Arcs between two pixels that `fixed` marks (seeded pixels,
-    /// whose labels no cut changes) get capacity 0.
+    /// whose labels no cut changes) get capacity 0. `tables` keeps the weight tables
+    /// from one frame to the next.
     pub fn fill_edges(
-        &self,
-        rgb: &[u8],
-        width: usize,
-        height: usize,
-        fixed: Option<&[bool]>,
-        edges: &mut [Vec<i32>],
-    ) -> f32 {
-        let mut tables = WeightTables::default();
-        self.fill_edges_with(rgb, width, height, fixed, edges, &mut tables)
-    }
-
-    /// [`Self::fill_edges`] with tables kept from the frame before.
-    pub fn fill_edges_with(
         &self,
         rgb: &[u8],
         width: usize,
@@ -276,7 +264,7 @@ mod tests {
                 sigma: None,
                 scale: 10.0,
             };
-            params.fill_edges(&rgb, w, h, None, &mut edges);
+            params.fill_edges(&rgb, w, h, None, &mut edges, &mut WeightTables::default());
             let problem = GridProblem::from_arrays(
                 w as u32,
                 h as u32,
@@ -313,7 +301,14 @@ mod tests {
             sigma: None,
             scale: 1.0,
         };
-        let used = params.fill_edges(&rgb, w, h, None, &mut vec![vec![0; w * h]; 8]);
+        let used = params.fill_edges(
+            &rgb,
+            w,
+            h,
+            None,
+            &mut vec![vec![0; w * h]; 8],
+            &mut WeightTables::default(),
+        );
         assert_eq!(estimate_sigma(&rgb, w, h, Connectivity::Eight), used);
     }
 
@@ -328,7 +323,14 @@ mod tests {
             scale: 10.0,
         };
         let fixed = [true, true, false, true, true, true];
-        params.fill_edges(&rgb, 3, 2, Some(&fixed), &mut edges);
+        params.fill_edges(
+            &rgb,
+            3,
+            2,
+            Some(&fixed),
+            &mut edges,
+            &mut WeightTables::default(),
+        );
         assert_eq!(edges[Direction::East.index()][..3], [0, 10, 0]);
         assert_eq!(edges[Direction::West.index()][..3], [0, 0, 10]);
         assert_eq!(edges[Direction::South.index()][..3], [0, 0, 10]);
@@ -345,7 +347,7 @@ mod tests {
             sigma: Some(5.0),
             scale: 10.0,
         };
-        let sigma = params.fill_edges(&rgb, 4, 4, None, &mut edges);
+        let sigma = params.fill_edges(&rgb, 4, 4, None, &mut edges, &mut WeightTables::default());
         assert_eq!(sigma, 5.0);
         assert_eq!(edges[Direction::East.index()][0], 100);
         assert_eq!(edges[Direction::SouthEast.index()][0], 71);

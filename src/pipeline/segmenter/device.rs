@@ -206,12 +206,12 @@ impl Segmenter {
         // the version `end_frame` gives the mask as the previous one
         let version = self.previous_version + 1;
         // the engine's cut, still on the device, and what the cleanup changed of it
-        let cut = self
+        let on_device = self
             .engine
             .device_mask()
             .map(|cut| (cut, report.changed_span));
         if let (Some(device), Some(model)) = (self.device.as_mut(), self.background.as_ref())
-            && let Err(e) = device.finish(&mask, version, model, cut)
+            && let Err(e) = device.finish(&mask, version, model, on_device)
         {
             self.give_up_device(&e);
         }
