@@ -99,8 +99,8 @@ pub enum EngineError {
     /// The problem is too large for the engine.
     #[error("problem too large for the {engine} engine: {reason}")]
     TooLarge {
-        /// Engine name.
-        engine: &'static str,
+        /// Which engine refused it.
+        engine: EngineKind,
         /// What limit was hit.
         reason: String,
     },

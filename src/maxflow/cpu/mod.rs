@@ -29,7 +29,7 @@ mod solver;
 mod state;
 mod transport;
 
-use super::{CutSide, Engine, EngineError, Solution, SolveStats};
+use super::{CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
 use crate::grid::{Connectivity, GridProblem, Mask};
 use layout::Layout;
 use solver::Solver;
@@ -68,7 +68,7 @@ impl CpuEngine {
             self.solver = None;
             let layout = Layout::new(problem.width(), problem.height()).ok_or_else(|| {
                 EngineError::TooLarge {
-                    engine: "cpu",
+                    engine: EngineKind::Cpu,
                     reason: format!(
                         "{}x{} padded to 8x8 blocks needs more than 2^32 nodes",
                         problem.width(),
@@ -86,7 +86,7 @@ impl CpuEngine {
 }
 
 impl Engine for CpuEngine {
-    fn kind(&self) -> super::EngineKind {
+    fn kind(&self) -> EngineKind {
         super::EngineKind::Cpu
     }
 

@@ -6,7 +6,7 @@ use super::layout::{BLOCK, Layout};
 use super::ring::Ring;
 use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
 use crate::grid::{Direction, GridProblem, Mask};
-use crate::maxflow::{BlockActivity, EngineError};
+use crate::maxflow::{BlockActivity, EngineError, EngineKind};
 use std::mem::size_of;
 
 /// `pa` value of a tree root (its parent is the terminal).
@@ -235,7 +235,7 @@ impl<T: Topology> Solver<T> {
         let k = T::K;
         if (n as u64) << T::SHIFT >= PA_NONE as u64 {
             return Err(EngineError::TooLarge {
-                engine: "cpu",
+                engine: EngineKind::Cpu,
                 reason: format!("{n} nodes of {k} arcs exceed 32-bit arc indices"),
             });
         }
@@ -516,7 +516,7 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
     v.clear();
     v.try_reserve_exact(len)
         .map_err(|_| EngineError::TooLarge {
-            engine: "cpu",
+            engine: EngineKind::Cpu,
             reason: format!("cannot allocate {} bytes", len * size_of::<V>()),
         })?;
     v.resize(len, value);

@@ -6,7 +6,7 @@ use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, REPA
 use super::layout::{LOG_COLS, LOG_ROWS};
 use crate::gpu::{DeviceGrid, driver};
 use crate::grid::GridProblem;
-use crate::maxflow::EngineError;
+use crate::maxflow::{EngineError, EngineKind};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
 
@@ -66,7 +66,7 @@ fn alloc<T: DeviceRepr + ValidAsZeroBits>(
     bytes: &mut u64,
 ) -> Result<CudaSlice<T>, EngineError> {
     let n = usize::try_from(len.max(1)).map_err(|_| EngineError::TooLarge {
-        engine: "cuda",
+        engine: EngineKind::Cuda,
         reason: "array length overflows".into(),
     })?;
     *bytes += (n * std::mem::size_of::<T>()) as u64;
@@ -81,14 +81,14 @@ impl DeviceState {
     pub fn new(stream: &Arc<CudaStream>, tiling: Tiling) -> Result<Self, EngineError> {
         if tiling.pixels() > MAX_PIXELS || tiling.padded_pixels() * tiling.dirs as u64 >= 1 << 40 {
             return Err(EngineError::TooLarge {
-                engine: "cuda",
+                engine: EngineKind::Cuda,
                 reason: format!("{} pixels (at most {MAX_PIXELS})", tiling.pixels()),
             });
         }
         let npix = tiling.padded_pixels();
         if npix > u32::MAX as u64 {
             return Err(EngineError::TooLarge {
-                engine: "cuda",
+                engine: EngineKind::Cuda,
                 reason: format!("{npix} padded pixels do not fit 32-bit indices"),
             });
         }
@@ -105,7 +105,7 @@ impl DeviceState {
             .map_err(driver("device memory query"))?;
         if need > free as u64 {
             return Err(EngineError::TooLarge {
-                engine: "cuda",
+                engine: EngineKind::Cuda,
                 reason: format!(
                     "needs {} MB of device memory, {} MB free",
                     need >> 20,
