@@ -197,9 +197,6 @@ impl FrameSource for Gated {
     fn size(&self) -> (u32, u32) {
         (4, 2)
     }
-    fn is_live(&self) -> bool {
-        false
-    }
     fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
         if self.gate.recv().is_err() {
             return Ok(None);

@@ -147,6 +147,23 @@ fn case() -> Case {
     }
 }
 
+/// `livecut segment` of `input` into the mask folder `out`, with `extra` options after.
+fn segment(input: &str, out: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["segment", "--input", input, "--out", arg(out)];
+    args.extend(extra);
+    livecut(&args)
+}
+
+impl Case {
+    /// `livecut segment` of `input` into this case's mask folder and JSON file on the
+    /// CPU engine, with `extra` options after.
+    fn segment(&self, input: &str, extra: &[&str]) -> Output {
+        let mut args = vec!["--json", arg(&self.json), "--engine", "cpu"];
+        args.extend(extra);
+        segment(input, &self.out, &args)
+    }
+}
+
 #[test]
 fn an_image_gives_one_mask_named_after_it_and_one_json_line() {
     let c = case();
@@ -154,19 +171,7 @@ fn an_image_gives_one_mask_named_after_it_and_one_json_line() {
     let seeds = c.root.join("seeds.png");
     write_frame(&input, 0);
     write_seeds(&seeds, W, H, true, true);
-    let out = livecut(&[
-        "segment",
-        "--input",
-        arg(&input),
-        "--seeds",
-        arg(&seeds),
-        "--out",
-        arg(&c.out),
-        "--json",
-        arg(&c.json),
-        "--engine",
-        "cpu",
-    ]);
+    let out = c.segment(arg(&input), &["--seeds", arg(&seeds)]);
     assert_success(&out);
     let names: Vec<_> = std::fs::read_dir(&c.out)
         .unwrap()
@@ -209,23 +214,16 @@ fn a_folder_gives_a_mask_per_image_and_dynamic_follows_the_flag() {
         ("on", c.root.join("on.jsonl")),
         ("off", c.root.join("off.jsonl")),
     ] {
-        let out = livecut(&[
-            "segment",
-            "--input",
-            arg(&seq),
+        let options = [
             "--seeds",
             arg(&seeds),
-            "--out",
-            arg(&c.out),
             "--json",
             arg(&json),
             "--engine",
             "cpu",
-            "--dynamic",
-            dynamic,
-            "--connectivity",
-            "4",
-        ]);
+        ];
+        let mode = ["--dynamic", dynamic, "--connectivity", "4"];
+        let out = segment(arg(&seq), &c.out, &[&options[..], &mode].concat());
         assert_success(&out);
         let lines = json_lines(&json);
         let frames: Vec<u64> = lines.iter().map(|l| l["frame"].as_u64().unwrap()).collect();
@@ -254,21 +252,7 @@ fn a_folder_gives_a_mask_per_image_and_dynamic_follows_the_flag() {
 #[test]
 fn the_demo_needs_no_seeds_and_segments_well() {
     let c = case();
-    let out = livecut(&[
-        "segment",
-        "--input",
-        "demo",
-        "--size",
-        "96x72",
-        "--frames",
-        "4",
-        "--out",
-        arg(&c.out),
-        "--json",
-        arg(&c.json),
-        "--engine",
-        "cpu",
-    ]);
+    let out = c.segment("demo", &["--size", "96x72", "--frames", "4"]);
     assert_success(&out);
     for i in 0..4 {
         assert!(c.out.join(format!("{i:06}.png")).is_file());
@@ -316,19 +300,7 @@ fn a_video_gives_numbered_masks() {
         .status()
         .unwrap();
     assert!(made.success());
-    let out = livecut(&[
-        "segment",
-        "--input",
-        arg(&clip),
-        "--seeds",
-        arg(&seeds),
-        "--out",
-        arg(&c.out),
-        "--json",
-        arg(&c.json),
-        "--engine",
-        "cpu",
-    ]);
+    let out = c.segment(arg(&clip), &["--seeds", arg(&seeds)]);
     assert_success(&out);
     let names: Vec<String> = (0..5).map(|i| format!("{i:06}.png")).collect();
     for name in &names {
@@ -356,18 +328,9 @@ fn bad_inputs_fail_cleanly_without_output() {
     std::fs::create_dir(&empty).unwrap();
     let outputs = [c.out.as_path(), c.json.as_path()];
     let run = |input: &Path, seeds: &Path, extra: &[&str]| {
-        let mut args = vec![
-            "segment",
-            "--input",
-            arg(input),
-            "--seeds",
-            arg(seeds),
-            "--out",
-            arg(&c.out),
-        ];
-        args.extend(["--json", arg(&c.json), "--engine", "cpu"]);
+        let mut args = vec!["--seeds", arg(seeds)];
         args.extend(extra);
-        livecut(&args)
+        c.segment(arg(input), &args)
     };
     let cases: Vec<(Output, &str)> = vec![
         (run(&broken, &seeds, &[]), "broken.png"),
@@ -426,25 +389,9 @@ fn masks_may_not_replace_the_inputs() {
     write_frame(&seq.join("a.png"), 0);
     let seeds = c.root.join("seeds.png");
     write_seeds(&seeds, W, H, true, true);
-    let out = livecut(&[
-        "segment",
-        "--input",
-        arg(&seq),
-        "--seeds",
-        arg(&seeds),
-        "--out",
-        arg(&seq),
-    ]);
+    let out = segment(arg(&seq), &seq, &["--seeds", arg(&seeds)]);
     assert_clean_failure(&out, "is the input folder", &[]);
-    let out = livecut(&[
-        "segment",
-        "--input",
-        arg(&seq.join("a.png")),
-        "--seeds",
-        arg(&seeds),
-        "--out",
-        arg(&seq),
-    ]);
+    let out = segment(arg(&seq.join("a.png")), &seq, &["--seeds", arg(&seeds)]);
     assert_clean_failure(&out, "would replace the input image", &[]);
     assert_eq!(
         std::fs::read_dir(&seq).unwrap().count(),

@@ -4,7 +4,7 @@
 
 use super::command::Command;
 use super::settings::ViewMode;
-use super::shortcuts::{Action, hint};
+use super::shortcuts::{Action, hint, shortcut_button};
 use super::window::LivecutApp;
 use egui::{Color32, RichText, ScrollArea, Ui};
 use std::time::Instant;
@@ -58,22 +58,11 @@ impl LivecutApp {
             } else {
                 ("Pause", "Stop taking frames")
             };
-            if ui
-                .button(label)
-                .on_hover_text(hint(&ctx, tip, Action::PauseResume))
-                .clicked()
-            {
+            if shortcut_button(ui, label, tip, Action::PauseResume) {
                 commands.push(Command::TogglePause);
             }
-            if ui
-                .button("Step")
-                .on_hover_text(hint(
-                    &ctx,
-                    "Segment one more frame, then stay paused",
-                    Action::Step,
-                ))
-                .clicked()
-            {
+            let tip = "Segment one more frame, then stay paused";
+            if shortcut_button(ui, "Step", tip, Action::Step) {
                 commands.push(Command::Step);
             }
             ui.separator();

@@ -6,7 +6,7 @@
 use super::command::Command;
 use super::compose::{self, Look};
 use super::settings::{RecordKind, Settings};
-use super::shortcuts::{Action, hint};
+use super::shortcuts::{Action, shortcut_button};
 use super::tasks::Pick;
 use crate::capture::CapturedFrame;
 use crate::grid::Mask;
@@ -192,7 +192,6 @@ impl Recorder {
 
     /// What to record and where, record/stop and snapshot, and the progress.
     pub(super) fn ui(&self, ui: &mut Ui, settings: &mut Settings, commands: &mut Vec<Command>) {
-        let ctx = ui.ctx().clone();
         let recording = self.progress.active;
         ui.add_enabled_ui(!recording, |ui| {
             ui.horizontal(|ui| {
@@ -226,26 +225,12 @@ impl Recorder {
             } else {
                 "Record"
             };
-            if ui
-                .button(label)
-                .on_hover_text(hint(
-                    &ctx,
-                    "Save every frame as a PNG in the folder",
-                    Action::Record,
-                ))
-                .clicked()
-            {
+            let tip = "Save every frame as a PNG in the folder";
+            if shortcut_button(ui, label, tip, Action::Record) {
                 commands.push(Command::ToggleRecording);
             }
-            if ui
-                .button("Snapshot")
-                .on_hover_text(hint(
-                    &ctx,
-                    "Save this frame's view, mask and cut-out",
-                    Action::Snapshot,
-                ))
-                .clicked()
-            {
+            let tip = "Save this frame's view, mask and cut-out";
+            if shortcut_button(ui, "Snapshot", tip, Action::Snapshot) {
                 commands.push(Command::Snapshot);
             }
         });

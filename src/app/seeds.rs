@@ -5,7 +5,7 @@
 use super::command::Command;
 use super::scribbles::{Scribbles, Tool, default_seeds};
 use super::settings::Settings;
-use super::shortcuts::{Action, hint};
+use super::shortcuts::{Action, hint, shortcut_button};
 use super::tasks::Pick;
 use crate::energy::{SeedLabel, Seeds};
 use crate::pipeline::SourceInfo;
@@ -151,11 +151,7 @@ impl SeedEditor {
             {
                 commands.push(Command::Undo);
             }
-            if ui
-                .button("Clear")
-                .on_hover_text(hint(&ctx, "Remove every seed", Action::Clear))
-                .clicked()
-            {
+            if shortcut_button(ui, "Clear", "Remove every seed", Action::Clear) {
                 commands.push(Command::ClearSeeds);
             }
             if ui

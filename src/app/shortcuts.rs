@@ -128,6 +128,13 @@ pub fn hint(ctx: &Context, text: &str, action: Action) -> String {
     }
 }
 
+/// A button for `action` whose tooltip `tip` names the action's shortcut; whether it
+/// was clicked.
+pub fn shortcut_button(ui: &mut egui::Ui, label: &str, tip: &str, action: Action) -> bool {
+    let tip = hint(ui.ctx(), tip, action);
+    ui.button(label).on_hover_text(tip).clicked()
+}
+
 /// Actions whose shortcut was pressed this frame (none while a text field has the
 /// keyboard). Each pressed shortcut is consumed.
 pub fn pressed(ctx: &Context) -> Vec<Action> {

@@ -128,10 +128,6 @@ impl FrameSource for ImageSource {
         self.size
     }
 
-    fn is_live(&self) -> bool {
-        false
-    }
-
     fn len_hint(&self) -> Option<u64> {
         Some(1)
     }
@@ -241,10 +237,6 @@ impl FrameSource for FolderSource {
 
     fn size(&self) -> (u32, u32) {
         self.size
-    }
-
-    fn is_live(&self) -> bool {
-        false
     }
 
     fn len_hint(&self) -> Option<u64> {

@@ -62,8 +62,11 @@ pub trait FrameSource: Send {
     fn size(&self) -> (u32, u32);
 
     /// Whether frames keep coming in real time whether or not they are read (cameras,
-    /// the paced demo): such sources are read through a latest-wins channel.
-    fn is_live(&self) -> bool;
+    /// the paced demo): such sources are read through a latest-wins channel. Files and
+    /// videos are read at the consumer's pace.
+    fn is_live(&self) -> bool {
+        false
+    }
 
     /// Number of frames, where known before reading them (files; videos whose
     /// container says so); used for progress bars.

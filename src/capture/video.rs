@@ -421,10 +421,6 @@ impl FrameSource for VideoSource {
         (self.probe.width, self.probe.height)
     }
 
-    fn is_live(&self) -> bool {
-        false
-    }
-
     fn len_hint(&self) -> Option<u64> {
         self.probe.frames
     }

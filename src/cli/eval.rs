@@ -145,40 +145,34 @@ impl ParamArgs {
     /// `base` with the given options applied.
     pub fn params(&self, base: SegmentParams) -> SegmentParams {
         let mut p = base;
-        if let Some(v) = self.lambda {
-            p.lambda = v;
-        }
         if self.sigma.is_some() {
             p.sigma = self.sigma;
         }
-        if let Some(v) = self.connectivity {
-            p.connectivity = v;
+        // Each given option replaces its field.
+        macro_rules! given {
+            ($($option:ident => $field:ident),*) => {
+                $(if let Some(v) = self.$option { p.$field = v; })*
+            };
         }
-        if let Some(v) = self.iterations {
-            p.iterations = v;
-        }
-        if let Some(v) = self.color_model {
-            p.color_model = v;
-        }
-        if let Some(v) = self.temporal {
-            p.temporal = v;
-        }
-        if let Some(v) = self.temporal_ramp {
-            p.temporal_ramp = v;
-        }
-        if let Some(v) = self.min_area {
-            p.cleanup_min_area = v;
-        }
-        if let Some(v) = self.drop_unanchored {
-            p.drop_unanchored = v;
-        }
-        if let Some(v) = self.noise_gate {
-            p.noise_gate = v;
-        }
-        if let Some(v) = self.background_weight {
-            p.background_weight = v;
-        }
+        given!(lambda => lambda, connectivity => connectivity, iterations => iterations);
+        given!(color_model => color_model, temporal => temporal, temporal_ramp => temporal_ramp);
+        given!(min_area => cleanup_min_area, drop_unanchored => drop_unanchored);
+        given!(noise_gate => noise_gate, background_weight => background_weight);
         p
+    }
+}
+
+/// The per-image or per-frame table: `first` heads the name column, `width` wide.
+fn print_scores(first: &str, width: usize, rows: &[Scored]) {
+    println!(
+        "{first:<width$} {:>7} {:>8} {:>8} {:>8} {:>8}",
+        "IoU", "ms", "energy", "cut", "cleanup"
+    );
+    for r in rows {
+        println!(
+            "{:<width$} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
+            r.name, r.iou, r.ms, r.timing.energy_ms, r.timing.cut_ms, r.timing.cleanup_ms
+        );
     }
 }
 
@@ -539,16 +533,7 @@ fn eval_images(
         println!("{out}");
         return Ok(());
     }
-    println!(
-        "{:<16} {:>7} {:>8} {:>8} {:>8} {:>8}",
-        "image", "IoU", "ms", "energy", "cut", "cleanup"
-    );
-    for r in rows {
-        println!(
-            "{:<16} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
-            r.name, r.iou, r.ms, r.timing.energy_ms, r.timing.cut_ms, r.timing.cleanup_ms
-        );
-    }
+    print_scores("image", 16, rows);
     println!("{:<16} {:>7.4} {:>8.1}", "mean", mean_iou, mean_ms);
     print_modes(&runs);
     Ok(())
@@ -711,16 +696,7 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         println!("{out}");
         return Ok(());
     }
-    println!(
-        "{:<10} {:>7} {:>8} {:>8} {:>8} {:>8}",
-        "frame", "IoU", "ms", "energy", "cut", "cleanup"
-    );
-    for r in rows {
-        println!(
-            "{:<10} {:>7.4} {:>8.1} {:>8.1} {:>8.1} {:>8.1}",
-            r.name, r.iou, r.ms, r.timing.energy_ms, r.timing.cut_ms, r.timing.cleanup_ms
-        );
-    }
+    print_scores("frame", 10, rows);
     println!(
         "frames {first_scored}..{}: mean IoU {:.4}, F-measure {f:.4} (precision {:.4}, recall {:.4}), flicker {flick:.5}, {:.1} ms/frame (first frame {:.1} ms)",
         rows.len() - 1,

@@ -206,18 +206,21 @@ mod tests {
         })
         .unwrap();
         let mut builder = EnergyBuilder::new();
-        let problem = builder
-            .build(EnergyInputs {
-                width: 4,
-                height: 1,
-                rgb: &rgb,
-                smoothness: smoothness(),
-                colors: Some(&mut models),
-                seeds: Some(&seeds),
-                temporal: None,
-                background: None,
-            })
-            .unwrap();
+        let mut build = |builder: &mut EnergyBuilder| {
+            builder
+                .build(EnergyInputs {
+                    width: 4,
+                    height: 1,
+                    rgb: &rgb,
+                    smoothness: smoothness(),
+                    colors: Some(&mut models),
+                    seeds: Some(&seeds),
+                    temporal: None,
+                    background: None,
+                })
+                .unwrap()
+        };
+        let problem = build(&mut builder);
         let east = problem.edges(Direction::East);
         assert!(east[0] > 0, "seed to unknown arcs stay");
         assert_eq!(
@@ -237,18 +240,7 @@ mod tests {
         );
         // Arrays come back for the next frame and keep their size.
         builder.recycle(problem);
-        let again = builder
-            .build(EnergyInputs {
-                width: 4,
-                height: 1,
-                rgb: &rgb,
-                smoothness: smoothness(),
-                colors: Some(&mut models),
-                seeds: Some(&seeds),
-                temporal: None,
-                background: None,
-            })
-            .unwrap();
+        let again = build(&mut builder);
         assert_eq!(again.pixels(), 4);
     }
 }

@@ -4,8 +4,8 @@
 
 use super::solver::{Held, PA_NONE, PA_TERMINAL, Solver, TreeArc};
 use super::state::{
-    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, in_mask,
-    out_bit, out_mask,
+    ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, growth_mask,
+    in_bit, in_mask, out_bit, out_mask,
 };
 
 impl<T: Topology> Solver<T> {
@@ -124,11 +124,7 @@ impl<T: Topology> Solver<T> {
         w: u32,
     ) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
-        let mut bits = if SRC {
-            out_mask::<T>(w)
-        } else {
-            in_mask::<T>(w)
-        };
+        let mut bits = growth_mask::<T>(w, SRC);
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;

@@ -6,7 +6,8 @@
 use super::kept::{Pairs, pixels, spans};
 use super::solver::Solver;
 use super::state::{
-    FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, in_bit, in_mask, out_bit, out_mask,
+    FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, growth_mask, in_bit, in_mask,
+    out_bit, out_mask,
 };
 use crate::grid::{Direction, GridProblem};
 use std::ops::Range;
@@ -365,11 +366,7 @@ impl<T: Topology> Solver<T> {
         let mut bits = in_mask::<T>(w) | out_mask::<T>(w);
         // Arcs along which `other` could reach i: i → j for the sink tree, j → i for
         // the source tree.
-        let reach = if other == SINK {
-            out_mask::<T>(w)
-        } else {
-            in_mask::<T>(w)
-        };
+        let reach = growth_mask::<T>(w, other == SINK);
         while bits != 0 {
             let d = bits.trailing_zeros() as usize;
             bits &= bits - 1;

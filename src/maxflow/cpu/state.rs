@@ -124,6 +124,17 @@ pub(super) fn in_mask<T: Topology>(w: u32) -> u32 {
     (w >> (MASKS as usize + T::K)) & ((1 << T::K) - 1)
 }
 
+/// Directions of the residual arcs out of a node (`outgoing`) or into it: those a
+/// source tree grows along from it, or a sink tree's.
+#[inline(always)]
+pub(super) fn growth_mask<T: Topology>(w: u32, outgoing: bool) -> u32 {
+    if outgoing {
+        out_mask::<T>(w)
+    } else {
+        in_mask::<T>(w)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
