@@ -149,6 +149,15 @@ fn check_resumed_update(p: &GridProblem, s: &Solution) -> Result<Solution, TestC
     Ok(fresh)
 }
 
+/// A chain of updates: a grid shape from `shape`, 1 to 4 steps and a change rate from
+/// `rates`.
+fn update_chain(
+    shape: impl Strategy<Value = (u32, u32, bool, u64)>,
+    rates: impl Strategy<Value = u64>,
+) -> impl Strategy<Value = ((u32, u32, bool, u64), usize, u64)> {
+    (shape, 1usize..=4, rates)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 600, ..ProptestConfig::default() })]
 
@@ -159,9 +168,8 @@ proptest! {
     /// solves afresh when most arcs changed) agrees.
     #[test]
     fn updates_match_fresh_solves(
-        (w, h, eight, seed) in shape(),
-        steps in 1usize..=4,
-        rate in prop_oneof![Just(3u64), Just(15), Just(50), Just(100)],
+        ((w, h, eight, seed), steps, rate) in
+            update_chain(shape(), prop_oneof![Just(3u64), Just(15), Just(50), Just(100)]),
     ) {
         let mut rng = Rng(seed);
         let mut p = random_problem(&mut rng, w, h, connectivity(eight));
@@ -196,9 +204,8 @@ proptest! {
     /// fresh solve's answer.
     #[test]
     fn symmetric_problems_updated_match_fresh_solves(
-        (w, h, eight, seed) in wide_shape(),
-        steps in 1usize..=4,
-        rate in prop_oneof![Just(1u64), Just(5), Just(30)],
+        ((w, h, eight, seed), steps, rate) in
+            update_chain(wide_shape(), prop_oneof![Just(1u64), Just(5), Just(30)]),
     ) {
         let mut rng = Rng(seed);
         let mut p = symmetrise(&random_problem(&mut rng, w, h, connectivity(eight)));

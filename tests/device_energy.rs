@@ -33,15 +33,20 @@ fn device_or_skip() -> Option<DeviceEnergy> {
     }
 }
 
-/// `count` frames of the still demo scene (sensor noise, light change, objects moving).
-fn demo_frames(width: u32, height: u32, count: u64) -> Vec<Frame> {
-    let mut source = DemoSource::new(DemoConfig {
+/// The demo scene, `width`×`height`, ending after `count` frames.
+fn demo_source(width: u32, height: u32, count: u64) -> DemoSource {
+    DemoSource::new(DemoConfig {
         width,
         height,
         frames: Some(count),
         ..DemoConfig::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+/// `count` frames of the still demo scene (sensor noise, light change, objects moving).
+fn demo_frames(width: u32, height: u32, count: u64) -> Vec<Frame> {
+    let mut source = demo_source(width, height, count);
     std::iter::from_fn(|| source.next_frame().unwrap().map(|c| c.frame)).collect()
 }
 
@@ -88,23 +93,95 @@ fn params() -> SegmentParams {
     }
 }
 
-/// The contrast term (σ given, or `None` to estimate) and the temporal prior of `p`.
-fn terms(
-    p: &SegmentParams,
-    connectivity: Connectivity,
-    sigma: Option<f32>,
-) -> (Smoothness, TemporalPrior) {
-    let smoothness = Smoothness {
-        connectivity,
-        lambda: p.lambda,
-        sigma,
-        scale: CAPACITY_SCALE,
-    };
-    let temporal = TemporalPrior {
-        weight: p.temporal,
-        ramp: p.temporal_ramp,
-    };
-    (smoothness, temporal)
+/// What the CPU and the device energy of a sequence share: the frame size, the noise
+/// gate, the contrast term, the temporal prior and the seeds.
+#[derive(Clone, Copy)]
+struct Shared<'a> {
+    width: u32,
+    height: u32,
+    noise_gate: u8,
+    smoothness: Smoothness,
+    temporal: TemporalPrior,
+    seeds: Option<&'a Seeds>,
+}
+
+impl<'a> Shared<'a> {
+    /// The terms of `p` (σ given, or `None` to estimate) for frames the size of `frame`.
+    fn new(
+        p: &SegmentParams,
+        frame: &Frame,
+        connectivity: Connectivity,
+        sigma: Option<f32>,
+        seeds: Option<&'a Seeds>,
+    ) -> Self {
+        let smoothness = Smoothness {
+            connectivity,
+            lambda: p.lambda,
+            sigma,
+            scale: CAPACITY_SCALE,
+        };
+        let temporal = TemporalPrior {
+            weight: p.temporal,
+            ramp: p.temporal_ramp,
+        };
+        Self {
+            width: frame.width,
+            height: frame.height,
+            noise_gate: p.noise_gate,
+            smoothness,
+            temporal,
+            seeds,
+        }
+    }
+
+    /// The CPU energy's inputs: `rgb` as the CPU gated (or steadied) it, the mask of
+    /// the frame before, and the data term (colour models or a weighted background).
+    fn cpu(
+        &self,
+        rgb: &'a [u8],
+        previous: Option<&'a Mask>,
+        colors: Option<&'a mut ColorModels>,
+        background: Option<(&'a BackgroundModel, f32)>,
+    ) -> EnergyInputs<'a> {
+        EnergyInputs {
+            width: self.width,
+            height: self.height,
+            rgb,
+            smoothness: self.smoothness,
+            colors,
+            seeds: self.seeds,
+            temporal: previous.map(|m| (m, self.temporal)),
+            background,
+        }
+    }
+
+    /// The device energy of frame `k` as a problem: `rgb` as the camera gave it (the
+    /// device gates it, going on from the CPU gate's held colours `gate` where given),
+    /// the mask of the frame before, and the data term.
+    fn on_device(
+        &self,
+        device: &mut DeviceEnergy,
+        rgb: &[u8],
+        k: usize,
+        previous: Option<&Mask>,
+        gate: Option<&[u8]>,
+        data: DataTerm<'_>,
+    ) -> GridProblem {
+        let frame = DeviceFrame {
+            width: self.width,
+            height: self.height,
+            rgb,
+            noise_gate: self.noise_gate,
+            gate,
+            smoothness: self.smoothness,
+            temporal: self.temporal,
+            previous,
+            previous_version: k as u64,
+            seeds: self.seeds,
+            seeds_version: 0,
+        };
+        device.build(frame, data).unwrap().to_problem().unwrap()
+    }
 }
 
 /// The arrays of two problems are equal, or the first difference is named.
@@ -174,7 +251,7 @@ fn compare_energies_with(
     }
     let mut device_model = cpu_model.clone();
     let sigma = estimate_sigma(&cpu_model.mean_rgb(), w as usize, h as usize, connectivity);
-    let (smoothness, temporal) = terms(p, connectivity, Some(sigma));
+    let shared = Shared::new(p, &frames[0], connectivity, Some(sigma), seeds);
     let (mut gate, mut builder, mut engine) =
         (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
     let mut previous: Option<Mask> = None;
@@ -185,41 +262,21 @@ fn compare_energies_with(
         gate.apply(&mut gated, w, h, p.noise_gate);
         cpu_model.observe(&gated, previous.as_ref());
         cpu_model.steady_rgb(&gated, &mut steady);
+        let background = Some((&cpu_model, p.background_weight));
         let problem = builder
-            .build(EnergyInputs {
-                width: w,
-                height: h,
-                rgb: &steady,
-                smoothness,
-                colors: None,
-                seeds,
-                temporal: previous.as_ref().map(|m| (m, temporal)),
-                background: Some((&cpu_model, p.background_weight)),
-            })
+            .build(shared.cpu(&steady, previous.as_ref(), None, background))
             .unwrap();
-        let on_device = device
-            .build(
-                DeviceFrame {
-                    width: w,
-                    height: h,
-                    rgb: &frame.rgb,
-                    noise_gate: p.noise_gate,
-                    gate: None,
-                    smoothness,
-                    temporal,
-                    previous: previous.as_ref(),
-                    previous_version: k as u64,
-                    seeds,
-                    seeds_version: 0,
-                },
-                DataTerm::Background {
-                    model: &mut device_model,
-                    weight: p.background_weight,
-                },
-            )
-            .unwrap()
-            .to_problem()
-            .unwrap();
+        let on_device = shared.on_device(
+            &mut device,
+            &frame.rgb,
+            k,
+            previous.as_ref(),
+            None,
+            DataTerm::Background {
+                model: &mut device_model,
+                weight: p.background_weight,
+            },
+        );
         assert_eq!(cpu_model.gain(), device_model.gain(), "{what}: gains");
         assert_same_capacities(&problem, &on_device, &what);
         let mask = engine.solve(&problem).unwrap().mask;
@@ -514,13 +571,7 @@ fn demo_seeds(frame: &Frame, truth: &Mask) -> Seeds {
 
 /// The demo's frames with their first frame's ground truth.
 fn demo_with_truth(width: u32, height: u32, count: u64) -> (Vec<Frame>, Mask) {
-    let mut source = DemoSource::new(DemoConfig {
-        width,
-        height,
-        frames: Some(count),
-        ..DemoConfig::default()
-    })
-    .unwrap();
+    let mut source = demo_source(width, height, count);
     let mut truth = None;
     let frames = std::iter::from_fn(|| source.next_frame().unwrap())
         .map(|c| {
@@ -550,7 +601,7 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
     .expect("both kinds of seed");
     let mut device_models = models.clone();
     let p = SegmentParams::default();
-    let (smoothness, temporal) = terms(&p, connectivity, None);
+    let shared = Shared::new(&p, &frames[0], connectivity, None, None);
     let (mut gate, mut builder, mut engine) =
         (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
     let mut previous = Some(truth.clone());
@@ -561,40 +612,19 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
         let held = gate.held(w, h).map(<[u8]>::to_vec);
         gate.apply(&mut gated, w, h, p.noise_gate);
         let problem = builder
-            .build(EnergyInputs {
-                width: w,
-                height: h,
-                rgb: &gated,
-                smoothness,
-                colors: Some(&mut models),
-                seeds: None,
-                temporal: previous.as_ref().map(|m| (m, temporal)),
-                background: None,
-            })
+            .build(shared.cpu(&gated, previous.as_ref(), Some(&mut models), None))
             .unwrap();
-        let on_device = device
-            .build(
-                DeviceFrame {
-                    width: w,
-                    height: h,
-                    rgb: &frame.rgb,
-                    noise_gate: p.noise_gate,
-                    gate: held.as_deref().filter(|_| k == 1),
-                    smoothness,
-                    temporal,
-                    previous: previous.as_ref(),
-                    previous_version: k as u64,
-                    seeds: None,
-                    seeds_version: 0,
-                },
-                DataTerm::Colours {
-                    models: &mut device_models,
-                    version: 1,
-                },
-            )
-            .unwrap()
-            .to_problem()
-            .unwrap();
+        let on_device = shared.on_device(
+            &mut device,
+            &frame.rgb,
+            k,
+            previous.as_ref(),
+            held.as_deref().filter(|_| k == 1),
+            DataTerm::Colours {
+                models: &mut device_models,
+                version: 1,
+            },
+        );
         assert_eq!(builder.last_sigma(), device.last_sigma(), "{what}: σ");
         assert_same_capacities(&problem, &on_device, &what);
         let mask = engine.solve(&problem).unwrap().mask;

@@ -18,11 +18,14 @@ use std::time::Duration;
 /// Long enough that only a hung pipeline hits it.
 const HANG: Duration = Duration::from_secs(20);
 
+/// What a [`FakeProcessor`] was told, one line a call.
+type Log = Arc<Mutex<Vec<String>>>;
+
 /// Records what it is told; its "mask" marks pixels whose red exceeds 127, its flow
 /// is the frame index. Fails frames while its seeds have no foreground. It reports the
 /// CUDA engine until given another, so a switch to the CPU engine shows.
 struct FakeProcessor {
-    log: Arc<Mutex<Vec<String>>>,
+    log: Log,
     work: Duration,
     engine: EngineKind,
     has_foreground: bool,
@@ -31,7 +34,7 @@ struct FakeProcessor {
 }
 
 impl FakeProcessor {
-    fn new(work: Duration) -> (Self, Arc<Mutex<Vec<String>>>) {
+    fn new(work: Duration) -> (Self, Log) {
         let log = Arc::new(Mutex::new(Vec::new()));
         let fake = Self {
             log: log.clone(),
@@ -114,25 +117,48 @@ fn tiny_frame(index: u64) -> CapturedFrame {
     }
 }
 
+/// The tiny frame numbered `*next`, counting it.
+fn next_tiny_frame(next: &mut u64) -> CapturedFrame {
+    *next += 1;
+    tiny_frame(*next - 1)
+}
+
+/// Sets its flag when dropped, so that a test sees the source holding it dropped.
+struct DropFlag(Arc<AtomicBool>);
+
+impl DropFlag {
+    /// A flag not set yet, and the handle that reads it.
+    fn new() -> (Self, Arc<AtomicBool>) {
+        let flag = Arc::new(AtomicBool::new(false));
+        (Self(flag.clone()), flag)
+    }
+}
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 /// Yields `frames` tiny frames (forever for `None`) as fast as it is read, failing
-/// at `fail_at`; sets `dropped` when dropped.
+/// at `fail_at`; its flag is set when it is dropped.
 struct Counter {
     next: u64,
     frames: Option<u64>,
     live: bool,
     fail_at: Option<u64>,
-    dropped: Arc<AtomicBool>,
+    _dropped: DropFlag,
 }
 
 impl Counter {
     fn new(frames: Option<u64>, live: bool) -> (Self, Arc<AtomicBool>) {
-        let dropped = Arc::new(AtomicBool::new(false));
+        let (flag, dropped) = DropFlag::new();
         let counter = Self {
             next: 0,
             frames,
             live,
             fail_at: None,
-            dropped: dropped.clone(),
+            _dropped: flag,
         };
         (counter, dropped)
     }
@@ -161,14 +187,7 @@ impl FrameSource for Counter {
         if self.frames.is_some_and(|n| self.next >= n) {
             return Ok(None);
         }
-        self.next += 1;
-        Ok(Some(tiny_frame(self.next - 1)))
-    }
-}
-
-impl Drop for Counter {
-    fn drop(&mut self) {
-        self.dropped.store(true, Ordering::SeqCst);
+        Ok(Some(next_tiny_frame(&mut self.next)))
     }
 }
 
@@ -176,18 +195,23 @@ impl Drop for Counter {
 struct Gated {
     gate: Receiver<()>,
     next: u64,
-    dropped: Arc<AtomicBool>,
+    _dropped: DropFlag,
 }
 
-fn gated() -> (Gated, Sender<()>, Arc<AtomicBool>) {
+/// Starts a pipeline with `options` on a fake processor that takes no time, reading a
+/// [`Gated`] source: the pipeline, the source's gate, the processor's log and the
+/// source's drop flag.
+fn start_gated(options: PipelineOptions) -> (Pipeline, Sender<()>, Log, Arc<AtomicBool>) {
+    let (fake, log) = FakeProcessor::new(Duration::ZERO);
     let (tx, gate) = unbounded();
-    let dropped = Arc::new(AtomicBool::new(false));
+    let (flag, dropped) = DropFlag::new();
     let source = Gated {
         gate,
         next: 0,
-        dropped: dropped.clone(),
+        _dropped: flag,
     };
-    (source, tx, dropped)
+    let p = Pipeline::start(fake, Box::new(source), options).unwrap();
+    (p, tx, log, dropped)
 }
 
 impl FrameSource for Gated {
@@ -201,14 +225,7 @@ impl FrameSource for Gated {
         if self.gate.recv().is_err() {
             return Ok(None);
         }
-        self.next += 1;
-        Ok(Some(tiny_frame(self.next - 1)))
-    }
-}
-
-impl Drop for Gated {
-    fn drop(&mut self) {
-        self.dropped.store(true, Ordering::SeqCst);
+        Ok(Some(next_tiny_frame(&mut self.next)))
     }
 }
 
@@ -373,9 +390,7 @@ fn a_slow_worker_drops_live_frames_and_counts_every_one() {
 
 #[test]
 fn commands_reach_the_worker_between_frames() {
-    let (fake, log) = FakeProcessor::new(Duration::ZERO);
-    let (source, gate, _) = gated();
-    let p = Pipeline::start(fake, Box::new(source), PipelineOptions::default()).unwrap();
+    let (p, gate, log, _) = start_gated(PipelineOptions::default());
     assert!(matches!(next(&p), Event::SourceOpened(info) if info.seeds.is_none()));
 
     gate.send(()).unwrap();
@@ -446,9 +461,7 @@ fn commands_reach_the_worker_between_frames() {
 /// once the stream ends, and after the end a change re-segments it straight away.
 #[test]
 fn seeds_that_arrive_after_the_last_frame_still_cut_it() {
-    let (fake, _) = FakeProcessor::new(Duration::ZERO);
-    let (source, gate, _) = gated();
-    let p = Pipeline::start(fake, Box::new(source), PipelineOptions::default()).unwrap();
+    let (p, gate, _, _) = start_gated(PipelineOptions::default());
     assert!(matches!(next(&p), Event::SourceOpened(_)));
     gate.send(()).unwrap();
     assert!(next_frame(&p).output.is_none(), "no seeds yet");
@@ -556,9 +569,7 @@ fn dropping_the_handle_also_stops_everything() {
 
 #[test]
 fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
-    let (fake, log) = FakeProcessor::new(Duration::ZERO);
-    let (source, gate, old_dropped) = gated();
-    let p = Pipeline::start(fake, Box::new(source), with_seeds()).unwrap();
+    let (p, gate, log, old_dropped) = start_gated(with_seeds());
     assert!(matches!(next(&p), Event::SourceOpened(_)));
     let demo = DemoConfig {
         width: 32,

@@ -469,8 +469,29 @@ fn write_grey(path: &Path, w: u32, h: u32, data: Vec<u8>) {
         .unwrap();
 }
 
+/// The `--images`, `--gt` and `--seeds` folders of an [`image_set`].
+struct ImageSet {
+    images: String,
+    gt: String,
+    seeds: String,
+}
+
+impl ImageSet {
+    /// The three folders as `livecut eval` options.
+    fn args(&self) -> [&str; 6] {
+        [
+            "--images",
+            &self.images,
+            "--gt",
+            &self.gt,
+            "--seeds",
+            &self.seeds,
+        ]
+    }
+}
+
 /// images/, seeds/, gt/ for two generated images; returns those three folders' paths.
-fn image_set(root: &Path) -> (String, String, String) {
+fn image_set(root: &Path) -> ImageSet {
     for d in ["images", "seeds", "gt"] {
         std::fs::create_dir_all(root.join(d)).unwrap();
     }
@@ -488,7 +509,11 @@ fn image_set(root: &Path) -> (String, String, String) {
         gt[0] = 128; // an ignored pixel
         write_grey(&root.join(format!("gt/{name}.png")), 64, 48, gt);
     }
-    (p(root, "images"), p(root, "gt"), p(root, "seeds"))
+    ImageSet {
+        images: p(root, "images"),
+        gt: p(root, "gt"),
+        seeds: p(root, "seeds"),
+    }
 }
 
 /// Runs `livecut eval` on the CPU engine.
@@ -504,10 +529,9 @@ fn p(root: &Path, sub: &str) -> String {
 fn eval_scores_images() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let (images, gt, seeds) = image_set(root);
-    let set: [&str; 6] = ["--images", &images, "--gt", &gt, "--seeds", &seeds];
+    let folders = image_set(root);
     let json_args: [&str; 5] = ["--json", "--masks-out", &p(root, "out"), "--mode", "both"];
-    let out = eval(&[&set[..], &json_args].concat());
+    let out = eval(&[&folders.args()[..], &json_args].concat());
     let json = json_output(&out);
     let images = json["images"].as_array().unwrap();
     assert_eq!(images.len(), 2);
@@ -515,7 +539,7 @@ fn eval_scores_images() {
     assert!(json["mean_iou"].as_f64().unwrap() > 0.95, "{json}");
     assert!(root.join("out/b.png").is_file());
     // The table form names every image and the mean.
-    let out = eval(&set);
+    let out = eval(&folders.args());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
         text.lines().any(|l| l.starts_with("a ")) && text.contains("mean"),
@@ -554,11 +578,12 @@ fn eval_follows_a_video_from_first_frame_truth() {
 fn eval_rejects_bad_input_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    let (images, gt, seeds) = image_set(root);
-    let set: [&str; 6] = ["--images", &images, "--gt", &gt, "--seeds", &seeds];
+    let folders = image_set(root);
+    let set = folders.args();
+    let (gt, seeds) = (&folders.gt, &folders.seeds);
     std::fs::create_dir_all(root.join("empty")).unwrap();
     let empty = p(root, "empty");
-    let no_images = eval(&["--images", &empty, "--gt", &gt, "--seeds", &seeds]);
+    let no_images = eval(&["--images", &empty, "--gt", gt, "--seeds", seeds]);
     assert_fails_with(&no_images, "no images");
 
     // Seeds with no foreground for image b.
@@ -580,6 +605,6 @@ fn eval_rejects_bad_input_with_one_line() {
     std::fs::remove_file(root.join("images/c.png")).unwrap();
     std::fs::remove_file(root.join("gt/b.png")).unwrap();
     assert_fails_with(&eval(&set), "no ground truth for b");
-    let frames = eval(&["--frames", &images, "--gt", &gt]);
+    let frames = eval(&["--frames", &folders.images, "--gt", gt]);
     assert_fails_with(&frames, "no ground truth for b");
 }

@@ -77,6 +77,11 @@ fn decode_rgb(path: &Path) -> Result<(u32, u32, Vec<u8>), CaptureError> {
     Ok((w, h, rgb.into_raw()))
 }
 
+/// A frame size as the descriptions give it: `W`x`H`.
+fn size_text((width, height): (u32, u32)) -> String {
+    format!("{width}x{height}")
+}
+
 /// One image file, yielded as a single frame.
 pub struct ImageSource {
     path: PathBuf,
@@ -116,12 +121,7 @@ impl ImageSource {
 
 impl FrameSource for ImageSource {
     fn describe(&self) -> String {
-        format!(
-            "image {} ({}x{})",
-            self.path.display(),
-            self.size.0,
-            self.size.1
-        )
+        format!("image {} ({})", self.path.display(), size_text(self.size))
     }
 
     fn size(&self) -> (u32, u32) {
@@ -226,13 +226,8 @@ fn check_size(path: &Path, got: (u32, u32), want: (u32, u32)) -> Result<(), Capt
 
 impl FrameSource for FolderSource {
     fn describe(&self) -> String {
-        format!(
-            "folder {} ({} images, {}x{})",
-            self.dir.display(),
-            self.files.len(),
-            self.size.0,
-            self.size.1
-        )
+        let (dir, count) = (self.dir.display(), self.files.len());
+        format!("folder {dir} ({count} images, {})", size_text(self.size))
     }
 
     fn size(&self) -> (u32, u32) {

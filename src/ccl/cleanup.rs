@@ -207,6 +207,24 @@ mod tests {
         false
     }
 
+    /// Cleans `m` on the CPU with 4-connected components, `min_area` and
+    /// `drop_unanchored`, under the constraints `c`.
+    fn clean_four(
+        m: &mut Mask,
+        min_area: u32,
+        drop_unanchored: bool,
+        c: &Constraints<'_>,
+    ) -> CleanupReport {
+        let params = CleanupParams {
+            connectivity: Connectivity::Four,
+            min_area,
+            drop_unanchored,
+        };
+        Cleaner::new()
+            .clean(m, &params, c, &mut CpuLabeller)
+            .unwrap()
+    }
+
     #[test]
     fn drops_unanchored_and_small_and_fills_holes() {
         let mut m = mask(&[
@@ -217,19 +235,12 @@ mod tests {
             "......###.",
         ]);
         let anchor = |p: usize| p == 0;
-        let params = CleanupParams {
-            connectivity: Connectivity::Four,
-            min_area: 2,
-            drop_unanchored: true,
-        };
         let c = Constraints {
             fixed_foreground: &none,
             fixed_background: &none,
             anchor: Some(&anchor),
         };
-        let report = Cleaner::new()
-            .clean(&mut m, &params, &c, &mut CpuLabeller)
-            .unwrap();
+        let report = clean_four(&mut m, 2, true, &c);
         assert_eq!(
             m,
             mask(&[
@@ -251,20 +262,13 @@ mod tests {
         let mut m = mask(&["###...", "#.#...", "###..#"]);
         let fixed_fg = |p: usize| p == 17;
         let fixed_bg = |p: usize| p == 7;
-        let params = CleanupParams {
-            connectivity: Connectivity::Four,
-            min_area: 3,
-            drop_unanchored: false,
-        };
         let c = Constraints {
             fixed_foreground: &fixed_fg,
             fixed_background: &fixed_bg,
             anchor: None,
         };
         let before = m.clone();
-        let report = Cleaner::new()
-            .clean(&mut m, &params, &c, &mut CpuLabeller)
-            .unwrap();
+        let report = clean_four(&mut m, 3, false, &c);
         assert_eq!(m, before, "seeded component kept, seeded hole kept open");
         assert_eq!(report, CleanupReport::default());
     }
