@@ -108,15 +108,18 @@ extern "C" __global__ void bar(unsigned long long* out, int iters, int kind) {
     if (v == 12345678) out[0] = 0;
 }"#;
 
+/// The process's GPU, or `None` after saying why there is none.
+fn gpu_or_skip() -> Option<Arc<Gpu>> {
+    Gpu::get()
+        .map_err(|e| eprintln!("note: skipping ({e})"))
+        .ok()
+}
+
 /// Cycles per block barrier for 1024/512/256-thread blocks (what a tile step or BFS
 /// iteration pays per barrier), on one block and on 132.
 fn barrier_cost() {
-    let gpu = match Gpu::get() {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("note: skipping, {e}");
-            return;
-        }
+    let Some(gpu) = gpu_or_skip() else {
+        return;
     };
     let kernel = gpu.kernels::<BarrierKernel>(()).expect("barrier kernel");
     let stream = gpu.new_stream().expect("stream");
@@ -181,12 +184,8 @@ fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
 /// A 1920×1080 RGB frame up and its mask down, from and to pageable memory and through
 /// pinned staging buffers (the host copy included), each synchronised.
 fn transfer_cost() {
-    let gpu = match Gpu::get() {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("note: skipping ({e})");
-            return;
-        }
+    let Some(gpu) = gpu_or_skip() else {
+        return;
     };
     let stream = gpu.new_stream().expect("stream");
     let (rgb_len, mask_len) = (1920 * 1080 * 3, 1920 * 1080);
