@@ -9,7 +9,7 @@ use livecut::maxflow::{Engine, EngineChoice, EngineKind, SolveStats};
 use livecut::pipeline::segmenter::SegmentError;
 use livecut::pipeline::{
     Command, Delivery, Event, FrameProcessor, FrameResult, FrameTiming, Pipeline, PipelineOptions,
-    SegmentOutput, SegmentParams,
+    SegmentOutput, SegmentParams, SourceId,
 };
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -257,7 +257,7 @@ fn frames_until_end(p: &Pipeline) -> Vec<FrameResult> {
     loop {
         match next(p) {
             Event::Frame(r) => out.push(*r),
-            Event::SourceEnded => return out,
+            Event::SourceEnded(_) => return out,
             Event::SourceOpened(_) => {}
             other => panic!("unexpected {other:?}"),
         }
@@ -329,7 +329,7 @@ fn a_gpu_failure_is_reported_once_and_no_frame_is_lost() {
                 assert!(why.contains("device lost"), "{why}");
                 seen.push((u64::MAX, EngineKind::Cpu));
             }
-            Event::SourceEnded => break,
+            Event::SourceEnded(_) => break,
             other => panic!("{other:?}"),
         }
     }
@@ -364,7 +364,7 @@ fn a_slow_worker_drops_live_frames_and_counts_every_one() {
         match next(&p) {
             Event::SourceOpened(info) => assert_eq!(info.delivery, Delivery::LatestWins),
             Event::Frame(r) => frames.push(*r),
-            Event::SourceEnded => break,
+            Event::SourceEnded(_) => break,
             other => panic!("{other:?}"),
         }
     }
@@ -400,7 +400,10 @@ fn commands_reach_the_worker_between_frames() {
         "no seeds yet: the frame passes through"
     );
 
-    p.send(Command::SetSeeds(seeds(true)));
+    p.send(Command::SetSeeds {
+        source: SourceId::FIRST,
+        seeds: seeds(true),
+    });
     p.send(Command::SetParams(SegmentParams {
         lambda: 7.5,
         ..SegmentParams::default()
@@ -426,7 +429,10 @@ fn commands_reach_the_worker_between_frames() {
     // Paused: a new frame waits in the channel; new seeds re-segment the shown frame.
     p.send(Command::Pause);
     gate.send(()).unwrap();
-    p.send(Command::SetSeeds(seeds(true)));
+    p.send(Command::SetSeeds {
+        source: SourceId::FIRST,
+        seeds: seeds(true),
+    });
     let r = next_frame(&p);
     assert_eq!(
         (r.captured.frame.index, r.reprocessed, r.timings.decode_ms),
@@ -437,14 +443,19 @@ fn commands_reach_the_worker_between_frames() {
     p.send(Command::Step);
     let r = next_frame(&p);
     assert_eq!((r.captured.frame.index, r.reprocessed), (2, false));
-    p.send(Command::ClearSeeds);
+    p.send(Command::ClearSeeds {
+        source: SourceId::FIRST,
+    });
     let r = next_frame(&p);
     assert!(
         r.reprocessed && r.output.is_none(),
         "cleared seeds show the plain frame"
     );
 
-    p.send(Command::SetSeeds(seeds(true)));
+    p.send(Command::SetSeeds {
+        source: SourceId::FIRST,
+        seeds: seeds(true),
+    });
     assert!(next_frame(&p).reprocessed);
     p.send(Command::Resume);
     gate.send(()).unwrap();
@@ -465,17 +476,22 @@ fn seeds_that_arrive_after_the_last_frame_still_cut_it() {
     assert!(matches!(next(&p), Event::SourceOpened(_)));
     gate.send(()).unwrap();
     assert!(next_frame(&p).output.is_none(), "no seeds yet");
-    p.send(Command::SetSeeds(seeds(true)));
+    p.send(Command::SetSeeds {
+        source: SourceId::FIRST,
+        seeds: seeds(true),
+    });
     // Not paused and the stream still open: the change waits for a next frame.
     assert!(p.events().recv_timeout(Duration::from_millis(100)).is_err());
     drop(gate);
-    assert!(matches!(next(&p), Event::SourceEnded));
+    assert!(matches!(next(&p), Event::SourceEnded(_)));
     let r = next_frame(&p);
     assert!(
         r.reprocessed && r.output.is_some(),
         "cut once the stream ended"
     );
-    p.send(Command::ClearSeeds);
+    p.send(Command::ClearSeeds {
+        source: SourceId::FIRST,
+    });
     assert!(
         next_frame(&p).output.is_none(),
         "an ended stream redoes at once"
@@ -511,7 +527,7 @@ fn a_source_failure_ends_the_stream_with_its_message() {
         match next(&p) {
             Event::SourceOpened(_) => {}
             Event::Frame(_) => frames += 1,
-            Event::SourceFailed(message) => {
+            Event::SourceFailed { message, .. } => {
                 assert_eq!(message, "camera 7 stopped delivering frames: unplugged");
                 break;
             }
@@ -520,7 +536,10 @@ fn a_source_failure_ends_the_stream_with_its_message() {
     }
     assert_eq!(frames, 3, "frames before the failure are all delivered");
     // The worker outlives its source: it still obeys commands.
-    p.send(Command::SetSeeds(seeds(true)));
+    p.send(Command::SetSeeds {
+        source: SourceId::FIRST,
+        seeds: seeds(true),
+    });
     drop(p.finish());
 }
 
@@ -603,7 +622,58 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
 
     let missing = std::env::temp_dir().join("livecut-no-such-dir/none.png");
     p.send(Command::SetSource(SourceSpec::Image(missing)));
-    assert!(matches!(next(&p), Event::SourceFailed(m) if m.contains("none.png")));
+    assert!(matches!(next(&p), Event::SourceFailed { message: m, .. } if m.contains("none.png")));
+}
+
+/// A window's seeds and its source switch cross on the way: seeds drawn on the old
+/// source's frames and sent after the switch must not reach the new source (they did,
+/// and the window's reopened demo failed every frame on 160x120 seeds).
+#[test]
+fn seeds_made_for_a_replaced_source_are_dropped() {
+    let (p, gate, log, _) = start_gated(with_seeds());
+    assert!(matches!(next(&p), Event::SourceOpened(info) if info.id == SourceId::FIRST));
+    let demo = DemoConfig {
+        width: 32,
+        height: 24,
+        frames: Some(2),
+        ..DemoConfig::default()
+    };
+    p.send(Command::SetSource(SourceSpec::Demo(demo)));
+    p.send(Command::SetSeeds {
+        source: SourceId::FIRST,
+        seeds: seeds(true),
+    });
+    p.send(Command::ClearSeeds {
+        source: SourceId::FIRST,
+    });
+    drop(gate);
+    match next(&p) {
+        Event::SourceOpened(info) => assert_eq!(info.id, SourceId(1)),
+        other => panic!("{other:?}"),
+    }
+    let frames = frames_until_end(&p);
+    assert_eq!(frames.len(), 2);
+    assert!(
+        frames.iter().all(|r| r.output.is_some()),
+        "cut with the demo's seeds"
+    );
+    let seeds_set = || {
+        let log = log.lock().unwrap();
+        let set = log.iter().filter(|l| l.starts_with("seeds"));
+        set.cloned().collect::<Vec<_>>()
+    };
+    assert_eq!(
+        seeds_set(),
+        ["seeds 4x2", "seeds 32x24"],
+        "only the first source's and the demo's own seeds"
+    );
+    // Seeds for the source now running are taken.
+    p.send(Command::SetSeeds {
+        source: SourceId(1),
+        seeds: seeds(true),
+    });
+    drop(p.finish());
+    assert_eq!(seeds_set(), ["seeds 4x2", "seeds 32x24", "seeds 4x2"]);
 }
 
 /// Records the nice value of the thread that calls it: the worker's through the

@@ -112,8 +112,10 @@ pub fn run(config: &Config, mut on_window: impl FnMut(&Window)) -> Result<Report
     for event in pipeline.events() {
         let result = match event {
             Event::Frame(result) if !result.reprocessed => result,
-            Event::SourceEnded => break,
-            Event::SourceFailed(message) | Event::CommandFailed(message) => return Err(message),
+            Event::SourceEnded(_) => break,
+            Event::SourceFailed { message, .. } | Event::CommandFailed(message) => {
+                return Err(message);
+            }
             _ => continue,
         };
         let index = result.captured.frame.index;

@@ -5,11 +5,16 @@
 use crate::capture::{FrameSource, SourceSpec};
 use crate::energy::Seeds;
 use crate::maxflow::{EngineChoice, create_engine};
-use crate::pipeline::{Command, Event, Pipeline, PipelineOptions, SegmentParams, Segmenter};
+use crate::pipeline::{
+    Command, Event, Pipeline, PipelineOptions, SegmentParams, Segmenter, SourceId,
+};
 
 /// Handle on the running pipeline.
 pub struct Backend {
     pipeline: Pipeline,
+    /// The source last asked for: events of earlier ones are on their way from a
+    /// source the user has already replaced.
+    requested: SourceId,
 }
 
 impl Backend {
@@ -30,7 +35,10 @@ impl Backend {
             ..PipelineOptions::default()
         };
         let pipeline = Pipeline::start(segmenter, source, options)?;
-        let backend = Self { pipeline };
+        let backend = Self {
+            pipeline,
+            requested: SourceId::FIRST,
+        };
         if engine != EngineChoice::Cpu {
             backend.set_engine(engine);
         }
@@ -42,14 +50,20 @@ impl Backend {
         self.pipeline.events().try_iter().collect()
     }
 
-    /// New seeds, used from the next frame (or at once on a paused frame).
-    pub fn set_seeds(&self, seeds: Seeds) {
-        self.pipeline.send(Command::SetSeeds(seeds));
+    /// Whether `id` is the source last asked for (its events are current).
+    pub fn is_current(&self, id: SourceId) -> bool {
+        id == self.requested
     }
 
-    /// No usable seeds: frames pass through unsegmented.
-    pub fn clear_seeds(&self) {
-        self.pipeline.send(Command::ClearSeeds);
+    /// New seeds drawn on the frames of `source`, used from the next frame (or at
+    /// once on a paused frame) if that source is still the worker's.
+    pub fn set_seeds(&self, source: SourceId, seeds: Seeds) {
+        self.pipeline.send(Command::SetSeeds { source, seeds });
+    }
+
+    /// No usable seeds for `source`: its frames pass through unsegmented.
+    pub fn clear_seeds(&self, source: SourceId) {
+        self.pipeline.send(Command::ClearSeeds { source });
     }
 
     /// New parameters.
@@ -62,8 +76,9 @@ impl Backend {
         self.pipeline.send(Command::SetEngine(engine));
     }
 
-    /// Switches the source (opened on the worker).
-    pub fn set_source(&self, spec: SourceSpec) {
+    /// Switches the source (opened on the worker as the next [`SourceId`]).
+    pub fn set_source(&mut self, spec: SourceSpec) {
+        self.requested = self.requested.next();
         self.pipeline.send(Command::SetSource(spec));
     }
 

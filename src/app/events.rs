@@ -15,17 +15,22 @@ use std::sync::Arc;
 use std::time::Instant;
 
 impl LivecutApp {
-    /// Takes in one event of the worker.
+    /// Takes in one event of the worker. Events of a source the user (or a fallback)
+    /// has already replaced are dropped: the worker opens the replacement next, and
+    /// its own events follow.
     pub(super) fn on_event(&mut self, event: Event, now: Instant) {
         match event {
-            Event::SourceOpened(info) => self.on_source(info),
-            Event::Frame(result) => self.on_frame(*result, now),
-            Event::SourceEnded => {
+            Event::SourceOpened(info) if self.backend.is_current(info.id) => self.on_source(info),
+            Event::SourceEnded(id) if self.backend.is_current(id) => {
                 self.source.state = SourceState::Ended;
                 // Keep the last frame segmentable: seeds edits redo a paused frame.
                 self.set_paused(true);
             }
-            Event::SourceFailed(message) => self.on_source_failed(message),
+            Event::SourceFailed { source, message } if self.backend.is_current(source) => {
+                self.on_source_failed(message)
+            }
+            Event::SourceOpened(_) | Event::SourceEnded(_) | Event::SourceFailed { .. } => {}
+            Event::Frame(result) => self.on_frame(*result, now),
             Event::EngineChanged {
                 engine,
                 note,

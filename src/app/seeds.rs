@@ -8,7 +8,7 @@ use super::settings::Settings;
 use super::shortcuts::{Action, hint, shortcut_button};
 use super::tasks::Pick;
 use crate::energy::{SeedLabel, Seeds};
-use crate::pipeline::SourceInfo;
+use crate::pipeline::{SourceId, SourceInfo};
 use egui::{RichText, Slider, Ui};
 
 /// Smallest and largest brush radius in frame pixels.
@@ -18,6 +18,8 @@ pub(super) const BRUSH_RANGE: std::ops::RangeInclusive<f32> = 1.0..=60.0;
 pub(super) struct SeedEditor {
     /// `None` until a source is open.
     pub(super) scribbles: Option<Scribbles>,
+    /// The source whose frames the scribbles are drawn on.
+    pub(super) source: SourceId,
     /// What the left button paints.
     pub(super) tool: Tool,
     /// The seeds have a foreground and a background seed.
@@ -30,6 +32,7 @@ impl Default for SeedEditor {
     fn default() -> Self {
         Self {
             scribbles: None,
+            source: SourceId::FIRST,
             tool: Tool::Foreground,
             usable: false,
             shown: None,
@@ -56,6 +59,7 @@ impl SeedEditor {
             ),
         };
         self.scribbles = Some(scribbles);
+        self.source = info.id;
         shown
     }
 

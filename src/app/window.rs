@@ -233,10 +233,11 @@ impl LivecutApp {
         };
         let learned = self.background.frames > 0 && !self.background.learning();
         let any = seeds.labels.iter().any(|&l| l != SeedLabel::Unknown);
+        let source = self.seeds.source;
         if self.seeds.usable || (learned && any) {
-            self.backend.set_seeds(seeds);
+            self.backend.set_seeds(source, seeds);
         } else {
-            self.backend.clear_seeds();
+            self.backend.clear_seeds(source);
         }
         self.view.stale = true;
     }

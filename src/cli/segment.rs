@@ -355,8 +355,10 @@ fn consume(
                     return summary(recorder, total_ms, gaps.lost);
                 }
             }
-            Event::SourceEnded => return summary(recorder, total_ms, gaps.lost),
-            Event::SourceFailed(message) | Event::CommandFailed(message) => bail!("{message}"),
+            Event::SourceEnded(_) => return summary(recorder, total_ms, gaps.lost),
+            Event::SourceFailed { message, .. } | Event::CommandFailed(message) => {
+                bail!("{message}")
+            }
             Event::GpuFailed(why) => progress.suspend(|| eprintln!("note: {why}")),
             Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
         }

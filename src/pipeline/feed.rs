@@ -6,9 +6,28 @@ use crate::capture::{CaptureError, CapturedFrame, FrameSource, SourceSpec};
 use crate::energy::Seeds;
 use std::thread::JoinHandle;
 
+/// Which of the worker's sources an event or a command is about: the source the
+/// pipeline started with is [`SourceId::FIRST`], and every `SetSource` the worker takes
+/// is the next one, whether it opens or fails. Commands and events cross on their
+/// channels, so a consumer tells by it what it already replaced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SourceId(pub u64);
+
+impl SourceId {
+    /// The source the pipeline started with.
+    pub const FIRST: SourceId = SourceId(0);
+
+    /// The source asked for after this one.
+    pub fn next(self) -> SourceId {
+        SourceId(self.0 + 1)
+    }
+}
+
 /// What the worker reports about a source once it is running.
 #[derive(Clone, Debug)]
 pub struct SourceInfo {
+    /// Which source this is.
+    pub id: SourceId,
     /// The source's own description.
     pub description: String,
     /// Frame width.

@@ -13,7 +13,7 @@ pub mod timing;
 pub mod worker;
 
 pub use channel::Delivery;
-pub use feed::SourceInfo;
+pub use feed::{SourceId, SourceInfo};
 pub use gate::NoiseGate;
 pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter};

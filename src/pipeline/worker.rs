@@ -12,7 +12,7 @@
 //! file source into back-pressure, so memory stays bounded either way.
 
 use super::channel::{Delivery, Stamped};
-use super::feed::{Feed, SourceInfo};
+use super::feed::{Feed, SourceId, SourceInfo};
 use super::priority;
 use super::segmenter::{SegmentError, SegmentOutput, SegmentParams, Segmenter};
 use super::timing::FrameTiming;
@@ -68,17 +68,28 @@ impl FrameProcessor for Segmenter {
 /// Instructions from the consumer to the worker.
 #[derive(Debug)]
 pub enum Command {
-    /// New seeds (scribbles); while paused, the current frame is segmented again.
-    SetSeeds(Seeds),
-    /// Forget the seeds: frames pass through unsegmented until new seeds arrive.
-    ClearSeeds,
+    /// New seeds (scribbles) made for the frames of `source`; while paused, the current
+    /// frame is segmented again. Dropped when the worker has moved on to another source
+    /// (they were made for frames it no longer has).
+    SetSeeds {
+        /// The source whose frames the seeds were drawn on.
+        source: SourceId,
+        /// The seeds.
+        seeds: Seeds,
+    },
+    /// Forget the seeds of `source`: its frames pass through unsegmented until new
+    /// seeds arrive. Dropped, like `SetSeeds`, when `source` is no longer the worker's.
+    ClearSeeds {
+        /// The source whose seeds are cleared.
+        source: SourceId,
+    },
     /// New parameters; while paused, the current frame is segmented again.
     SetParams(SegmentParams),
     /// Switch engine (created on the worker: CUDA start-up never blocks the UI).
     SetEngine(EngineChoice),
     /// Switch source: the old capture thread is stopped and joined, the new source
-    /// opened on the worker, its default seeds (if any) replace the current ones, and
-    /// a pause ends (the new source is shown).
+    /// (the next [`SourceId`]) opened on the worker, its default seeds (if any) replace
+    /// the current ones, and a pause ends (the new source is shown).
     SetSource(SourceSpec),
     /// Stop taking frames (a live source keeps running and its frames are dropped).
     Pause,
@@ -144,10 +155,15 @@ pub enum Event {
     /// One frame's result.
     Frame(Box<FrameResult>),
     /// The source has no more frames (files; the frame limit reached).
-    SourceEnded,
+    SourceEnded(SourceId),
     /// The source failed (unreadable file, camera unplugged) or could not be opened;
     /// the stream is over. The worker keeps running for a new `SetSource`.
-    SourceFailed(String),
+    SourceFailed {
+        /// Which source failed.
+        source: SourceId,
+        /// Why, for people.
+        message: String,
+    },
     /// The engine changed; `note` says if a fallback was taken.
     EngineChanged {
         /// The engine now in use.
@@ -276,6 +292,8 @@ struct Worker<P> {
     events: Sender<Event>,
     options: PipelineOptions,
     feed: Option<Feed>,
+    /// The source `feed` reads, or the last one asked for when none runs.
+    source: SourceId,
     has_seeds: bool,
     paused: bool,
     steps: u32,
@@ -297,6 +315,7 @@ impl<P: FrameProcessor> Worker<P> {
             events,
             options,
             feed: None,
+            source: SourceId::FIRST,
             has_seeds: false,
             paused: false,
             steps: 0,
@@ -343,12 +362,17 @@ impl<P: FrameProcessor> Worker<P> {
 
     fn command(&mut self, command: Command) -> Flow {
         match command {
-            Command::SetSeeds(seeds) => {
+            Command::SetSeeds { source, .. } | Command::ClearSeeds { source }
+                if source != self.source =>
+            {
+                Flow::Continue
+            }
+            Command::SetSeeds { seeds, .. } => {
                 self.processor.set_seeds(seeds);
                 self.has_seeds = true;
                 self.redo()
             }
-            Command::ClearSeeds => {
+            Command::ClearSeeds { .. } => {
                 self.has_seeds = false;
                 self.redo()
             }
@@ -377,12 +401,13 @@ impl<P: FrameProcessor> Worker<P> {
                 if let Some(feed) = self.feed.take() {
                     feed.stop();
                 }
+                self.source = self.source.next();
                 self.last = None;
                 self.paused = false;
                 self.steps = 0;
                 match spec.open() {
                     Ok(source) => self.open(source, None),
-                    Err(e) => self.emit(Event::SourceFailed(e.to_string())),
+                    Err(e) => self.failed(e.to_string()),
                 }
             }
             Command::Pause => {
@@ -431,13 +456,10 @@ impl<P: FrameProcessor> Worker<P> {
             self.options.max_frames,
         ) {
             Ok(feed) => self.feed = Some(feed),
-            Err(e) => {
-                return self.emit(Event::SourceFailed(format!(
-                    "cannot start the capture thread: {e}"
-                )));
-            }
+            Err(e) => return self.failed(format!("cannot start the capture thread: {e}")),
         }
         self.emit(Event::SourceOpened(SourceInfo {
+            id: self.source,
             description,
             width,
             height,
@@ -447,6 +469,14 @@ impl<P: FrameProcessor> Worker<P> {
             seeds,
             reopen,
         }))
+    }
+
+    /// Reports that the current source failed.
+    fn failed(&self, message: String) -> Flow {
+        self.emit(Event::SourceFailed {
+            source: self.source,
+            message,
+        })
     }
 
     fn frame(&mut self, item: Stamped<CapturedFrame>) -> Flow {
@@ -524,8 +554,8 @@ impl<P: FrameProcessor> Worker<P> {
             return Flow::Continue;
         };
         let ended = match feed.finish() {
-            Ok(()) => self.emit(Event::SourceEnded),
-            Err(message) => self.emit(Event::SourceFailed(message)),
+            Ok(()) => self.emit(Event::SourceEnded(self.source)),
+            Err(message) => self.failed(message),
         };
         // A change that arrived after the last frame would otherwise never be seen.
         if ended == Flow::Continue && self.stale {
