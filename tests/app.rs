@@ -61,8 +61,9 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// What the window shows of its source, frames and notices, for a failure message.
 fn seen(app: &LivecutApp) -> String {
     format!(
-        "source {:?} ({:?}), {} frames processed, notices {:?}",
+        "source {:?}{} ({:?}), {} frames processed, notices {:?}",
         app.source_state(),
+        if app.is_paused() { ", paused" } else { "" },
         app.source_description(),
         app.processed_frames(),
         app.notices()

@@ -15,6 +15,8 @@ pub struct Backend {
     /// The source last asked for: events of earlier ones are on their way from a
     /// source the user has already replaced.
     requested: SourceId,
+    /// Parameters sent so far (see [`crate::pipeline::FrameResult::params`]).
+    params_sent: u64,
 }
 
 impl Backend {
@@ -38,6 +40,7 @@ impl Backend {
         let backend = Self {
             pipeline,
             requested: SourceId::FIRST,
+            params_sent: 0,
         };
         if engine != EngineChoice::Cpu {
             backend.set_engine(engine);
@@ -66,9 +69,12 @@ impl Backend {
         self.pipeline.send(Command::ClearSeeds { source });
     }
 
-    /// New parameters.
-    pub fn set_params(&self, params: SegmentParams) {
+    /// New parameters; returns how many have been sent, these included, which the
+    /// results of frames cut with them carry.
+    pub fn set_params(&mut self, params: SegmentParams) -> u64 {
+        self.params_sent += 1;
         self.pipeline.send(Command::SetParams(params));
+        self.params_sent
     }
 
     /// Switches the engine (created on the worker).

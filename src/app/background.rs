@@ -16,6 +16,9 @@ pub(super) struct BackgroundMode {
     pub(super) frames: u32,
     /// Frames learned so far.
     pub(super) learned: u32,
+    /// Results of frames cut with parameters sent before these (see
+    /// [`FrameResult::params`]) are on their way from before learning began: not counted.
+    counted_from: u64,
 }
 
 impl BackgroundMode {
@@ -23,6 +26,12 @@ impl BackgroundMode {
     pub(super) fn start(&mut self) {
         self.frames = LEARN_FRAMES;
         self.learned = 0;
+    }
+
+    /// Counts only the results of frames cut with parameters number `params` or later:
+    /// the parameters that turned learning on.
+    pub(super) fn count_from(&mut self, params: u64) {
+        self.counted_from = params;
     }
 
     /// Back to seeded cuts.
@@ -40,7 +49,7 @@ impl BackgroundMode {
         let Some(output) = &result.output else {
             return;
         };
-        if self.frames == 0 || result.reprocessed {
+        if self.frames == 0 || result.reprocessed || result.params < self.counted_from {
             return;
         }
         self.learned = if output.learning {
@@ -137,6 +146,7 @@ mod tests {
             engine: EngineKind::Cpu,
             reprocessed: false,
             queued: 0,
+            params: 1,
         }
     }
 
@@ -159,5 +169,31 @@ mod tests {
         assert!(!mode.learning() && mode.frames == LEARN_FRAMES);
         mode.stop();
         assert_eq!((mode.frames, mode.learned), (0, 0));
+    }
+
+    /// A frame cut before the worker took the parameters that turned learning on
+    /// reaches the window after the click: it neither counts nor ends learning.
+    #[test]
+    fn a_cut_from_before_learning_began_does_not_end_it() {
+        let mut mode = BackgroundMode::default();
+        mode.start();
+        mode.count_from(2);
+        mode.on_frame(&result(false));
+        assert!(mode.learning() && mode.learned == 0);
+        let learning = FrameResult {
+            params: 2,
+            ..result(true)
+        };
+        mode.on_frame(&learning);
+        assert_eq!(mode.learned, 1);
+        let cut = FrameResult {
+            params: 3,
+            ..result(false)
+        };
+        mode.on_frame(&cut);
+        assert!(
+            !mode.learning(),
+            "a cut with these parameters or later ends it"
+        );
     }
 }

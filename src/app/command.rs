@@ -127,7 +127,9 @@ impl LivecutApp {
                     self.params_changed();
                 }
             }
-            Command::ParamsChanged => self.params_changed(),
+            Command::ParamsChanged => {
+                self.params_changed();
+            }
             Command::SwitchEngine(choice) => self.switch_engine(choice),
             Command::SwitchSource(spec) => self.switch_source(spec),
             Command::SetView(mode) => {
@@ -172,9 +174,10 @@ impl LivecutApp {
         self.backend.set_paused(paused);
     }
 
-    /// Sends the settings' parameters to the worker, with the background mode's.
-    fn params_changed(&mut self) {
-        self.backend.set_params(self.segment_params());
+    /// Sends the settings' parameters to the worker, with the background mode's;
+    /// returns their number (see [`crate::pipeline::FrameResult::params`]).
+    fn params_changed(&mut self) -> u64 {
+        self.backend.set_params(self.segment_params())
     }
 
     fn segment_params(&self) -> crate::pipeline::SegmentParams {
@@ -194,7 +197,8 @@ impl LivecutApp {
             self.params_changed();
         }
         self.background.start();
-        self.params_changed();
+        let sent = self.params_changed();
+        self.background.count_from(sent);
         self.notices.push(
             format!(
                 "Learning the empty scene from the next {} frames: keep out of view",

@@ -121,6 +121,9 @@ pub struct FrameResult {
     pub engine: EngineKind,
     /// Whether this is the paused frame segmented again after a command.
     pub reprocessed: bool,
+    /// How many `SetParams` the worker had taken when it segmented this frame: a
+    /// consumer tells by it the results of parameters it has since replaced.
+    pub params: u64,
 }
 
 impl FrameResult {
@@ -294,6 +297,8 @@ struct Worker<P> {
     feed: Option<Feed>,
     /// The source `feed` reads, or the last one asked for when none runs.
     source: SourceId,
+    /// `SetParams` taken so far.
+    params: u64,
     has_seeds: bool,
     paused: bool,
     steps: u32,
@@ -316,6 +321,7 @@ impl<P: FrameProcessor> Worker<P> {
             options,
             feed: None,
             source: SourceId::FIRST,
+            params: 0,
             has_seeds: false,
             paused: false,
             steps: 0,
@@ -378,6 +384,7 @@ impl<P: FrameProcessor> Worker<P> {
             }
             Command::SetParams(params) => {
                 self.processor.set_params(params);
+                self.params += 1;
                 self.redo()
             }
             Command::SetEngine(choice) => match create_engine(choice) {
@@ -545,6 +552,7 @@ impl<P: FrameProcessor> Worker<P> {
             queued,
             engine: self.processor.engine_kind(),
             reprocessed,
+            params: self.params,
         })))
     }
 
