@@ -27,17 +27,24 @@ __device__ __forceinline__ int dir_dy(u32 packed, u32 d) { return (int)((packed 
 
 // Noise gate: a pixel none of whose channels moved more than `threshold` from the held
 // colour keeps the held colour; one that moved replaces it. `first` holds the frame.
-extern "C" __global__ void en_gate(u8 *rgb, u8 *held, u32 n, u32 threshold, u32 first) {
+// `moved` counts the pixels that moved (all of them on the first frame), for the host's
+// rule of whether the frame is still enough to hold σ.
+extern "C" __global__ void en_gate(u8 *rgb, u8 *held, u32 n, u32 threshold, u32 first, u64 *moved_count) {
     u32 i = pixel_index();
-    if (i >= n) return;
-    u8 *p = rgb + 3 * i;
-    u8 *h = held + 3 * i;
-    bool moved = first != 0;
-    for (int c = 0; c < 3; c++) moved |= absdiff(p[c], h[c]) > threshold;
-    for (int c = 0; c < 3; c++) {
-        if (moved) h[c] = p[c];
-        else p[c] = h[c];
+    bool moved = false;
+    if (i < n) {
+        u8 *p = rgb + 3 * i;
+        u8 *h = held + 3 * i;
+        moved = first != 0;
+        for (int c = 0; c < 3; c++) moved |= absdiff(p[c], h[c]) > threshold;
+        for (int c = 0; c < 3; c++) {
+            if (moved) h[c] = p[c];
+            else p[c] = h[c];
+        }
     }
+    // every lane of the warp takes part (no early return above)
+    u32 lanes = __ballot_sync(0xffffffffu, moved);
+    if ((threadIdx.x & 31) == 0 && lanes != 0) atomicAdd(moved_count, (u64)__popc(lanes));
 }
 
 // Sums of the seen and expected colours over the pixels that look like background

@@ -174,6 +174,7 @@ impl<'a> Shared<'a> {
             noise_gate: self.noise_gate,
             gate,
             smoothness: self.smoothness,
+            held_sigma: None,
             temporal: self.temporal,
             previous,
             previous_version: k as u64,
@@ -508,6 +509,7 @@ fn every_direction_reads_its_own_arcs() {
                     sigma: Some(10.0),
                     scale: CAPACITY_SCALE,
                 },
+                held_sigma: None,
                 temporal: TemporalPrior {
                     weight: 0.0,
                     ramp: 0.0,

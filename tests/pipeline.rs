@@ -73,6 +73,7 @@ impl FrameProcessor for FakeProcessor {
             stats: SolveStats::default(),
             fallback,
             learning: false,
+            census: None,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

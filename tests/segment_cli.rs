@@ -65,7 +65,7 @@ fn json_lines(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Every field of a JSON line, in order (`iou` follows where the source has a truth).
-const FIELDS: [&str; 17] = [
+const FIELDS: [&str; 18] = [
     "frame",
     "mask",
     "width",
@@ -83,6 +83,7 @@ const FIELDS: [&str; 17] = [
     "engine",
     "foreground",
     "learning",
+    "changed",
 ];
 
 /// Checks that one raw JSON line has exactly [`FIELDS`] (and `iou` last, with

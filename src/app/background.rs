@@ -139,6 +139,7 @@ mod tests {
                 stats: SolveStats::default(),
                 fallback: None,
                 learning,
+                census: None,
             }),
             error: None,
             timings: FrameTiming::default(),

@@ -185,7 +185,10 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         ..PipelineOptions::default()
     };
     let start = Instant::now();
-    let pipeline = Pipeline::start(Segmenter::new(engine, params), source, options)
+    let mut segmenter = Segmenter::new(engine, params);
+    // the JSON says what changed each frame's capacities, by energy term
+    segmenter.set_census(args.json.is_some());
+    let pipeline = Pipeline::start(segmenter, source, options)
         .context("cannot start the segmentation threads")?;
     let progress = progress_bar(total);
     let mut recorder = Recorder::new(&args.out, args.json.as_deref());

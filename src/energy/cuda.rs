@@ -105,8 +105,11 @@ pub struct DeviceFrame<'a> {
     /// The CPU gate's held colours, which the device gate goes on from where it holds
     /// none (the frame before was gated on the CPU).
     pub gate: Option<&'a [u8]>,
-    /// Contrast term; σ `None` is estimated from the gated frame, as on the CPU.
+    /// Contrast term; σ `None` is estimated from the gated frame and held as
+    /// [`super::hold_sigma`] says, as on the CPU.
     pub smoothness: Smoothness,
+    /// The σ held from the frames before, where σ is estimated.
+    pub held_sigma: Option<f32>,
     /// The temporal prior from `previous`.
     pub temporal: TemporalPrior,
     /// The last frame's mask, if any.
@@ -150,6 +153,8 @@ struct Buffers {
     seeds: CudaSlice<u8>,
     sums: CudaSlice<u64>,
     sigma: CudaSlice<u64>,
+    /// Pixels the gate let through this frame.
+    moved: CudaSlice<u64>,
     census: CudaSlice<u32>,
     grid: DeviceGrid,
     // the background model's state, while the device holds it
@@ -267,7 +272,11 @@ impl DeviceEnergy {
         self.gate(frame.noise_gate, frame.gate, n)?;
         let sigma = match frame.smoothness.sigma.filter(|s| *s > 0.0) {
             Some(sigma) => sigma,
-            None => self.estimate_sigma(w, h, frame.smoothness)?,
+            None => {
+                let estimate = self.estimate_sigma(w, h, frame.smoothness)?;
+                let still = super::is_still(self.moved_pixels(frame.noise_gate)?, n as u64);
+                super::hold_sigma(frame.held_sigma, estimate, still)
+            }
         };
         self.sigma = sigma;
         self.ensure_tables(&frame, &mut term, sigma)?;
@@ -427,6 +436,7 @@ impl DeviceEnergy {
             seeds: zeros(s, n)?,
             sums: zeros(s, 6)?,
             sigma: zeros(s, 1)?,
+            moved: zeros(s, 1)?,
             census: zeros(s, 3)?,
             grid: DeviceGrid::new(s, width, height, conn)?,
             mean: zeros(s, 3 * n)?,
@@ -551,7 +561,11 @@ impl DeviceEnergy {
         }
         let first = u32::from(!self.held.gate);
         let (t, n32) = (u32::from(threshold), n as u32);
-        // SAFETY: the arguments match `en_gate`; both arrays hold 3n bytes.
+        self.stream
+            .memset_zeros(&mut b.moved)
+            .map_err(driver("clearing the gate's count"))?;
+        // SAFETY: the arguments match `en_gate`; both arrays hold 3n bytes, `moved` one
+        // word.
         unsafe {
             self.stream
                 .launch_builder(&self.kernels.gate)
@@ -560,6 +574,7 @@ impl DeviceEnergy {
                 .arg(&n32)
                 .arg(&t)
                 .arg(&first)
+                .arg(&mut b.moved)
                 .launch(per_pixel(n))
                 .map_err(driver("energy kernel en_gate"))?;
         }
@@ -703,6 +718,19 @@ impl DeviceEnergy {
             height as usize,
             smoothness.connectivity,
         ))
+    }
+
+    /// How many pixels this frame's gate let through (`None` with the gate off).
+    fn moved_pixels(&mut self, threshold: u8) -> Result<Option<u64>, GpuError> {
+        if threshold == 0 {
+            return Ok(None);
+        }
+        let b = self.buffers.as_ref().expect("buffers");
+        let moved = self
+            .stream
+            .clone_dtoh(&b.moved)
+            .map_err(driver("reading the gate's count"))?[0];
+        Ok(Some(moved))
     }
 
     /// The chamfer distance from the previous boundary, exact below the ramp's end, into

@@ -4,6 +4,7 @@
 
 pub mod background;
 pub mod builder;
+pub mod census;
 pub mod color;
 pub mod crop;
 pub mod cuda;
@@ -14,8 +15,11 @@ pub mod temporal;
 
 pub use background::{BackgroundModel, CostTable};
 pub use builder::{CAPACITY_SCALE, EnergyBuilder, EnergyInputs};
+pub use census::{Census, CensusInputs, ChangeCensus};
 pub use color::{ColorModel, ColorModelKind, ColorModels, Side};
 pub use crop::Region;
 pub use seeds::{SeedLabel, Seeds, SeedsError};
-pub use smoothness::{Smoothness, WeightTables, estimate_sigma};
+pub use smoothness::{
+    SIGMA_BAND, STILL_FRACTION, Smoothness, WeightTables, estimate_sigma, hold_sigma, is_still,
+};
 pub use temporal::TemporalPrior;

@@ -186,6 +186,35 @@ impl Smoothness {
     }
 }
 
+/// Largest relative difference between a frame's own σ estimate and the σ held from
+/// the frames before for which the held σ stays (see [`hold_sigma`]).
+pub const SIGMA_BAND: f32 = 0.1;
+
+/// A frame of which fewer than one pixel in this many moved behind the noise gate is
+/// still ([`is_still`]): a still camera's frames move a few percent (the objects in
+/// view), a moving camera's a large share.
+pub const STILL_FRACTION: u64 = 8;
+
+/// Whether a frame of `pixels` pixels, `moved` of which moved behind the noise gate
+/// (`None`: no gate), is still enough for its σ to be held.
+pub fn is_still(moved: Option<u64>, pixels: u64) -> bool {
+    moved.is_some_and(|m| m * STILL_FRACTION < pixels)
+}
+
+/// σ for a video frame whose own estimate is `estimate`, given the σ `held` from the
+/// frames before: on a `still` frame ([`is_still`]) the held one while the estimate
+/// stays within [`SIGMA_BAND`] of it, else the estimate, which the next frames then
+/// hold. Every arc's capacity follows σ, so a σ estimated afresh for each frame changes
+/// every arc of a still scene and leaves a dynamic cut nothing to keep; held, arcs
+/// change only where the scene did. A frame that moved throughout (a pan) changes its
+/// arcs anyway, and gets its own σ. The CPU and the device energy both take σ from here.
+pub fn hold_sigma(held: Option<f32>, estimate: f32, still: bool) -> f32 {
+    match held {
+        Some(held) if still && (estimate - held).abs() <= SIGMA_BAND * held => held,
+        _ => estimate,
+    }
+}
+
 /// σ estimated from a frame: the root mean squared colour difference of its
 /// neighbour pairs (at least 1).
 pub fn estimate_sigma(rgb: &[u8], width: usize, height: usize, connectivity: Connectivity) -> f32 {
@@ -356,5 +385,28 @@ mod tests {
             0,
             "off-grid arc stays zero"
         );
+    }
+
+    #[test]
+    fn sigma_is_held_on_still_frames_within_its_band() {
+        assert_eq!(
+            hold_sigma(None, 12.0, true),
+            12.0,
+            "nothing held: the estimate"
+        );
+        assert_eq!(hold_sigma(Some(10.0), 10.9, true), 10.0);
+        assert_eq!(
+            hold_sigma(Some(10.0), 9.0, true),
+            10.0,
+            "the band's edge is inside"
+        );
+        assert_eq!(hold_sigma(Some(10.0), 11.5, true), 11.5, "out of the band");
+        assert_eq!(
+            hold_sigma(Some(10.0), 10.5, false),
+            10.5,
+            "a frame that moved"
+        );
+        assert!(is_still(Some(12), 100) && !is_still(Some(13), 100));
+        assert!(!is_still(None, 100), "no gate: every pixel moves by noise");
     }
 }

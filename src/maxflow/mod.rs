@@ -7,6 +7,7 @@
 pub mod cpu;
 pub mod cuda;
 pub mod dimacs;
+mod pace;
 
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
 use crate::grid::{GridProblem, Mask};

@@ -17,29 +17,34 @@ impl NoiseGate {
     /// colours and holds the result. A pixel whose channels all stay within
     /// `threshold` of the held ones takes the held colour; any other pixel keeps its
     /// own, which is held from then on. The first frame and a frame of another size
-    /// pass unchanged; `threshold` 0 passes the frame and holds nothing.
-    pub fn apply(&mut self, rgb: &mut [u8], width: u32, height: u32, threshold: u8) {
+    /// pass unchanged; `threshold` 0 passes the frame and holds nothing. Returns how
+    /// many pixels moved (all of a first frame; `None` with the gate off), as the
+    /// device gate counts them.
+    pub fn apply(&mut self, rgb: &mut [u8], width: u32, height: u32, threshold: u8) -> Option<u64> {
         if threshold == 0 {
             self.reset();
-            return;
+            return None;
         }
         if self.size != (width, height) || self.held.len() != rgb.len() {
             self.held.clear();
             self.held.extend_from_slice(rgb);
             self.size = (width, height);
-            return;
+            return Some((rgb.len() / 3) as u64);
         }
+        let mut count = 0u64;
         for (px, held) in rgb.chunks_exact_mut(3).zip(self.held.chunks_exact_mut(3)) {
             let moved = px
                 .iter()
                 .zip(held.iter())
                 .any(|(&a, &b)| a.abs_diff(b) > threshold);
+            count += u64::from(moved);
             if moved {
                 held.copy_from_slice(px);
             } else {
                 px.copy_from_slice(held);
             }
         }
+        Some(count)
     }
 
     /// The held colours of a `width`×`height` frame, if any are held (for the device

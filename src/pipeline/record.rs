@@ -8,6 +8,7 @@
 
 use super::timing::FrameTiming;
 use super::worker::FrameResult;
+use crate::energy::ChangeCensus;
 use crate::maxflow::EngineKind;
 use serde::Serialize;
 use std::fs::File;
@@ -62,6 +63,10 @@ pub struct FrameRecord {
     /// The frame taught the static background and was not cut (its mask is all
     /// background).
     pub learning: bool,
+    /// The capacities that changed since the previous frame, by energy term, where
+    /// they were counted (`segment --json`; energies built on the CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed: Option<ChangeCensus>,
     /// Agreement with the source's ground truth, where it has one (the demo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iou: Option<f64>,
@@ -87,6 +92,7 @@ impl FrameRecord {
             foreground: output.mask.count_source(),
             learning: output.learning,
             iou: result.iou(),
+            changed: output.census,
         })
     }
 }

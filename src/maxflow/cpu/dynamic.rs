@@ -16,12 +16,13 @@ use std::ops::Range;
 /// changed: past that, repairing them costs more (NOTES.md, `RESTART_FRACTION`).
 const RESTART_FRACTION: u64 = 4;
 
-/// `update` solves afresh when more than this share of the sampled neighbour
-/// capacities changed: each changed arc leaves residual at its ends for the resumed
-/// search, which soon costs more than a fresh solve's sweep and search (NOTES.md,
-/// `FRESH_NUM` / `FRESH_DEN`).
+/// `update` solves afresh without trying to continue when more than this share of the
+/// sampled neighbour capacities changed: the frame changed throughout (a pan, a σ
+/// estimated anew), and each changed arc leaves residual at its ends for the resumed
+/// search. Below it, what each way has cost decides (NOTES.md, `FRESH_NUM` /
+/// `FRESH_DEN`).
 const FRESH_NUM: u64 = 1;
-const FRESH_DEN: u64 = 32;
+const FRESH_DEN: u64 = 2;
 
 // a stretch's changed pairs are bits of one word
 const _: () = assert!(super::kept::SPAN <= u64::BITS);
@@ -34,10 +35,10 @@ const TERMINAL_RUN: usize = 32;
 const SAMPLE_STRIDE: usize = 8;
 
 impl<T: Topology> Solver<T> {
-    /// Whether more than one in `FRESH_DEN` neighbour capacities of `problem` differ
-    /// from those of the kept residual graph (same shape), judged on the forward arcs
-    /// of every `SAMPLE_STRIDE`-th row: a cheap look that decides between `update`'s
-    /// two strategies.
+    /// Whether more than `FRESH_NUM` in `FRESH_DEN` neighbour capacities of `problem`
+    /// differ from those of the kept residual graph (same shape), judged on the
+    /// forward arcs of every `SAMPLE_STRIDE`-th row: a cheap look that spares a frame
+    /// that changed throughout a try at continuing.
     pub(super) fn better_afresh(&self, problem: &GridProblem) -> bool {
         let width = (problem.width() as usize).max(1);
         let (mut seen, mut changed) = (0u64, 0u64);

@@ -29,6 +29,7 @@ mod solver;
 mod state;
 mod transport;
 
+use super::pace::Pace;
 use super::{CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
 use crate::grid::{Connectivity, GridProblem, Mask};
 use layout::Layout;
@@ -46,6 +47,8 @@ pub struct CpuEngine {
     ready: bool,
     /// `update` continues from the kept graph even where solving afresh is faster.
     always_resume: bool,
+    /// What continuing and solving afresh have cost on this stream.
+    pace: Pace,
 }
 
 impl CpuEngine {
@@ -54,9 +57,9 @@ impl CpuEngine {
         Self::default()
     }
 
-    /// Makes `update` continue from the kept residual graph even when more than a
-    /// few capacities changed (by default it then solves afresh, which is faster):
-    /// for tests of the reparameterisation and for measuring what the reuse costs.
+    /// Makes `update` continue from the kept residual graph even where solving afresh
+    /// has been faster (by default it then solves afresh): for tests of the
+    /// reparameterisation and for measuring what the reuse costs.
     pub fn set_always_resume(&mut self, on: bool) {
         self.always_resume = on;
     }
@@ -66,6 +69,8 @@ impl CpuEngine {
         if !self.solver.as_ref().is_some_and(|s| s.fits(problem)) {
             self.ready = false;
             self.solver = None;
+            // what another shape cost says nothing of this one
+            self.pace.reset();
             let layout = Layout::new(problem.width(), problem.height()).ok_or_else(|| {
                 EngineError::TooLarge {
                     engine: EngineKind::Cpu,
@@ -114,22 +119,38 @@ impl Engine for CpuEngine {
     }
 
     /// Continues from the kept residual graph, or solves afresh (`stats.dynamic`
-    /// false) when nothing is kept, the shape changed, or more than a few percent of
-    /// the capacities changed (a new video frame with a moving camera, or sensor
-    /// noise not held back by a noise gate), where a fresh solve is the faster way to
-    /// the same answer.
+    /// false) when nothing is kept, the shape changed, most capacities changed (a
+    /// moving camera, a σ estimated anew), or a fresh solve has been the cheaper way
+    /// on this stream (a running estimate of both, the other way probed now and then:
+    /// [`Pace`]). Both ways give the same flow and cut.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         let kept = self
             .solver
             .as_ref()
             .filter(|s| self.ready && s.fits(problem));
-        let resume = kept.is_some_and(|s| self.always_resume || !s.better_afresh(problem));
-        if !resume {
-            return self.solve(problem);
-        }
+        let resume = match kept {
+            None => false,
+            Some(_) if self.always_resume => true,
+            Some(s) => !s.better_afresh(problem) && self.pace.resume(),
+        };
+        let solution = if resume {
+            self.resume(problem)
+        } else {
+            self.solve(problem)?
+        };
+        let s = &solution.stats;
+        self.pace
+            .record(resume, s.upload_ms + s.solve_ms + s.readback_ms);
+        Ok(solution)
+    }
+}
+
+impl CpuEngine {
+    /// Applies `problem`'s changes to the kept residual graph and continues its search.
+    fn resume(&mut self, problem: &GridProblem) -> Solution {
         let start = Instant::now();
         self.ready = false;
-        let solver = self.solver.as_deref_mut().expect("checked above");
+        let solver = self.solver.as_deref_mut().expect("a kept solver");
         let changed = solver.apply_changes(problem);
         let loaded = Instant::now();
         solver.reuse_trees();
@@ -137,7 +158,7 @@ impl Engine for CpuEngine {
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, true, changed);
         self.ready = true;
-        Ok(solution)
+        solution
     }
 }
 

@@ -14,7 +14,6 @@ mod buffers;
 mod config;
 mod kernels;
 mod layout;
-mod pace;
 mod schedule;
 mod terminals;
 
@@ -30,6 +29,7 @@ pub use layout::{LOG_COLS, LOG_ROWS};
 pub use schedule::Schedule;
 pub use terminals::Terminals;
 
+use super::pace::Pace;
 use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
 use crate::gpu::{DeviceGrid, DeviceMask, Gpu, driver};
 use crate::grid::{Connectivity, GridProblem, Mask};
@@ -38,7 +38,6 @@ use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 use kernels::PushRelabelKernels;
 use layout::{Ctl, SUM_CHANGED, SUM_OFFSET, SUM_OVERFLOW, Status, Tiling};
-use pace::Pace;
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
@@ -533,7 +532,7 @@ impl Engine for CudaEngine {
     }
 
     /// Reparameterises the kept residual graph on the device (`pr_reparam*`) and resumes
-    /// the solve from it, where that has been the cheaper way on this stream (`pace.rs`);
+    /// the solve from it, where that has been the cheaper way on this stream (`maxflow/pace.rs`);
     /// afresh otherwise, and where nothing is kept, the tiling changed or an offset would
     /// overflow (`stats.dynamic` says which).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {

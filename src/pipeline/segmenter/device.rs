@@ -114,6 +114,7 @@ impl Segmenter {
                 sigma: p.sigma.or(self.background_sigma.filter(|_| background)),
                 scale: CAPACITY_SCALE,
             },
+            held_sigma: self.held_sigma,
             temporal: TemporalPrior {
                 weight: p.temporal,
                 ramp: p.temporal_ramp,
@@ -166,6 +167,10 @@ impl Segmenter {
         };
         self.engine_warm = true;
         self.on_device = true;
+        if self.params.sigma.is_none() && !background {
+            // the device estimated σ and held it as the CPU path does
+            self.held_sigma = self.device.as_ref().map(DeviceEnergy::last_sigma);
+        }
         timings.cut_ms = ms_since(cut_start);
         Some(self.finish_on_device(frame, solution, fresh, timings, start))
     }

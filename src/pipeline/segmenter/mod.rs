@@ -24,8 +24,9 @@ use crate::ccl::{
 };
 use crate::energy::cuda::DeviceEnergy;
 use crate::energy::{
-    BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
-    Region, SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
+    BackgroundModel, CAPACITY_SCALE, Census, CensusInputs, ChangeCensus, ColorModelKind,
+    ColorModels, EnergyBuilder, EnergyInputs, Region, SeedLabel, Seeds, Side, Smoothness,
+    TemporalPrior, estimate_sigma, hold_sigma, is_still,
 };
 use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
@@ -89,6 +90,9 @@ pub struct SegmentOutput {
     /// The frame taught the static background and was not cut: its mask is all
     /// background.
     pub learning: bool,
+    /// The frame's changed capacities by cause, where the segmenter was asked to count
+    /// them ([`Segmenter::set_census`]) and the energy was built on the CPU.
+    pub census: Option<ChangeCensus>,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -118,6 +122,12 @@ pub struct Segmenter {
     fallback: Option<String>,
     /// σ of the learned background's mean image, the smoothness σ in background mode.
     background_sigma: Option<f32>,
+    /// σ held from frame to frame where it is estimated ([`hold_sigma`]); `None` at
+    /// the start of a sequence.
+    held_sigma: Option<f32>,
+    /// Pixels that moved behind the noise gate in the frame being segmented (`None`
+    /// with the gate off).
+    gate_moved: Option<u64>,
     /// Buffer for the frame in the background's steady colours.
     steady_rgb: Vec<u8>,
     /// The background-mode energy on the GPU, beside a CUDA engine where it loads.
@@ -132,6 +142,10 @@ pub struct Segmenter {
     previous_version: u64,
     /// Changes whenever new seeds are set (the device energy uploads them only then).
     seeds_version: u64,
+    /// Counts each frame's changed capacities by cause, where asked.
+    census: Option<Census>,
+    /// The census of the frame being segmented.
+    frame_census: Option<ChangeCensus>,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -253,6 +267,23 @@ fn side_of(label: SeedLabel) -> Option<Side> {
     }
 }
 
+/// The previous mask and the temporal prior where they apply: not on the seeded frame
+/// of a colour-model sequence, which starts afresh (in background mode the seeds hold
+/// on every frame beside the prior).
+fn temporal_input<'a>(
+    previous: Option<&'a Mask>,
+    params: &SegmentParams,
+    seeded_frame: bool,
+) -> Option<(&'a Mask, TemporalPrior)> {
+    let prior = TemporalPrior {
+        weight: params.temporal,
+        ramp: params.temporal_ramp,
+    };
+    previous
+        .filter(|_| !seeded_frame && prior.weight > 0.0)
+        .map(|m| (m, prior))
+}
+
 fn ms_since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e3
 }
@@ -280,6 +311,8 @@ impl Segmenter {
             gated_rgb: Vec::new(),
             fallback: None,
             background_sigma: None,
+            held_sigma: None,
+            gate_moved: None,
             steady_rgb: Vec::new(),
             device: None,
             device_energy: true,
@@ -287,6 +320,8 @@ impl Segmenter {
             models_version: 0,
             previous_version: 0,
             seeds_version: 0,
+            census: None,
+            frame_census: None,
         }
         .with_device_energy()
     }
@@ -310,6 +345,15 @@ impl Segmenter {
         }
         self.engine.set_stochastic(params.stochastic);
         self.params = params;
+    }
+
+    /// Counts every frame's changed capacities by energy term into its output
+    /// ([`SegmentOutput::census`]; frames whose energy is built on the CPU): the
+    /// diagnosis of frames that change more arcs than their scene did. Off by default:
+    /// it keeps a copy of the last frame's energy and costs passes over it, outside the
+    /// timed stages.
+    pub fn set_census(&mut self, on: bool) {
+        self.census = on.then(Census::default);
     }
 
     /// The current parameters.
@@ -375,6 +419,7 @@ impl Segmenter {
         self.background = None;
         self.engine_warm = false;
         self.last = None;
+        self.held_sigma = None;
         self.gate.reset();
         self.release_device();
     }
@@ -383,6 +428,7 @@ impl Segmenter {
     /// cut in the video.
     pub fn forget_previous(&mut self) {
         self.set_previous(None);
+        self.held_sigma = None;
         self.gate.reset();
         if let Some(device) = &mut self.device {
             device.forget_previous();
@@ -410,12 +456,14 @@ impl Segmenter {
         }
         if self.params.noise_gate == 0 {
             self.gate.reset();
+            self.gate_moved = None;
             return self.segment_gated(frame, start);
         }
         let mut rgb = std::mem::take(&mut self.gated_rgb);
         rgb.clear();
         rgb.extend_from_slice(&frame.rgb);
-        self.gate
+        self.gate_moved = self
+            .gate
             .apply(&mut rgb, width, height, self.params.noise_gate);
         let gated = Frame { rgb, ..*frame };
         let result = self.segment_gated(&gated, start);
@@ -465,7 +513,7 @@ impl Segmenter {
         } else {
             None
         };
-        let result = self.cut_and_clean(cut_frame, hard.as_ref(), &mut timings);
+        let result = self.cut_and_clean(cut_frame, &frame.rgb, hard.as_ref(), &mut timings);
         self.steady_rgb = steady.rgb;
         if hard.is_some() {
             self.seeds = hard;
@@ -507,6 +555,7 @@ impl Segmenter {
             stats: solution.stats,
             fallback: self.fallback.take(),
             learning: false,
+            census: self.frame_census.take(),
         }
     }
 
@@ -609,6 +658,7 @@ impl Segmenter {
             fallback: None,
             stats: SolveStats::default(),
             learning: true,
+            census: None,
         })
     }
 
@@ -654,14 +704,19 @@ impl Segmenter {
             ColorModels::learn(self.params.color_model, &frame.rgb, |i| side_of(labels[i]));
         self.set_models(models);
         self.set_previous(None);
+        // a sequence starts with its seeds: σ is the seeded frame's own
+        self.held_sigma = None;
         Ok(())
     }
 
     /// Builds the energy, cuts it (plus GrabCut iterations on a seeded frame), and
     /// cleans the mask up.
+    /// `data_rgb`: the frame the data term read (the gated one; `frame` is in the
+    /// learned background's steady colours where there is one).
     fn cut_and_clean(
         &mut self,
         frame: &Frame,
+        data_rgb: &[u8],
         hard: Option<&Seeds>,
         timings: &mut FrameTiming,
     ) -> Result<(Mask, Solution), SegmentError> {
@@ -693,6 +748,9 @@ impl Segmenter {
             let start = Instant::now();
             let problem = self.build(frame, &area, hard)?;
             timings.energy_ms += ms_since(start);
+            if round + 1 == rounds {
+                self.take_census(&problem, data_rgb, frame, &area, hard);
+            }
             let start = Instant::now();
             let cut = match self.cut(&problem) {
                 Err(e) if self.engine.kind() != EngineKind::Cpu => {
@@ -761,14 +819,18 @@ impl Segmenter {
         let mut rgb = std::mem::take(&mut self.crop_rgb);
         let background_on = self.background_ready();
         // With a learned background, σ is the empty scene's: one value for every frame,
-        // so the arcs of a still scene stay as they were.
+        // so the arcs of a still scene stay as they were; else the frame's own, held.
+        let sigma = match self.params.sigma {
+            Some(sigma) => sigma,
+            None => match self.background_sigma.filter(|_| background_on) {
+                Some(sigma) => sigma,
+                None => self.held_sigma_of(frame),
+            },
+        };
         let whole = CutArea {
             region: None,
             seeds: None,
-            sigma: self
-                .params
-                .sigma
-                .or(self.background_sigma.filter(|_| background_on)),
+            sigma: Some(sigma),
             rgb: Vec::new(),
         };
         let Some(seeds) = hard.filter(|_| !background_on) else {
@@ -780,20 +842,24 @@ impl Segmenter {
             return CutArea { rgb, ..whole };
         };
         region.crop_rgb(&frame.rgb, frame.width, &mut rgb);
-        let p = &self.params;
         CutArea {
             region: Some(region),
             seeds: Some(region.crop_seeds(seeds)),
-            sigma: Some(p.sigma.unwrap_or_else(|| {
-                estimate_sigma(
-                    &frame.rgb,
-                    frame.width as usize,
-                    frame.height as usize,
-                    p.connectivity,
-                )
-            })),
             rgb,
+            ..whole
         }
+    }
+
+    /// σ of a frame whose σ neither the user nor a learned background fixes: its own
+    /// estimate, held from still frame to still frame within a band ([`hold_sigma`]),
+    /// as the device energy holds it.
+    fn held_sigma_of(&mut self, frame: &Frame) -> f32 {
+        let (w, h) = (frame.width as usize, frame.height as usize);
+        let estimate = estimate_sigma(&frame.rgb, w, h, self.params.connectivity);
+        let still = is_still(self.gate_moved, (w * h) as u64);
+        let sigma = hold_sigma(self.held_sigma, estimate, still);
+        self.held_sigma = Some(sigma);
+        sigma
     }
 
     fn build(
@@ -803,18 +869,13 @@ impl Segmenter {
         hard: Option<&Seeds>,
     ) -> Result<GridProblem, SegmentError> {
         let p = &self.params;
-        let temporal = TemporalPrior {
-            weight: p.temporal,
-            ramp: p.temporal_ramp,
-        };
         let background = self
             .background
             .as_ref()
             .filter(|b| b.is_ready())
             .map(|b| (b, p.background_weight));
-        // The seeded frame of a colour-model sequence starts afresh; in background mode
-        // the seeds hold on every frame beside the prior.
         let seeded_frame = hard.is_some() && background.is_none();
+        let temporal = temporal_input(self.previous.as_ref(), p, seeded_frame);
         let (width, height, rgb, seeds) = match area.region {
             Some(r) => (r.width, r.height, area.rgb.as_slice(), area.seeds.as_ref()),
             None => (frame.width, frame.height, frame.rgb.as_slice(), hard),
@@ -831,14 +892,41 @@ impl Segmenter {
             },
             colors: self.models.as_mut().filter(|_| background.is_none()),
             seeds,
-            temporal: self
-                .previous
-                .as_ref()
-                .filter(|_| !seeded_frame && temporal.weight > 0.0)
-                .map(|m| (m, temporal)),
+            temporal,
             background,
         };
         Ok(self.builder.build(inputs)?)
+    }
+
+    /// Counts the frame's changed capacities by cause, where asked (untimed).
+    fn take_census(
+        &mut self,
+        problem: &GridProblem,
+        data_rgb: &[u8],
+        frame: &Frame,
+        area: &CutArea,
+        hard: Option<&Seeds>,
+    ) {
+        if self.census.is_none() {
+            return;
+        }
+        let (data_rgb, arc_rgb, seeds) = match area.region {
+            Some(_) => (
+                area.rgb.as_slice(),
+                area.rgb.as_slice(),
+                area.seeds.as_ref(),
+            ),
+            None => (data_rgb, frame.rgb.as_slice(), hard),
+        };
+        let seeded_frame = hard.is_some() && !self.background_ready();
+        let inputs = CensusInputs {
+            problem,
+            data_rgb,
+            arc_rgb,
+            temporal: temporal_input(self.previous.as_ref(), &self.params, seeded_frame),
+            seeds,
+        };
+        self.frame_census = self.census.as_mut().map(|c| c.observe(&inputs));
     }
 
     /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was

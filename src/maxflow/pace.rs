@@ -1,7 +1,10 @@
 //! Whether an update continues from the kept graph or solves afresh, chosen by what each
 //! has cost on this stream: both give the same flow and cut, so the cheaper one wins.
-//! On the device a continued solve still starts and ends with a whole global relabel,
-//! so where a frame's changes reach across the grid it can cost more than a fresh one.
+//! Both engines choose so: on the device a continued solve still starts and ends with a
+//! whole global relabel, and on the CPU every changed arc leaves residual for the
+//! resumed search, so where a frame's changes reach across the grid (a textured object
+//! moving, a σ moved) continuing can cost more than a fresh solve, and where they stay
+//! local it costs less, whatever their share of the arcs.
 
 /// Frames between probes of the way not taken, so that its estimate follows the stream.
 const PROBE_EVERY: u32 = 16;
