@@ -85,6 +85,9 @@ struct Row {
     continued: usize,
     /// Per stage, in the order of [`STAGES`].
     stages: Vec<(String, Spread)>,
+    /// The process's CPU time per frame (every thread's), where the system tells it:
+    /// what a frame costs the machine, beside the wall time of `total`.
+    cpu_ms: Option<Spread>,
     /// Whether every frame's flow and mask equal the engine's first run's (static, the
     /// energy on the CPU).
     same_as_static: bool,
@@ -134,15 +137,19 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
             let learning = options.background as usize;
             let mut samples: Vec<Vec<f64>> = vec![Vec::new(); STAGES.len()];
             let (mut continued, mut outcomes) = (0, Vec::new());
+            let mut cpu_samples = Vec::new();
             for (k, frame) in frames.iter().enumerate() {
+                let cpu_before = process_cpu_ms();
                 let out = segmenter
                     .segment(frame)
                     .with_context(|| format!("frame {k}"))?;
+                let cpu = process_cpu_ms().zip(cpu_before).map(|(a, b)| a - b);
                 outcomes.push((out.flow, fingerprint(&out.mask.data)));
                 if k <= learning {
                     continue; // learning, and the warm-up: kernel compilation, allocations
                 }
                 continued += usize::from(out.stats.dynamic);
+                cpu_samples.extend(cpu);
                 let t = &out.timings;
                 let s = &out.stats;
                 for (samples, value) in samples.iter_mut().zip([
@@ -179,6 +186,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                     .zip(samples)
                     .map(|(name, values)| (name.to_string(), Spread::of(values)))
                     .collect(),
+                cpu_ms: (!cpu_samples.is_empty()).then(|| Spread::of(cpu_samples)),
                 same_as_static: outcomes == reference,
             });
         }
@@ -245,6 +253,24 @@ fn resize(frame: Frame, w: u32, h: u32) -> Frame {
     }
 }
 
+/// CPU time the process has used so far, every thread's, in milliseconds (`None`
+/// where the system does not tell it).
+#[cfg(unix)]
+fn process_cpu_ms() -> Option<f64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into `t`, which outlives the call.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) } == 0;
+    ok.then_some(t.tv_sec as f64 * 1e3 + t.tv_nsec as f64 * 1e-6)
+}
+
+#[cfg(not(unix))]
+fn process_cpu_ms() -> Option<f64> {
+    None
+}
+
 /// A 64-bit FNV-1a hash: compares masks across runs without keeping them.
 fn fingerprint(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
@@ -260,26 +286,36 @@ fn print_table(rows: &[Row]) {
     for stage in STAGES {
         header += &format!(" {:>17}", format!("{stage} med/p95"));
     }
+    header += &format!(" {:>17}", "cpu med/p95");
     println!("{header}");
     for r in rows {
+        let share = 100.0 * r.continued as f64 / r.frames.max(1) as f64;
         let mut line = format!(
             "{:<7} {:<6} {:<8} {:>6} {:>9}",
             r.engine,
             r.energy,
             format!("{:?}", r.mode).to_lowercase(),
             r.frames,
-            r.continued
+            format!("{} {share:.0}%", r.continued)
         );
         for (_, s) in &r.stages {
             line += &format!(" {:>8.3}/{:<8.3}", s.median, s.p95);
+        }
+        match &r.cpu_ms {
+            Some(s) => line += &format!(" {:>8.3}/{:<8.3}", s.median, s.p95),
+            None => line += &format!(" {:>17}", "-"),
         }
         println!("{line}");
     }
     for pair in rows.chunks(2) {
         if let [fixed, dynamic] = pair {
             let ratio = |k: usize| fixed.stages[k].1.median / dynamic.stages[k].1.median;
+            let cpu = match (&fixed.cpu_ms, &dynamic.cpu_ms) {
+                (Some(a), Some(b)) => format!(", cpu {:.2}x", a.median / b.median),
+                _ => String::new(),
+            };
             println!(
-                "{} ({} energy): static/dynamic median cut {:.2}x, engine call {:.2}x, total {:.2}x; flows and masks {}",
+                "{} ({} energy): static/dynamic median cut {:.2}x, engine call {:.2}x, total {:.2}x{cpu}; flows and masks {}",
                 fixed.engine,
                 fixed.energy,
                 ratio(2),
