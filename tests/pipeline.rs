@@ -587,17 +587,21 @@ fn dropping_the_handle_also_stops_everything() {
     assert!(source_dropped.load(Ordering::SeqCst));
 }
 
+/// A 32×24 demo scene of `frames` frames, to switch to.
+fn small_demo(frames: u64) -> SourceSpec {
+    SourceSpec::Demo(DemoConfig {
+        width: 32,
+        height: 24,
+        frames: Some(frames),
+        ..DemoConfig::default()
+    })
+}
+
 #[test]
 fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
     let (p, gate, log, old_dropped) = start_gated(with_seeds());
     assert!(matches!(next(&p), Event::SourceOpened(_)));
-    let demo = DemoConfig {
-        width: 32,
-        height: 24,
-        frames: Some(3),
-        ..DemoConfig::default()
-    };
-    p.send(Command::SetSource(SourceSpec::Demo(demo)));
+    p.send(Command::SetSource(small_demo(3)));
     // The old capture thread waits at its gate; closing it lets the worker join it.
     drop(gate);
     match next(&p) {
@@ -633,13 +637,7 @@ fn a_source_change_stops_the_old_source_and_uses_the_new_seeds() {
 fn seeds_made_for_a_replaced_source_are_dropped() {
     let (p, gate, log, _) = start_gated(with_seeds());
     assert!(matches!(next(&p), Event::SourceOpened(info) if info.id == SourceId::FIRST));
-    let demo = DemoConfig {
-        width: 32,
-        height: 24,
-        frames: Some(2),
-        ..DemoConfig::default()
-    };
-    p.send(Command::SetSource(SourceSpec::Demo(demo)));
+    p.send(Command::SetSource(small_demo(2)));
     p.send(Command::SetSeeds {
         source: SourceId::FIRST,
         seeds: seeds(true),
