@@ -38,6 +38,9 @@ pub struct ChangeCensus {
     pub terminals_by_model: u64,
     /// No previous frame of this shape: every capacity is new.
     pub whole: bool,
+    /// More than half of the arcs changed: the frame changed throughout (a pan, a light
+    /// switched on, σ estimated anew), and a dynamic cut has little to keep.
+    pub throughout: bool,
 }
 
 /// What one frame's energy was made of, as the census reads it.
@@ -92,6 +95,7 @@ impl Census {
             census.arcs_changed = census.arcs;
             census.terminals_changed = n as u64;
         }
+        census.throughout = 2 * census.arcs_changed > census.arcs;
         self.shape = Some((w, h, dirs));
         self.terminals = terminals;
         self.edges = Direction::ALL[..dirs]
@@ -230,7 +234,7 @@ mod tests {
         let (mut builder, mut census) = (EnergyBuilder::new(), Census::default());
         let rgb = frame();
         let first = census_of(&mut builder, &mut census, &rgb, 30.0);
-        assert!(first.whole && first.arcs == 4 * 24);
+        assert!(first.whole && first.throughout && first.arcs == 4 * 24);
         let same = census_of(&mut builder, &mut census, &rgb, 30.0);
         assert_eq!(
             same,
