@@ -61,12 +61,13 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// What the window shows of its source, frames and notices, for a failure message.
 fn seen(app: &LivecutApp) -> String {
     format!(
-        "source {:?}{} ({:?}), {} frames processed, notices {:?}",
+        "source {:?}{} ({:?}), {} frames processed, notices {:?}, recording {:?}",
         app.source_state(),
         if app.is_paused() { ", paused" } else { "" },
         app.source_description(),
         app.processed_frames(),
-        app.notices()
+        app.notices(),
+        app.recording()
     )
 }
 
@@ -351,7 +352,8 @@ fn a_disk_that_fills_while_recording_stops_the_recording_and_keeps_the_window() 
         notices
             .iter()
             .any(|n| n.error && n.text.contains("Recording stopped") && n.text.contains("space")),
-        "{notices:?}"
+        "{}",
+        seen(h.state())
     );
     // The window goes on segmenting.
     let processed = h.state().processed_frames();
@@ -630,5 +632,10 @@ fn recording_masks_into(folder: &Path) -> Harness<'static, LivecutApp> {
     let mut h = harness(app_on(demo(None), Some(&storage)));
     step_until(&mut h, "frames", |app| app.mask().is_some());
     click(&mut h, "Record");
+    assert!(
+        h.state().recording().active,
+        "Record clicked: {}",
+        seen(h.state())
+    );
     h
 }
