@@ -96,6 +96,13 @@ pub struct BackgroundModel {
     still: Vec<u16>,
     /// The frame last observed (to see which colours stayed put).
     last_rgb: Vec<u8>,
+    /// What the last `observe` computed `z2` from: the frame and the gain (empty: the
+    /// next one computes every pixel). A pixel whose colour, mean and the gain stayed
+    /// keeps its z², which is most of a still camera's frame behind the noise gate.
+    observed: Vec<u8>,
+    observed_gain: [u32; 3],
+    /// Per pixel: its mean moved since the last `observe` (adaptation, absorption).
+    moved_mean: Vec<bool>,
     /// Frames a still foreground pixel takes to become background.
     pub(crate) absorb_frames: u16,
 }
@@ -158,6 +165,9 @@ impl BackgroundModel {
             z2: vec![0; n],
             still: vec![0; n],
             last_rgb: Vec::new(),
+            observed: Vec::new(),
+            observed_gain: [UNIT_GAIN; 3],
+            moved_mean: vec![false; n],
             absorb_frames: ABSORB_FRAMES,
         }
     }
@@ -232,6 +242,7 @@ impl BackgroundModel {
             .collect();
         self.sum = Vec::new();
         self.sum_sq = Vec::new();
+        self.observed.clear();
     }
 
     /// The learned background as RGB bytes (rounded means).
@@ -251,24 +262,23 @@ impl BackgroundModel {
         }
         self.update_gain(rgb, previous);
         let gain = self.gain;
+        // z² is a function of the colour, the mean and the gain: where none moved since
+        // the last frame it stays
+        let known = self.observed.len() == rgb.len() && self.observed_gain == gain;
         for (i, (px, mean)) in rgb
             .chunks_exact(3)
             .zip(self.mean.chunks_exact(3))
             .enumerate()
         {
-            let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
-            let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
-            // the shadow test can only lower z², so a pixel whose plain distance is
-            // already in the dead zone is steady without it (most of a still scene)
-            let steady = |q: u64| q < u64::from(STEADY_Z2 * Z2_STEPS);
-            let (full, inv_var) = (squared_distance(seen, expected), self.inv_var[i]);
-            self.z2[i] = if steady((full * inv_var) >> 32) {
-                0
-            } else {
-                let q = quantised_z2(seen, expected, full, inv_var);
-                if steady(u64::from(q)) { 0 } else { q }
-            };
+            if known && !self.moved_mean[i] && self.observed[3 * i..3 * i + 3] == *px {
+                continue;
+            }
+            self.z2[i] = observed_z2(px, mean, gain, self.inv_var[i]);
         }
+        self.observed.clear();
+        self.observed.extend_from_slice(rgb);
+        self.observed_gain = gain;
+        self.moved_mean.fill(false);
     }
 
     /// The frame last observed with every pixel in the dead zone replaced by its
@@ -339,6 +349,8 @@ impl BackgroundModel {
         if !self.is_ready() {
             return None;
         }
+        // the device reads and writes the state: what `observe` kept no longer holds
+        self.observed.clear();
         Some(ModelState {
             mean: &mut self.mean,
             inv_var: &self.inv_var,
@@ -387,6 +399,7 @@ impl BackgroundModel {
                     for (m, t) in mean.iter_mut().zip(target) {
                         *m = step_towards(*m, t);
                     }
+                    self.moved_mean[i] = true;
                 }
                 continue;
             }
@@ -394,6 +407,7 @@ impl BackgroundModel {
             self.still[i] = if stayed { self.still[i] + 1 } else { 0 };
             if self.still[i] >= self.absorb_frames {
                 mean.copy_from_slice(&target);
+                self.moved_mean[i] = true;
                 self.still[i] = 0;
             }
         }
@@ -455,6 +469,23 @@ fn step_towards(mean: u32, target: u32) -> u32 {
 
 /// Squared distance of a colour `seen` from its background `expected` (both in 1/16
 /// grey level).
+/// A pixel's quantised distance to its background `mean` under `gain`: 0 in the dead
+/// zone, where the distance is noise.
+#[inline]
+fn observed_z2(px: &[u8], mean: &[u32], gain: [u32; 3], inv_var: u64) -> u16 {
+    let expected = [0, 1, 2].map(|c| (mean[c] * gain[c] + UNIT_GAIN / 2) >> GAIN_BITS);
+    let seen = [0, 1, 2].map(|c| u32::from(px[c]) << MEAN_BITS);
+    // the shadow test can only lower z², so a pixel whose plain distance is already in
+    // the dead zone is steady without it (most of a still scene)
+    let steady = |q: u64| q < u64::from(STEADY_Z2 * Z2_STEPS);
+    let full = squared_distance(seen, expected);
+    if steady((full * inv_var) >> 32) {
+        return 0;
+    }
+    let q = quantised_z2(seen, expected, full, inv_var);
+    if steady(u64::from(q)) { 0 } else { q }
+}
+
 fn squared_distance(seen: [u32; 3], expected: [u32; 3]) -> u64 {
     (0..3)
         .map(|c| {
@@ -596,5 +627,65 @@ mod tests {
         assert_eq!(table.at(0), -90);
         assert_eq!(table.at(threshold_q()), 0);
         assert_eq!(table.at(u16::MAX), table.at((MAX_Z2 * Z2_STEPS) as u16));
+    }
+
+    /// `observe` keeps the z² of pixels whose colour, mean and gain stayed: on a
+    /// sequence with noise, a square that moves and then stays (and is absorbed), a
+    /// drifting region (adapted), and an exposure step it gives exactly the z² of
+    /// computing every pixel.
+    #[test]
+    fn observing_only_what_changed_gives_every_pixels_z2() {
+        let (w, h) = (24usize, 16usize);
+        let frame = |k: usize| -> Vec<u8> {
+            (0..w * h)
+                .flat_map(|i| {
+                    let (x, y) = (i % w, i / w);
+                    // the square stops at frame 6 (and is absorbed); the bottom rows'
+                    // red drifts beyond the dead zone (and adapts); a few pixels flicker by
+                    // one; the exposure of two thirds steps up at frame 16 (a new gain for all)
+                    let left = k.min(6);
+                    let square = (left..left + 6).contains(&x) && (4..10).contains(&y);
+                    let drift = if y >= 14 && k >= 3 { 35 } else { 0 };
+                    let flicker = i32::from((i + k).is_multiple_of(11));
+                    let exposure = if k >= 16 && x < 16 { 30 } else { 0 };
+                    let base = if square { 220 } else { 60 + 4 * (x as i32 % 5) };
+                    let v = base + flicker + exposure;
+                    [0, 1, 2].map(|c| {
+                        let red = if c == 0 { drift } else { 0 };
+                        (v + 7 * c + red).clamp(0, 255) as u8
+                    })
+                })
+                .collect()
+        };
+        let mut kept = BackgroundModel::new(w as u32, h as u32, 3).with_absorb_frames(3);
+        for _ in 0..3 {
+            kept.learn(&frame(0));
+        }
+        let (mut previous, mut adapted, mut absorbed) = (None::<Mask>, 0, 0);
+        for k in 1..22 {
+            let rgb = frame(k);
+            let mut every = kept.clone();
+            every.observed.clear();
+            every.observe(&rgb, previous.as_ref());
+            kept.observe(&rgb, previous.as_ref());
+            assert_eq!(kept.z2, every.z2, "frame {k}");
+            let mask = Mask::from_fn(w as u32, h as u32, |i| kept.z2[i] > threshold_q());
+            let before = kept.mean.clone();
+            kept.adapt(&rgb, &mask);
+            let moved =
+                (0..w * h).filter(|&i| kept.mean[3 * i..3 * i + 3] != before[3 * i..3 * i + 3]);
+            for i in moved {
+                if mask.is_source(i) {
+                    absorbed += 1
+                } else {
+                    adapted += 1
+                }
+            }
+            previous = Some(mask);
+        }
+        assert!(
+            adapted > 0 && absorbed > 0,
+            "adapted {adapted}, absorbed {absorbed}"
+        );
     }
 }
