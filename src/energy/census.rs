@@ -255,5 +255,13 @@ mod tests {
             sigma.arcs_by_weights > 0 && sigma.arcs_by_colour == 0,
             "{sigma:?}"
         );
+        assert!(!one.throughout && !sigma.throughout, "{sigma:?}");
+        // a textured frame in place of the flat one: the frame changed throughout
+        let textured: Vec<u8> = (0..moved.len()).map(|i| (i * 37 % 251) as u8).collect();
+        let all = census_of(&mut builder, &mut census, &textured, 60.0);
+        assert!(all.throughout && !all.whole, "{all:?}");
+        // forgotten, the same frame again has nothing to be compared with
+        census.reset();
+        assert!(census_of(&mut builder, &mut census, &moved, 60.0).whole);
     }
 }

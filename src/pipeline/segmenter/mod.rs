@@ -421,6 +421,9 @@ impl Segmenter {
         self.last = None;
         self.held_sigma = None;
         self.gate.reset();
+        if let Some(census) = &mut self.census {
+            census.reset();
+        }
         self.release_device();
     }
 
