@@ -467,8 +467,6 @@ fn step_towards(mean: u32, target: u32) -> u32 {
     }
 }
 
-/// Squared distance of a colour `seen` from its background `expected` (both in 1/16
-/// grey level).
 /// A pixel's quantised distance to its background `mean` under `gain`: 0 in the dead
 /// zone, where the distance is noise.
 #[inline]
@@ -486,6 +484,8 @@ fn observed_z2(px: &[u8], mean: &[u32], gain: [u32; 3], inv_var: u64) -> u16 {
     if steady(u64::from(q)) { 0 } else { q }
 }
 
+/// Squared distance of a colour `seen` from its background `expected` (both in 1/16
+/// grey level).
 fn squared_distance(seen: [u32; 3], expected: [u32; 3]) -> u64 {
     (0..3)
         .map(|c| {

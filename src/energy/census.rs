@@ -58,7 +58,8 @@ pub struct CensusInputs<'a> {
     pub seeds: Option<&'a Seeds>,
 }
 
-/// The previous frame's energy, kept to compare the next one with.
+/// The previous frame's energy, kept to compare the next one with; its buffers are
+/// reused from frame to frame.
 #[derive(Debug, Default)]
 pub struct Census {
     shape: Option<(u32, u32, usize)>,
@@ -68,6 +69,9 @@ pub struct Census {
     arc_rgb: Vec<u8>,
     prior: Vec<i32>,
     distance: Vec<u32>,
+    /// The frame being compared's terminals and prior (swapped with the kept ones).
+    next_terminals: Vec<i64>,
+    next_prior: Vec<i32>,
 }
 
 impl Census {
@@ -77,10 +81,12 @@ impl Census {
         let (w, h) = (p.width(), p.height());
         let dirs = p.connectivity().number() as usize;
         let n = p.pixels();
-        let prior = self.prior_of(inputs.temporal, n);
-        let terminals: Vec<i64> = (p.source().iter().zip(p.sink()))
-            .map(|(&s, &t)| i64::from(s) - i64::from(t))
-            .collect();
+        let mut prior = std::mem::take(&mut self.next_prior);
+        self.prior_into(inputs.temporal, n, &mut prior);
+        let mut terminals = std::mem::take(&mut self.next_terminals);
+        terminals.clear();
+        let pairs = p.source().iter().zip(p.sink());
+        terminals.extend(pairs.map(|(&s, &t)| i64::from(s) - i64::from(t)));
         let mut census = ChangeCensus {
             arcs: (dirs * n) as u64,
             ..ChangeCensus::default()
@@ -96,16 +102,26 @@ impl Census {
             census.terminals_changed = n as u64;
         }
         census.throughout = 2 * census.arcs_changed > census.arcs;
-        self.shape = Some((w, h, dirs));
-        self.terminals = terminals;
-        self.edges = Direction::ALL[..dirs]
-            .iter()
-            .map(|&d| p.edges(d).to_vec())
-            .collect();
-        self.data_rgb = inputs.data_rgb.to_vec();
-        self.arc_rgb = inputs.arc_rgb.to_vec();
-        self.prior = prior;
+        self.keep(inputs, terminals, prior);
         census
+    }
+
+    /// Keeps the frame just counted for the next comparison.
+    fn keep(&mut self, inputs: &CensusInputs<'_>, terminals: Vec<i64>, prior: Vec<i32>) {
+        let p = inputs.problem;
+        let dirs = p.connectivity().number() as usize;
+        self.shape = Some((p.width(), p.height(), dirs));
+        self.next_terminals = std::mem::replace(&mut self.terminals, terminals);
+        self.next_prior = std::mem::replace(&mut self.prior, prior);
+        self.edges.resize_with(dirs, Vec::new);
+        for (kept, &dir) in self.edges.iter_mut().zip(&Direction::ALL[..dirs]) {
+            kept.clear();
+            kept.extend_from_slice(p.edges(dir));
+        }
+        self.data_rgb.clear();
+        self.data_rgb.extend_from_slice(inputs.data_rgb);
+        self.arc_rgb.clear();
+        self.arc_rgb.extend_from_slice(inputs.arc_rgb);
     }
 
     /// Forgets the kept frame: the next one counts as whole.
@@ -113,18 +129,24 @@ impl Census {
         self.shape = None;
     }
 
-    /// Each pixel's temporal prior (signed capacity toward the source; 0 without one).
-    fn prior_of(&mut self, temporal: Option<(&Mask, TemporalPrior)>, n: usize) -> Vec<i32> {
-        let mut out = vec![0; n];
+    /// Each pixel's temporal prior into `out` (signed capacity toward the source; 0
+    /// without one).
+    fn prior_into(
+        &mut self,
+        temporal: Option<(&Mask, TemporalPrior)>,
+        n: usize,
+        out: &mut Vec<i32>,
+    ) {
+        out.clear();
+        out.resize(n, 0);
         if let Some((previous, prior)) = temporal {
             prior.add_capacities(
                 previous,
                 crate::energy::CAPACITY_SCALE,
                 &mut self.distance,
-                &mut out,
+                out,
             );
         }
-        out
     }
 
     fn count(

@@ -30,7 +30,7 @@ const _: () = assert!(super::kept::SPAN <= u64::BITS);
 /// Pixels whose terminal capacities are compared at once before any is looked at alone.
 const TERMINAL_RUN: usize = 32;
 
-/// Every this many rows one is sampled, whole, for [`Solver::better_afresh`] (whole
+/// Every this many rows one is sampled, whole, for [`Solver::changed_throughout`] (whole
 /// rows: a strided sample of pixels would read every cache line anyway).
 const SAMPLE_STRIDE: usize = 8;
 
@@ -39,7 +39,7 @@ impl<T: Topology> Solver<T> {
     /// differ from those of the kept residual graph (same shape), judged on the
     /// forward arcs of every `SAMPLE_STRIDE`-th row: a cheap look that spares a frame
     /// that changed throughout a try at continuing.
-    pub(super) fn better_afresh(&self, problem: &GridProblem) -> bool {
+    pub(super) fn changed_throughout(&self, problem: &GridProblem) -> bool {
         let width = (problem.width() as usize).max(1);
         let (mut seen, mut changed) = (0u64, 0u64);
         for fwd in (0..T::K).step_by(2) {

@@ -64,6 +64,21 @@ impl CpuEngine {
         self.always_resume = on;
     }
 
+    /// Applies `problem`'s changes to the kept residual graph and continues its search.
+    fn resume(&mut self, problem: &GridProblem) -> Solution {
+        let start = Instant::now();
+        self.ready = false;
+        let solver = self.solver.as_deref_mut().expect("a kept solver");
+        let changed = solver.apply_changes(problem);
+        let loaded = Instant::now();
+        solver.reuse_trees();
+        solver.run();
+        let solved = Instant::now();
+        let solution = finish(solver, start, loaded, solved, true, changed);
+        self.ready = true;
+        solution
+    }
+
     /// The solver for `problem`'s shape, reusing the current one when it fits.
     fn solver_for(&mut self, problem: &GridProblem) -> Result<&mut dyn Backend, EngineError> {
         if !self.solver.as_ref().is_some_and(|s| s.fits(problem)) {
@@ -131,7 +146,7 @@ impl Engine for CpuEngine {
         let resume = match kept {
             None => false,
             Some(_) if self.always_resume => true,
-            Some(s) => !s.better_afresh(problem) && self.pace.resume(),
+            Some(s) => !s.changed_throughout(problem) && self.pace.resume(),
         };
         let solution = if resume {
             self.resume(problem)
@@ -142,23 +157,6 @@ impl Engine for CpuEngine {
         self.pace
             .record(resume, s.upload_ms + s.solve_ms + s.readback_ms);
         Ok(solution)
-    }
-}
-
-impl CpuEngine {
-    /// Applies `problem`'s changes to the kept residual graph and continues its search.
-    fn resume(&mut self, problem: &GridProblem) -> Solution {
-        let start = Instant::now();
-        self.ready = false;
-        let solver = self.solver.as_deref_mut().expect("a kept solver");
-        let changed = solver.apply_changes(problem);
-        let loaded = Instant::now();
-        solver.reuse_trees();
-        solver.run();
-        let solved = Instant::now();
-        let solution = finish(solver, start, loaded, solved, true, changed);
-        self.ready = true;
-        solution
     }
 }
 
@@ -196,7 +194,7 @@ fn finish(
 trait Backend: Send {
     fn fits(&self, problem: &GridProblem) -> bool;
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError>;
-    fn better_afresh(&self, problem: &GridProblem) -> bool;
+    fn changed_throughout(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
     fn push_short_paths(&mut self);
     fn plan_search(&mut self);
@@ -215,8 +213,8 @@ impl<T: Topology> Backend for Solver<T> {
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError> {
         Solver::load(self, problem)
     }
-    fn better_afresh(&self, problem: &GridProblem) -> bool {
-        Solver::better_afresh(self, problem)
+    fn changed_throughout(&self, problem: &GridProblem) -> bool {
+        Solver::changed_throughout(self, problem)
     }
     fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
         Solver::apply_changes(self, problem)

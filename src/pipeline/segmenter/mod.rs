@@ -268,8 +268,7 @@ fn side_of(label: SeedLabel) -> Option<Side> {
 }
 
 /// The previous mask and the temporal prior where they apply: not on the seeded frame
-/// of a colour-model sequence, which starts afresh (in background mode the seeds hold
-/// on every frame beside the prior).
+/// of a colour-model sequence ([`Segmenter::seeded_frame`]).
 fn temporal_input<'a>(
     previous: Option<&'a Mask>,
     params: &SegmentParams,
@@ -594,6 +593,13 @@ impl Segmenter {
         self.models_version += 1;
     }
 
+    /// Whether the frame cut with `hard` seeds is the seeded frame of a colour-model
+    /// sequence, which starts afresh (no temporal prior); in background mode the seeds
+    /// hold on every frame beside the prior.
+    fn seeded_frame(&self, hard: Option<&Seeds>) -> bool {
+        hard.is_some() && !self.background_ready()
+    }
+
     /// Whether a learned background is ready to cut by.
     fn background_ready(&self) -> bool {
         self.params.background_frames > 0
@@ -877,8 +883,7 @@ impl Segmenter {
             .as_ref()
             .filter(|b| b.is_ready())
             .map(|b| (b, p.background_weight));
-        let seeded_frame = hard.is_some() && background.is_none();
-        let temporal = temporal_input(self.previous.as_ref(), p, seeded_frame);
+        let temporal = temporal_input(self.previous.as_ref(), p, self.seeded_frame(hard));
         let (width, height, rgb, seeds) = match area.region {
             Some(r) => (r.width, r.height, area.rgb.as_slice(), area.seeds.as_ref()),
             None => (frame.width, frame.height, frame.rgb.as_slice(), hard),
@@ -921,7 +926,7 @@ impl Segmenter {
             ),
             None => (data_rgb, frame.rgb.as_slice(), hard),
         };
-        let seeded_frame = hard.is_some() && !self.background_ready();
+        let seeded_frame = self.seeded_frame(hard);
         let inputs = CensusInputs {
             problem,
             data_rgb,
