@@ -5,7 +5,10 @@
 //! and flows through the segmenter with the energy on the device or not, static and
 //! dynamic. Skips, with a note, where no CUDA device is present.
 
-use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource, SourceSpec};
+mod common;
+
+use common::footage::pedestrian_frames;
+use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource};
 use livecut::energy::cuda::{DataTerm, DeviceEnergy, DeviceFrame};
 use livecut::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
@@ -17,7 +20,6 @@ use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::maxflow::cuda::CudaEngine;
 use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
-use std::path::PathBuf;
 
 /// Frames the background is learned from.
 const LEARN: usize = 10;
@@ -61,29 +63,6 @@ fn drifting_frames(width: u32, height: u32, count: u64) -> Vec<Frame> {
         }
     }
     frames
-}
-
-/// The still-camera frames of `pedestrians` (`$LIVECUT_PEDESTRIANS`, else the shared
-/// data beside the checkout, else `ped/frames` where the GPU machine has them).
-fn pedestrian_frames(count: usize) -> Option<Vec<Frame>> {
-    let candidates = [
-        std::env::var_os("LIVECUT_PEDESTRIANS").map(PathBuf::from),
-        Some(
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../shared/data/video/pedestrians/frames"),
-        ),
-        Some(PathBuf::from("ped/frames")),
-    ];
-    let Some(dir) = candidates.into_iter().flatten().find(|p| p.is_dir()) else {
-        eprintln!("note: pedestrians frames not found (set LIVECUT_PEDESTRIANS); skipping them");
-        return None;
-    };
-    let mut source = SourceSpec::Folder(dir).open().unwrap();
-    Some(
-        std::iter::from_fn(|| source.next_frame().unwrap().map(|c| c.frame))
-            .take(count)
-            .collect(),
-    )
 }
 
 fn params() -> SegmentParams {

@@ -103,6 +103,20 @@ pub struct BackgroundModel {
     observed_gain: [u32; 3],
     /// Per pixel: its mean moved since the last `observe` (adaptation, absorption).
     moved_mean: Vec<bool>,
+    /// Per stretch ([`STRETCH`] pixels of a row): the gain sums (seen, then expected
+    /// colour) of its background-like pixels as of the last `observe`, redone only
+    /// where a colour, mean, distance or the previous mask moved.
+    stretch_sums: Vec<[u64; 6]>,
+    /// Per stretch: its colours or means moved since the last frame (this `observe`'s
+    /// scratch).
+    stretch_moved: Vec<bool>,
+    /// Per stretch: the last `observe` changed a z² of it (its gain sums are stale).
+    z2_moved: Vec<bool>,
+    /// The previous mask the last gain sums left out (empty: there was none).
+    observed_previous: Vec<u8>,
+    /// The frame last observed in its background's steady colours
+    /// ([`Self::steady_rgb`]), kept up to date where it moved; empty while lent out.
+    steady: Vec<u8>,
     /// Frames a still foreground pixel takes to become background.
     pub(crate) absorb_frames: u16,
 }
@@ -168,6 +182,11 @@ impl BackgroundModel {
             observed: Vec::new(),
             observed_gain: [UNIT_GAIN; 3],
             moved_mean: vec![false; n],
+            stretch_sums: Vec::new(),
+            stretch_moved: Vec::new(),
+            z2_moved: Vec::new(),
+            observed_previous: Vec::new(),
+            steady: Vec::new(),
             absorb_frames: ABSORB_FRAMES,
         }
     }
@@ -254,79 +273,145 @@ impl BackgroundModel {
     }
 
     /// Looks at a frame before its cut: re-estimates the gains from the pixels that
-    /// `previous` left as background (all pixels without one) and computes every
-    /// pixel's quantised distance to its background.
+    /// `previous` left as background (all pixels without one), computes every pixel's
+    /// quantised distance to its background and the frame in steady colours
+    /// ([`Self::take_steady`]). Only stretches of rows whose colours, means or
+    /// previous labels moved are recomputed (all of them when the gain moves); the
+    /// result equals a pass over every pixel.
     pub fn observe(&mut self, rgb: &[u8], previous: Option<&Mask>) {
         if !self.is_ready() {
             return;
         }
-        self.update_gain(rgb, previous);
-        let gain = self.gain;
-        // z² is a function of the colour, the mean and the gain: where none moved since
-        // the last frame it stays
-        let known = self.observed.len() == rgb.len() && self.observed_gain == gain;
-        for (i, (px, mean)) in rgb
-            .chunks_exact(3)
-            .zip(self.mean.chunks_exact(3))
-            .enumerate()
-        {
-            if known && !self.moved_mean[i] && self.observed[3 * i..3 * i + 3] == *px {
-                continue;
-            }
-            self.z2[i] = observed_z2(px, mean, gain, self.inv_var[i]);
+        let n = self.z2.len();
+        let previous = previous.map(|m| m.data.as_slice()).filter(|p| p.len() == n);
+        let stretches = self.stretches();
+        let known = self.observed.len() == rgb.len()
+            && self.stretch_sums.len() == stretches.count()
+            && self.steady.len() == rgb.len();
+        if !known {
+            self.stretch_sums = vec![[0; 6]; stretches.count()];
+            self.z2_moved = vec![true; stretches.count()];
+            self.stretch_moved = vec![true; stretches.count()];
         }
-        self.observed.clear();
-        self.observed.extend_from_slice(rgb);
-        self.observed_gain = gain;
-        self.moved_mean.fill(false);
+        let previous_known = known
+            && match previous {
+                Some(p) => self.observed_previous.len() == p.len(),
+                None => self.observed_previous.is_empty(),
+            };
+        self.sum_gain(rgb, previous, known, previous_known);
+        let redo_all = !known || self.observed_gain != self.gain;
+        if !known {
+            self.steady.clear();
+            self.steady.extend_from_slice(rgb);
+            self.observed.clear();
+            self.observed.extend_from_slice(rgb);
+        }
+        for (c, range) in stretches.iter().enumerate() {
+            if redo_all || self.stretch_moved[c] {
+                self.z2_moved[c] = self.observe_stretch(rgb, range);
+            }
+        }
+        self.observed_gain = self.gain;
+        self.observed_previous.clear();
+        if let Some(p) = previous {
+            self.observed_previous.extend_from_slice(p);
+        }
+    }
+
+    /// The stretches of this model's rows.
+    fn stretches(&self) -> Stretches {
+        Stretches {
+            width: self.width as usize,
+            height: self.height as usize,
+        }
+    }
+
+    /// Re-estimates the gains from the stretch sums, redoing the sums of stretches
+    /// whose inputs moved (every one where not `known`), and notes which stretches'
+    /// colours or means moved.
+    fn sum_gain(&mut self, rgb: &[u8], previous: Option<&[u8]>, known: bool, previous_known: bool) {
+        let threshold = threshold_q();
+        let (mut seen, mut expected) = ([0u64; 3], [0u64; 3]);
+        for (c, range) in self.stretches().iter().enumerate() {
+            let bytes = 3 * range.start..3 * range.end;
+            let moved = !known
+                || self.observed[bytes.clone()] != rgb[bytes.clone()]
+                || self.moved_mean[range.clone()].contains(&true);
+            self.stretch_moved[c] = moved;
+            let labels_moved = !previous_known
+                || previous
+                    .is_some_and(|p| p[range.clone()] != self.observed_previous[range.clone()]);
+            if moved || labels_moved || self.z2_moved[c] {
+                let mut sums = [0u64; 6];
+                for i in range.clone() {
+                    if previous.is_some_and(|p| p[i] != 0) || self.z2[i] > threshold {
+                        continue;
+                    }
+                    for ch in 0..3 {
+                        sums[ch] += u64::from(rgb[3 * i + ch]) << MEAN_BITS;
+                        sums[3 + ch] += u64::from(self.mean[3 * i + ch]);
+                    }
+                }
+                self.stretch_sums[c] = sums;
+            }
+            let sums = &self.stretch_sums[c];
+            for ch in 0..3 {
+                seen[ch] += sums[ch];
+                expected[ch] += sums[3 + ch];
+            }
+        }
+        self.apply_gain_sums(seen, expected);
+    }
+
+    /// Recomputes the distances and steady colours of the pixels `range` and keeps
+    /// their colours as observed; returns whether a distance changed.
+    fn observe_stretch(&mut self, rgb: &[u8], range: std::ops::Range<usize>) -> bool {
+        let gain = self.gain;
+        let mut changed = false;
+        for i in range.clone() {
+            let px = &rgb[3 * i..3 * i + 3];
+            let mean = &self.mean[3 * i..3 * i + 3];
+            let q = observed_z2(px, mean, gain, self.inv_var[i]);
+            changed |= q != self.z2[i];
+            self.z2[i] = q;
+            let steady = steady_colour(px, mean, gain, q);
+            self.steady[3 * i..3 * i + 3].copy_from_slice(&steady);
+        }
+        let bytes = 3 * range.start..3 * range.end;
+        self.observed[bytes.clone()].copy_from_slice(&rgb[bytes]);
+        self.moved_mean[range].fill(false);
+        changed
+    }
+
+    /// The frame last observed in steady colours, lent out for its cut (hand it back
+    /// with [`Self::restore_steady`], or the next `observe` redoes every pixel).
+    pub fn take_steady(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.steady)
+    }
+
+    /// Takes back what [`Self::take_steady`] lent.
+    pub fn restore_steady(&mut self, steady: Vec<u8>) {
+        self.steady = steady;
     }
 
     /// The frame last observed with every pixel in the dead zone replaced by its
     /// background's colour (gain applied): the colours the contrast term sees, steady
-    /// wherever the scene is.
+    /// wherever the scene is. Computed over every pixel: what [`Self::take_steady`]
+    /// keeps up to date.
     pub fn steady_rgb(&self, rgb: &[u8], out: &mut Vec<u8>) {
         out.clear();
         out.extend_from_slice(rgb);
         if !self.is_ready() {
             return;
         }
-        let gain = self.gain;
-        let half = 1u32 << (MEAN_BITS + GAIN_BITS - 1);
         for ((px, mean), &q) in out
             .chunks_exact_mut(3)
             .zip(self.mean.chunks_exact(3))
             .zip(&self.z2)
         {
-            if q == 0 {
-                for c in 0..3 {
-                    px[c] = ((mean[c] * gain[c] + half) >> (MEAN_BITS + GAIN_BITS)).min(255) as u8;
-                }
-            }
+            let steady = steady_colour(px, mean, self.gain, q);
+            px.copy_from_slice(&steady);
         }
-    }
-
-    /// New gains from the background pixels, kept unless they moved by more than
-    /// [`GAIN_HYSTERESIS`].
-    fn update_gain(&mut self, rgb: &[u8], previous: Option<&Mask>) {
-        let threshold = threshold_q();
-        let mut seen = [0u64; 3];
-        let mut expected = [0u64; 3];
-        for (i, (px, mean)) in rgb
-            .chunks_exact(3)
-            .zip(self.mean.chunks_exact(3))
-            .enumerate()
-        {
-            // Foreground, and what looked unlike the background last time (shadows,
-            // the object's fringe), would pull the estimate.
-            if previous.is_some_and(|m| m.is_source(i)) || self.z2[i] > threshold {
-                continue;
-            }
-            for c in 0..3 {
-                seen[c] += u64::from(px[c]) << MEAN_BITS;
-                expected[c] += u64::from(mean[c]);
-            }
-        }
-        self.apply_gain_sums(seen, expected);
     }
 
     /// Takes the frame's gain from the sums of the seen and the expected colours over
@@ -363,12 +448,23 @@ impl BackgroundModel {
     /// Adds the background term to the signed data capacities (background minus
     /// foreground cost per pixel), read from `table` by the observed distances.
     pub fn add_capacities(&self, table: &CostTable, data: &mut [i32]) {
+        self.add_capacities_from(table, 0, data);
+    }
+
+    /// [`Self::add_capacities`] for the pixels `first..first + data.len()` only.
+    pub fn add_capacities_from(&self, table: &CostTable, first: usize, data: &mut [i32]) {
         if !self.is_ready() {
             return;
         }
-        for (d, &q) in data.iter_mut().zip(&self.z2) {
+        for (d, &q) in data.iter_mut().zip(&self.z2[first..]) {
             *d += table.at(q);
         }
+    }
+
+    /// Every pixel's quantised distance to its background as last observed (all 0
+    /// until the model is ready): what the background term reads.
+    pub fn observed_z2(&self) -> &[u16] {
+        &self.z2
     }
 
     /// Learns from a frame's final mask: background that drifted (background in the
@@ -380,6 +476,10 @@ impl BackgroundModel {
         }
         let threshold = threshold_q();
         let had_last = self.last_rgb.len() == rgb.len();
+        if !had_last {
+            self.last_rgb.clear();
+            self.last_rgb.extend_from_slice(rgb);
+        }
         // What each channel value means without the gain, in 1/16 grey level.
         let ungained = self.gain.map(|g| {
             let g = g.max(1);
@@ -387,9 +487,42 @@ impl BackgroundModel {
                 .map(|v| ((v << (MEAN_BITS + GAIN_BITS)) + g / 2) / g)
                 .collect::<Vec<_>>()
         });
-        for i in 0..self.z2.len() {
+        for range in self.stretches().iter() {
+            // a stretch all background, none of it counting still frames or drifted
+            // past the dead zone, has nothing to learn
+            let busy = mask.data[range.clone()].iter().any(|&m| m != 0)
+                || self.still[range.clone()].iter().any(|&k| k != 0)
+                || self.z2[range.clone()]
+                    .iter()
+                    .any(|&q| (1..=threshold).contains(&q));
+            if busy {
+                self.adapt_stretch(rgb, mask, range.clone(), had_last, &ungained);
+            }
+            let bytes = 3 * range.start..3 * range.end;
+            if self.last_rgb[bytes.clone()] != rgb[bytes.clone()] {
+                self.last_rgb[bytes.clone()].copy_from_slice(&rgb[bytes]);
+            }
+        }
+    }
+
+    /// [`Self::adapt`] for the pixels `range`; `ungained` maps each channel's values
+    /// to means.
+    fn adapt_stretch(
+        &mut self,
+        rgb: &[u8],
+        mask: &Mask,
+        range: std::ops::Range<usize>,
+        had_last: bool,
+        ungained: &[Vec<u32>; 3],
+    ) {
+        let threshold = threshold_q();
+        for i in range {
             let px = &rgb[3 * i..3 * i + 3];
-            let target = [0, 1, 2].map(|c| ungained[c][usize::from(px[c])]);
+            let target = [
+                ungained[0][usize::from(px[0])],
+                ungained[1][usize::from(px[1])],
+                ungained[2][usize::from(px[2])],
+            ];
             let mean = &mut self.mean[3 * i..3 * i + 3];
             if !mask.is_source(i) {
                 self.still[i] = 0;
@@ -411,9 +544,46 @@ impl BackgroundModel {
                 self.still[i] = 0;
             }
         }
-        self.last_rgb.clear();
-        self.last_rgb.extend_from_slice(rgb);
     }
+}
+
+/// Pixels per stretch of a row that `observe` and `adapt` take together: a stretch
+/// whose inputs stayed keeps what was computed from them.
+const STRETCH: usize = 32;
+
+/// The stretches of a model's rows, row-major.
+#[derive(Clone, Copy)]
+struct Stretches {
+    width: usize,
+    height: usize,
+}
+
+impl Stretches {
+    /// How many there are.
+    fn count(self) -> usize {
+        self.width.div_ceil(STRETCH) * self.height
+    }
+
+    /// Their pixel ranges, row-major.
+    fn iter(self) -> impl Iterator<Item = std::ops::Range<usize>> {
+        (0..self.height).flat_map(move |y| {
+            (0..self.width).step_by(STRETCH).map(move |x| {
+                let start = y * self.width + x;
+                start..start + STRETCH.min(self.width - x)
+            })
+        })
+    }
+}
+
+/// The colour the contrast term sees at a pixel of distance `q`: its background's
+/// (gain applied) in the dead zone, else its own.
+#[inline]
+fn steady_colour(px: &[u8], mean: &[u32], gain: [u32; 3], q: u16) -> [u8; 3] {
+    if q != 0 {
+        return [px[0], px[1], px[2]];
+    }
+    let half = 1u32 << (MEAN_BITS + GAIN_BITS - 1);
+    [0, 1, 2].map(|c| ((mean[c] * gain[c] + half) >> (MEAN_BITS + GAIN_BITS)).min(255) as u8)
 }
 
 /// The quantised z² at which both labels cost the same.

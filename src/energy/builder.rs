@@ -18,8 +18,11 @@ use super::background::{BackgroundModel, CostTable};
 use super::color::ColorModels;
 use super::seeds::{SeedLabel, Seeds};
 use super::smoothness::{Smoothness, WeightTables};
-use super::temporal::TemporalPrior;
-use crate::grid::{GridError, GridProblem, Mask};
+use super::temporal::{
+    RampTable, TemporalPrior, add_ramp, boundary_distance, boundary_distance_in,
+};
+use crate::grid::{ChangedTiles, Connectivity, GridError, GridProblem, Mask, PixelRect, TILE};
+use std::ops::Range;
 
 /// Capacity units per nat of energy.
 pub const CAPACITY_SCALE: f32 = 10.0;
@@ -58,8 +61,10 @@ pub struct EnergyInputs<'a> {
 /// The arrays of a `GridProblem` (source, sink, per-direction edges), kept for reuse.
 type ProblemArrays = (Vec<i32>, Vec<i32>, Vec<Vec<i32>>);
 
-/// Builds grid problems frame after frame, reusing all its arrays.
-#[derive(Debug, Default)]
+/// Builds grid problems frame after frame, reusing all its arrays; where a frame
+/// differs from the last one in a few tiles only, only those are recomputed
+/// ([`Self::changed`]).
+#[derive(Debug)]
 pub struct EnergyBuilder {
     arrays: Option<ProblemArrays>,
     fg_cost: Vec<f32>,
@@ -68,9 +73,64 @@ pub struct EnergyBuilder {
     background_table: CostTable,
     distance: Vec<u32>,
     fixed: Vec<bool>,
-    hard: Vec<i32>,
     sigma: f32,
     weights: WeightTables,
+    /// What the last build read.
+    last: LastInputs,
+    /// The tiles whose capacities the last build may have changed.
+    changed: ChangedTiles,
+    /// Scratch for the tiles whose colours changed.
+    rgb_changed: ChangedTiles,
+    /// Recompute only what changed (on by default).
+    incremental: bool,
+}
+
+/// What the last build read, to find the tiles the next one changes.
+#[derive(Debug, Default)]
+struct LastInputs {
+    /// Everything frame-wide the capacities depend on: another key changes every arc.
+    key: Option<FrameKey>,
+    rgb: Vec<u8>,
+    z2: Vec<u16>,
+    previous: Vec<u8>,
+    seeds: Vec<SeedLabel>,
+}
+
+/// The frame-wide inputs of an energy.
+#[derive(Clone, Debug, PartialEq)]
+struct FrameKey {
+    width: u32,
+    height: u32,
+    connectivity: Connectivity,
+    /// λ, σ and the scale, as bits.
+    smoothness: [u32; 3],
+    /// The colour models' generation.
+    models: Option<u64>,
+    /// The background term's weight, as bits.
+    background: Option<u32>,
+    /// The temporal prior's weight and ramp, as bits.
+    temporal: Option<[u32; 2]>,
+    seeded: bool,
+}
+
+impl Default for EnergyBuilder {
+    fn default() -> Self {
+        Self {
+            arrays: None,
+            fg_cost: Vec::new(),
+            bg_cost: Vec::new(),
+            data: Vec::new(),
+            background_table: CostTable::default(),
+            distance: Vec::new(),
+            fixed: Vec::new(),
+            sigma: 0.0,
+            weights: WeightTables::default(),
+            last: LastInputs::default(),
+            changed: ChangedTiles::none(0, 0),
+            rgb_changed: ChangedTiles::none(0, 0),
+            incremental: true,
+        }
+    }
 }
 
 impl EnergyBuilder {
@@ -79,9 +139,28 @@ impl EnergyBuilder {
         Self::default()
     }
 
+    /// Whether frames recompute only their changed tiles (the default) or every
+    /// capacity: both give identical problems; the full path is there to check that.
+    pub fn set_incremental(&mut self, on: bool) {
+        self.incremental = on;
+    }
+
+    /// Forgets what the last build read: the next one recomputes every capacity (the
+    /// problem its changes would be told against is no longer the one in use).
+    pub fn forget(&mut self) {
+        self.last.key = None;
+    }
+
     /// The σ of the last frame's smoothness term (estimated or given).
     pub fn last_sigma(&self) -> f32 {
         self.sigma
+    }
+
+    /// The tiles whose capacities the last build may have changed from the build
+    /// before it (all of them where the arrays were not handed back with
+    /// [`Self::recycle`], or something frame-wide changed).
+    pub fn changed(&self) -> &ChangedTiles {
+        &self.changed
     }
 
     /// Hands a solved problem's arrays back for the next frame.
@@ -90,89 +169,356 @@ impl EnergyBuilder {
     }
 
     /// Builds the frame's grid problem.
-    pub fn build(&mut self, inputs: EnergyInputs<'_>) -> Result<GridProblem, GridError> {
-        let EnergyInputs {
+    pub fn build(&mut self, mut inputs: EnergyInputs<'_>) -> Result<GridProblem, GridError> {
+        let (width, height) = (inputs.width, inputs.height);
+        let n = width as usize * height as usize;
+        let dirs = inputs.smoothness.connectivity.number() as usize;
+        if inputs.rgb.len() != 3 * n {
+            return Err(GridError::BadLength {
+                what: "RGB frame",
+                got: inputs.rgb.len(),
+                expected: 3 * n,
+            });
+        }
+        let (mut source, mut sink, mut edges) = self.arrays.take().unwrap_or_default();
+        let kept = source.len() == n
+            && sink.len() == n
+            && edges.len() == dirs
+            && edges.iter().all(|e| e.len() == n);
+        if !kept {
+            source.resize(n, 0);
+            sink.resize(n, 0);
+            edges.resize_with(dirs, Vec::new);
+            for e in &mut edges {
+                e.resize(n, 0);
+            }
+        }
+        self.sigma = inputs
+            .smoothness
+            .sigma_of(inputs.rgb, width as usize, height as usize);
+        let key = frame_key(&inputs, self.sigma);
+        let whole = !(self.incremental && kept && self.last.key.as_ref() == Some(&key))
+            || inputs.seeds.is_some_and(|s| s.labels != self.last.seeds);
+        self.find_changes(&inputs, whole);
+        self.last.key = Some(key);
+        if whole {
+            self.rebuild_fixed(inputs.seeds);
+        }
+        let fixed = inputs.seeds.map(|_| self.fixed.as_slice());
+        let tables = inputs.smoothness.tables(self.sigma, &mut self.weights);
+        let edge_rects = if whole {
+            for e in &mut edges {
+                e.fill(0);
+            }
+            self.changed.rects(0)
+        } else {
+            self.rgb_changed.rects(1)
+        };
+        for rect in &edge_rects {
+            inputs.smoothness.fill_edges_in(
+                inputs.rgb,
+                width as usize,
+                rect,
+                fixed,
+                &mut edges,
+                tables,
+            );
+        }
+        if let Some((previous, _)) = inputs.temporal.filter(|_| whole) {
+            boundary_distance(previous, &mut self.distance);
+        }
+        if let Some((_, weight)) = inputs.background {
+            CostTable::ensure(&mut self.background_table, weight, CAPACITY_SCALE);
+        }
+        let ramp = inputs
+            .temporal
+            .map(|(_, prior)| prior.ramp_table(CAPACITY_SCALE));
+        let halo = u32::from(!whole);
+        let mut terminals = Terminals {
+            source: &mut source,
+            sink: &mut sink,
+            edges: &edges,
+        };
+        for rect in self.changed.rects(halo) {
+            self.data_in(&mut inputs, &rect, whole, ramp.as_ref(), &mut terminals);
+        }
+        GridProblem::from_built_arrays(
             width,
             height,
-            rgb,
-            smoothness,
-            colors,
-            seeds,
-            temporal,
-            background,
-        } = inputs;
-        let n = width as usize * height as usize;
-        let dirs = smoothness.connectivity.number() as usize;
-        let (mut source, mut sink, mut edges) = self.arrays.take().unwrap_or_default();
-        source.resize(n, 0);
-        sink.resize(n, 0);
-        edges.resize_with(dirs, Vec::new);
-        for e in &mut edges {
-            e.resize(n, 0);
+            inputs.smoothness.connectivity,
+            source,
+            sink,
+            edges,
+        )
+    }
+
+    /// Finds the tiles whose inputs differ from the last build's (all of them where
+    /// `whole`) and keeps this build's inputs for the next one.
+    fn find_changes(&mut self, inputs: &EnergyInputs<'_>, whole: bool) {
+        let (width, height) = (inputs.width, inputs.height);
+        if (self.changed.width(), self.changed.height()) != (width, height) {
+            self.changed = ChangedTiles::none(width, height);
+            self.rgb_changed = ChangedTiles::none(width, height);
         }
-        // Arcs between two seeded pixels only add a constant (never cut between equal
-        // seeds, always cut between opposite ones): dropping them leaves the engine
-        // the unknown pixels and their seeded rim.
-        let fixed = seeds.map(|s| {
-            self.fixed.clear();
+        self.changed.clear();
+        self.rgb_changed.clear();
+        let last = &mut self.last;
+        let rows = RowDiff {
+            width: width as usize,
+            whole,
+        };
+        rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed);
+        self.changed.mark_all_of(&self.rgb_changed);
+        if let Some((model, _)) = inputs.background {
+            rows.diff(model.observed_z2(), &mut last.z2, 1, &mut self.changed);
+        }
+        if let Some((previous, prior)) = inputs.temporal {
+            rows.mark_near_moves(
+                &previous.data,
+                &mut last.previous,
+                prior.reach(),
+                &mut self.changed,
+            );
+        }
+        last.seeds.clear();
+        if let Some(seeds) = inputs.seeds {
+            last.seeds.extend_from_slice(&seeds.labels);
+        }
+        if whole {
+            self.changed.mark_whole();
+            self.rgb_changed.mark_whole();
+        }
+    }
+
+    /// Marks the seeded pixels, whose arcs to each other are dropped.
+    fn rebuild_fixed(&mut self, seeds: Option<&Seeds>) {
+        self.fixed.clear();
+        if let Some(s) = seeds {
             self.fixed
                 .extend(s.labels.iter().map(|&l| l != SeedLabel::Unknown));
-            self.fixed.as_slice()
-        });
-        self.sigma = smoothness.fill_edges(
-            rgb,
-            width as usize,
-            height as usize,
-            fixed,
-            &mut edges,
-            &mut self.weights,
-        );
+        }
+    }
 
-        let data = &mut self.data;
-        data.clear();
-        data.resize(n, 0);
-        if let Some(models) = colors {
-            let fg = &mut self.fg_cost;
-            let bg = &mut self.bg_cost;
-            fg.clear();
-            fg.resize(n, 0.0);
-            bg.clear();
-            bg.resize(n, 0.0);
-            let seeded = |i: usize| seeds.is_some_and(|s| s.labels[i] != SeedLabel::Unknown);
-            models.data_costs(rgb, |i| !seeded(i), fg, bg);
-            for ((d, &f), &b) in data.iter_mut().zip(fg.iter()).zip(bg.iter()) {
-                *d = data_capacity(f, b);
+    /// Computes the terminal capacities of the pixels in `rect`; the prior reads the
+    /// whole frame's boundary distances (`whole`) or those of a window around `rect`.
+    fn data_in(
+        &mut self,
+        inputs: &mut EnergyInputs<'_>,
+        rect: &PixelRect,
+        whole: bool,
+        ramp: Option<&RampTable>,
+        out: &mut Terminals<'_>,
+    ) {
+        let width = inputs.width as usize;
+        self.data.resize(width * inputs.height as usize, 0);
+        let mut distance = std::mem::take(&mut self.distance);
+        let mut window = None;
+        if let Some((previous, prior)) = inputs.temporal.filter(|_| !whole) {
+            let reach = prior.reach();
+            let grown = PixelRect {
+                xs: rect.xs.start.saturating_sub(reach)..(rect.xs.end + reach).min(inputs.width),
+                ys: rect.ys.start.saturating_sub(reach)..(rect.ys.end + reach).min(inputs.height),
+            };
+            boundary_distance_in(previous, &grown, &mut distance);
+            window = Some(grown);
+        }
+        for y in rect.ys.clone() {
+            let row = y as usize * width;
+            let range = row + rect.xs.start as usize..row + rect.xs.end as usize;
+            let at = match &window {
+                None => range.start,
+                Some(w) => {
+                    (y - w.ys.start) as usize * w.xs.len() + (rect.xs.start - w.xs.start) as usize
+                }
+            };
+            let seen = ramp.map(|r| (r, &distance[at..at + range.len()]));
+            self.row_data(inputs, range.clone(), seen);
+            out.write(&self.data[range.clone()], range, inputs.seeds);
+        }
+        self.distance = distance;
+    }
+
+    /// The signed data capacities of the pixels in `range` of one row, into `data`;
+    /// `prior`: the prior's ramp and the pixels' boundary distances.
+    fn row_data(
+        &mut self,
+        inputs: &mut EnergyInputs<'_>,
+        range: Range<usize>,
+        prior: Option<(&RampTable, &[u32])>,
+    ) {
+        let data = &mut self.data[range.clone()];
+        data.fill(0);
+        if let Some(models) = inputs.colors.as_deref_mut() {
+            let len = range.len();
+            self.fg_cost.resize(len, 0.0);
+            self.bg_cost.resize(len, 0.0);
+            let (fg, bg) = (&mut self.fg_cost[..len], &mut self.bg_cost[..len]);
+            let seeds = inputs.seeds;
+            let seeded =
+                |j: usize| seeds.is_some_and(|s| s.labels[range.start + j] != SeedLabel::Unknown);
+            let rgb = &inputs.rgb[3 * range.start..3 * range.end];
+            models.data_costs(rgb, |j| !seeded(j), fg, bg);
+            for (j, (d, (&f, &b))) in data.iter_mut().zip(fg.iter().zip(bg.iter())).enumerate() {
+                *d = if seeded(j) { 0 } else { data_capacity(f, b) };
             }
         }
-        if let Some((model, weight)) = background {
-            CostTable::ensure(&mut self.background_table, weight, CAPACITY_SCALE);
-            model.add_capacities(&self.background_table, data);
+        if let Some((model, _)) = inputs.background {
+            model.add_capacities_from(&self.background_table, range.start, data);
         }
-        if let Some((previous, prior)) = temporal {
-            prior.add_capacities(previous, CAPACITY_SCALE, &mut self.distance, data);
+        if let (Some((previous, _)), Some((ramp, distance))) = (inputs.temporal, prior) {
+            add_ramp(previous, ramp, distance, range.start, data);
         }
-        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data.iter()) {
+    }
+}
+
+/// The terminal arrays being written, and the arcs that bound a seed's capacity.
+struct Terminals<'a> {
+    source: &'a mut [i32],
+    sink: &'a mut [i32],
+    edges: &'a [Vec<i32>],
+}
+
+impl Terminals<'_> {
+    /// Splits the signed capacities `data` of the pixels `range` into source and sink
+    /// arcs; a seeded pixel gets one more than the sum of its neighbour arcs (arcs are
+    /// symmetric, so the out-sum also bounds the arcs into it).
+    fn write(&mut self, data: &[i32], range: Range<usize>, seeds: Option<&Seeds>) {
+        let source = &mut self.source[range.clone()];
+        let sink = &mut self.sink[range.clone()];
+        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data) {
             (*s, *t) = if d > 0 { (d, 0) } else { (0, -d) };
         }
-        if let Some(seeds) = seeds {
-            // Arcs are symmetric, so the out-sum also bounds the arcs into a pixel.
-            let hard = &mut self.hard;
-            hard.clear();
-            hard.resize(n, 1);
-            for e in &edges {
-                for (h, &c) in hard.iter_mut().zip(e) {
-                    *h += c;
+        let Some(seeds) = seeds else {
+            return;
+        };
+        for (j, label) in seeds.labels[range.clone()].iter().enumerate() {
+            let i = range.start + j;
+            let hard = || 1 + self.edges.iter().map(|e| e[i]).sum::<i32>();
+            match label {
+                SeedLabel::Foreground => (source[j], sink[j]) = (hard(), 0),
+                SeedLabel::Background => (source[j], sink[j]) = (0, hard()),
+                SeedLabel::Unknown => {}
+            }
+        }
+    }
+}
+
+/// Compares a frame's per-pixel input with the last one's, row by row, and marks the
+/// tiles that differ.
+struct RowDiff {
+    width: usize,
+    /// Everything counts as changed: the input is only kept.
+    whole: bool,
+}
+
+impl RowDiff {
+    /// Marks in `tiles` where `now` (`per_pixel` values a pixel) differs from `kept`,
+    /// then makes `kept` equal to it.
+    fn diff<T: Copy + PartialEq>(
+        &self,
+        now: &[T],
+        kept: &mut Vec<T>,
+        per_pixel: usize,
+        tiles: &mut ChangedTiles,
+    ) {
+        if self.whole || kept.len() != now.len() {
+            kept.clear();
+            kept.extend_from_slice(now);
+            tiles.mark_whole();
+            return;
+        }
+        let row_len = self.width * per_pixel;
+        let tile_len = TILE as usize * per_pixel;
+        for (y, (a, b)) in now
+            .chunks_exact(row_len)
+            .zip(kept.chunks_exact_mut(row_len))
+            .enumerate()
+        {
+            if a == b {
+                continue;
+            }
+            for (tx, (ta, tb)) in a.chunks(tile_len).zip(b.chunks(tile_len)).enumerate() {
+                if ta != tb {
+                    tiles.mark(tx as u32, y as u32 / TILE);
                 }
             }
-            for (i, label) in seeds.labels.iter().enumerate() {
-                match label {
-                    SeedLabel::Foreground => (source[i], sink[i]) = (hard[i], 0),
-                    SeedLabel::Background => (source[i], sink[i]) = (0, hard[i]),
-                    SeedLabel::Unknown => {}
+            b.copy_from_slice(a);
+        }
+    }
+}
+
+impl RowDiff {
+    /// Marks in `tiles` every tile within `reach` pixels of a pixel where the mask
+    /// `now` differs from `kept` (by the box of each tile's moved pixels), then makes
+    /// `kept` equal to it.
+    fn mark_near_moves(
+        &self,
+        now: &[u8],
+        kept: &mut Vec<u8>,
+        reach: u32,
+        tiles: &mut ChangedTiles,
+    ) {
+        if self.whole || kept.len() != now.len() {
+            kept.clear();
+            kept.extend_from_slice(now);
+            tiles.mark_whole();
+            return;
+        }
+        let (cols, _) = tiles.tiles();
+        // per tile of the current tile row: the box of its moved pixels
+        let mut boxes: Vec<Option<PixelRect>> = vec![None; cols as usize];
+        let tile = TILE as usize;
+        for (y, (a, b)) in now
+            .chunks_exact(self.width)
+            .zip(kept.chunks_exact_mut(self.width))
+            .enumerate()
+        {
+            let y = y as u32;
+            if a != b {
+                for (tx, (ta, tb)) in a.chunks(tile).zip(b.chunks(tile)).enumerate() {
+                    let Some(first) = ta.iter().zip(tb).position(|(p, q)| p != q) else {
+                        continue;
+                    };
+                    let last = ta
+                        .iter()
+                        .zip(tb)
+                        .rposition(|(p, q)| p != q)
+                        .unwrap_or(first);
+                    let x0 = (tx * tile) as u32;
+                    let (left, right) = (x0 + first as u32, x0 + last as u32 + 1);
+                    let seen = boxes[tx].get_or_insert(PixelRect {
+                        xs: left..right,
+                        ys: y..y + 1,
+                    });
+                    seen.xs = seen.xs.start.min(left)..seen.xs.end.max(right);
+                    seen.ys.end = y + 1;
+                }
+                b.copy_from_slice(a);
+            }
+            let last_of_tile_row = (y + 1).is_multiple_of(TILE) || y + 1 == tiles.height();
+            if last_of_tile_row {
+                for moved in boxes.iter_mut().filter_map(Option::take) {
+                    tiles.mark_rect(&moved, reach);
                 }
             }
         }
-        GridProblem::from_arrays(width, height, smoothness.connectivity, source, sink, edges)
+    }
+}
+
+/// The frame-wide inputs of `inputs` at σ `sigma`.
+fn frame_key(inputs: &EnergyInputs<'_>, sigma: f32) -> FrameKey {
+    let s = &inputs.smoothness;
+    FrameKey {
+        width: inputs.width,
+        height: inputs.height,
+        connectivity: s.connectivity,
+        smoothness: [s.lambda.to_bits(), sigma.to_bits(), s.scale.to_bits()],
+        models: inputs.colors.as_ref().map(|m| m.generation()),
+        background: inputs.background.map(|(_, w)| w.to_bits()),
+        temporal: inputs
+            .temporal
+            .map(|(_, p)| [p.weight.to_bits(), p.ramp.to_bits()]),
+        seeded: inputs.seeds.is_some(),
     }
 }
 

@@ -7,6 +7,7 @@
 //! cell centre) and cached for later frames.
 
 use super::gmm::Gmm;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Which colour model to learn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -148,6 +149,9 @@ pub struct ColorModels {
     pub foreground: ColorModel,
     /// Background colours.
     pub background: ColorModel,
+    /// Which learning made these models (copies share it), so that an energy built
+    /// from them can tell whether its data term is still theirs.
+    generation: u64,
 }
 
 /// Which side a pixel's colour is a sample of when learning.
@@ -179,10 +183,18 @@ impl ColorModels {
         if fg.is_empty() || bg.is_empty() {
             return None;
         }
+        static LEARNED: AtomicU64 = AtomicU64::new(0);
         Some(Self {
             foreground: ColorModel::learn(kind, &fg),
             background: ColorModel::learn(kind, &bg),
+            generation: LEARNED.fetch_add(1, Ordering::Relaxed),
         })
+    }
+
+    /// Which learning made these models: two models of the same generation give every
+    /// colour the same costs.
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Writes −ln p(colour | foreground) and −ln p(colour | background) for every pixel

@@ -6,7 +6,7 @@
 //! The weight depends on the squared difference only, an integer in 0..=3·255², so
 //! the quantised capacity is read from a table instead of calling `exp` per arc.
 
-use crate::grid::{Connectivity, Direction};
+use crate::grid::{Connectivity, Direction, PixelRect};
 
 /// Squared colour distance below which σ is never estimated (flat synthetic frames).
 const MIN_MEAN_SQUARED: f64 = 1.0;
@@ -138,11 +138,45 @@ impl Smoothness {
         edges: &mut [Vec<i32>],
         tables: &mut WeightTables,
     ) -> f32 {
-        let sigma = match self.sigma {
+        let sigma = self.sigma_of(rgb, width, height);
+        for &dir in self.connectivity.directions() {
+            edges[dir.index()].fill(0);
+        }
+        let whole = PixelRect {
+            xs: 0..width as u32,
+            ys: 0..height as u32,
+        };
+        self.fill_edges_in(rgb, width, &whole, fixed, edges, tables.get(self, sigma));
+        sigma
+    }
+
+    /// The σ this term uses on a frame: the given one, else the frame's estimate.
+    pub fn sigma_of(&self, rgb: &[u8], width: usize, height: usize) -> f32 {
+        match self.sigma {
             Some(s) if s > 0.0 => s,
             _ => estimate_sigma(rgb, width, height, self.connectivity),
-        };
-        let [straight, diagonal] = tables.get(self, sigma);
+        }
+    }
+
+    /// The weight tables of this term at `sigma`, kept in `tables`.
+    pub fn tables<'t>(&self, sigma: f32, tables: &'t mut WeightTables) -> &'t [Vec<i32>; 2] {
+        tables.get(self, sigma)
+    }
+
+    /// Writes the capacities of every neighbour pair whose first pixel (in the forward
+    /// directions) lies in `rect`, both ways, from `tables` ([`Self::tables`]); the
+    /// other arcs stay as they are. With `rect` a changed region grown by one pixel,
+    /// this redoes every pair that the change touched.
+    pub fn fill_edges_in(
+        &self,
+        rgb: &[u8],
+        width: usize,
+        rect: &PixelRect,
+        fixed: Option<&[bool]>,
+        edges: &mut [Vec<i32>],
+        [straight, diagonal]: &[Vec<i32>; 2],
+    ) {
+        let height = edges[0].len() / width.max(1);
         for &dir in &FORWARD[..self.connectivity.number() as usize / 2] {
             let table = if dir.is_diagonal() {
                 diagonal
@@ -150,11 +184,18 @@ impl Smoothness {
                 straight
             };
             let pairs = Pairs::new(dir, width, height);
+            let x0 = pairs.x0.max(rect.xs.start as usize);
+            let x1 = (pairs.x0 + pairs.len).min(rect.xs.end as usize);
+            if x0 >= x1 {
+                continue;
+            }
+            let n = x1 - x0;
+            let ys = pairs.rows.start.max(rect.ys.start as usize)
+                ..pairs.rows.end.min(rect.ys.end as usize);
             let (fwd, rev) = pair_mut(edges, dir.index(), dir.reverse().index());
-            fwd.fill(0);
-            rev.fill(0);
-            for (p, q) in pairs.starts() {
-                let n = pairs.len;
+            for y in ys {
+                let p = y * width + x0;
+                let q = (p as isize + pairs.step) as usize;
                 let out = &mut fwd[p..p + n];
                 let squares = row_squared(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)]);
                 for (o, d2) in out.iter_mut().zip(squares) {
@@ -171,7 +212,6 @@ impl Smoothness {
                 rev[q..q + n].copy_from_slice(out);
             }
         }
-        sigma
     }
 }
 

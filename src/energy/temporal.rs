@@ -4,7 +4,7 @@
 //! background the label is held firmly, while near the old boundary, where a moving
 //! object's edge will be, it is free to move. `ramp = 0` gives a uniform cost.
 
-use crate::grid::Mask;
+use crate::grid::{Mask, PixelRect};
 
 /// Chamfer step costs (3-4 chamfer: straight 3, diagonal 4 ≈ 3√2), in thirds of a pixel.
 const STRAIGHT: u32 = 3;
@@ -37,14 +37,38 @@ impl TemporalPrior {
             return;
         }
         boundary_distance(previous, distance);
-        let (table, full) = self.ramp_table(scale);
-        for (i, (&d, value)) in distance.iter().zip(data.iter_mut()).enumerate() {
-            let cost = table.get(d as usize).copied().unwrap_or(full);
-            if previous.is_source(i) {
-                *value += cost;
-            } else {
-                *value -= cost;
-            }
+        let ramp = self.ramp_table(scale);
+        add_ramp(previous, &ramp, distance, 0, data);
+    }
+
+    /// Pixels beyond which a change of the previous mask leaves a pixel's prior as it
+    /// was: the ramp, the boundary's own pixel, and one for rounding.
+    pub fn reach(&self) -> u32 {
+        self.ramp.max(0.0).ceil() as u32 + 2
+    }
+}
+
+/// The prior's cost by chamfer distance, then the full cost past the ramp
+/// ([`TemporalPrior::ramp_table`]).
+pub(crate) type RampTable = (Vec<i32>, i32);
+
+/// Adds the prior of `ramp` ([`TemporalPrior::ramp_table`]) to the capacities of pixels
+/// `first..first + data.len()`, from the previous mask and their boundary distances
+/// `distance` (one per pixel of `data`).
+pub(crate) fn add_ramp(
+    previous: &Mask,
+    (table, full): &RampTable,
+    distance: &[u32],
+    first: usize,
+    data: &mut [i32],
+) {
+    let was = &previous.data[first..first + data.len()];
+    for ((&d, &label), value) in distance.iter().zip(was).zip(data.iter_mut()) {
+        let cost = table.get(d as usize).copied().unwrap_or(*full);
+        if label != 0 {
+            *value += cost;
+        } else {
+            *value -= cost;
         }
     }
 }
@@ -52,7 +76,7 @@ impl TemporalPrior {
 impl TemporalPrior {
     /// The prior's cost by chamfer distance from the previous boundary (in thirds of
     /// a pixel): the ramp's entries, then the full cost past its end.
-    pub(crate) fn ramp_table(&self, scale: f32) -> (Vec<i32>, i32) {
+    pub(crate) fn ramp_table(&self, scale: f32) -> RampTable {
         let full = (f64::from(self.weight) * f64::from(scale)).round() as i32;
         let ramp = (self.ramp.max(0.0) * STRAIGHT as f32).round() as u32;
         let table = (0..ramp)
@@ -66,22 +90,33 @@ impl TemporalPrior {
 /// the mask's boundary (a pixel with a 4-neighbour of the other label, which itself
 /// gets 0). A mask with no boundary gets the largest value everywhere.
 pub fn boundary_distance(mask: &Mask, distance: &mut Vec<u32>) {
-    let w = mask.width as usize;
-    let h = mask.height as usize;
+    let whole = PixelRect {
+        xs: 0..mask.width,
+        ys: 0..mask.height,
+    };
+    boundary_distance_in(mask, &whole, distance);
+}
+
+/// [`boundary_distance`] of the part of `mask` in `window` alone (row-major over the
+/// window; the mask outside it is not looked at): exact for the pixels farther
+/// inside than the distances that matter, which is what a changed tile's prior needs
+/// ([`TemporalPrior::reach`]).
+pub(crate) fn boundary_distance_in(mask: &Mask, window: &PixelRect, distance: &mut Vec<u32>) {
+    let stride = mask.width as usize;
+    let w = window.xs.len();
+    let h = window.ys.len();
     let far = u32::MAX / 2;
     distance.clear();
     distance.resize(w * h, far);
+    let (x0, y0) = (window.xs.start as usize, window.ys.start as usize);
     let v = &mask.data;
+    let line = |y: usize| &v[(y0 + y) * stride + x0..(y0 + y) * stride + x0 + w];
     // a row at a time, with no branch per pixel (it vectorises): a neighbour off the
-    // grid is the pixel itself, which never differs
+    // window is the pixel itself, which never differs
     for (y, out) in distance.chunks_exact_mut(w.max(1)).enumerate().take(h) {
-        let row = &v[y * w..(y + 1) * w];
-        let up = if y > 0 { &v[(y - 1) * w..y * w] } else { row };
-        let down = if y + 1 < h {
-            &v[(y + 1) * w..(y + 2) * w]
-        } else {
-            row
-        };
+        let row = line(y);
+        let up = if y > 0 { line(y - 1) } else { row };
+        let down = if y + 1 < h { line(y + 1) } else { row };
         for x in 0..w {
             let (left, right) = (row[x.saturating_sub(1)], row[(x + 1).min(w - 1)]);
             let c = row[x];

@@ -2,8 +2,10 @@
 //! direction, held as whole arrays so energies can be built without per-edge calls.
 
 mod mask;
+mod tiles;
 
 pub use mask::{Mask, cut_capacity};
+pub use tiles::{ChangedTiles, PixelRect, TILE};
 
 use thiserror::Error;
 
@@ -203,6 +205,36 @@ impl GridProblem {
         sink: Vec<i32>,
         edges: Vec<Vec<i32>>,
     ) -> Result<Self, GridError> {
+        let problem = Self::assembled(width, height, connectivity, source, sink, edges)?;
+        problem.validate()?;
+        Ok(problem)
+    }
+
+    /// [`Self::from_arrays`] for arrays whose capacities hold by construction (the
+    /// energy's): lengths are checked, signs and borders only in debug builds, since a
+    /// pass over every capacity costs a still frame more than its changes do.
+    pub(crate) fn from_built_arrays(
+        width: u32,
+        height: u32,
+        connectivity: Connectivity,
+        source: Vec<i32>,
+        sink: Vec<i32>,
+        edges: Vec<Vec<i32>>,
+    ) -> Result<Self, GridError> {
+        let problem = Self::assembled(width, height, connectivity, source, sink, edges)?;
+        debug_assert_eq!(problem.validate(), Ok(()));
+        Ok(problem)
+    }
+
+    /// The problem of these arrays, their lengths checked.
+    fn assembled(
+        width: u32,
+        height: u32,
+        connectivity: Connectivity,
+        source: Vec<i32>,
+        sink: Vec<i32>,
+        edges: Vec<Vec<i32>>,
+    ) -> Result<Self, GridError> {
         let n = checked_pixels(width, height)?;
         check_len("source", source.len(), n)?;
         check_len("sink", sink.len(), n)?;
@@ -214,16 +246,14 @@ impl GridProblem {
         for e in &edges {
             check_len("edge", e.len(), n)?;
         }
-        let problem = Self {
+        Ok(Self {
             width,
             height,
             connectivity,
             source,
             sink,
             edges,
-        };
-        problem.validate()?;
-        Ok(problem)
+        })
     }
 
     fn validate(&self) -> Result<(), GridError> {

@@ -10,7 +10,7 @@ pub mod dimacs;
 mod pace;
 
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
-use crate::grid::{GridProblem, Mask};
+use crate::grid::{ChangedTiles, GridProblem, Mask};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -158,6 +158,18 @@ pub trait Engine: Send {
     /// residual graph. Gives the same flow value and cut as `solve`. Falls back to
     /// `solve` when nothing is kept or the grid's shape changed.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError>;
+
+    /// [`Self::update`] told where the capacities can differ from the last problem's:
+    /// only in `changed`'s tiles or within a pixel of them (an energy that knows what
+    /// it recomputed says so). Engines that can, look only there;
+    /// the others update as usual. Same flow and cut either way.
+    fn update_changed(
+        &mut self,
+        problem: &GridProblem,
+        _changed: &ChangedTiles,
+    ) -> Result<Solution, EngineError> {
+        self.update(problem)
+    }
 
     /// As [`Self::solve`] or, with `resume`, [`Self::update`], on capacities already on
     /// the device (the device energy's); `None` for engines that have no device, whose

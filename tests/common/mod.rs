@@ -1,10 +1,11 @@
 //! What the test binaries share: one reference max-flow, the shared instances' folder
-//! and manifest, the random generators and grid generators, and running the built
-//! binary. Each binary uses part of it, so unused items are allowed here.
+//! and manifest, the random generators and grid generators, running the built binary,
+//! and real footage. Each binary uses part of it, so unused items are allowed here.
 
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod footage;
 pub mod generators;
 pub mod grids;
 pub mod reference;

@@ -3,13 +3,13 @@
 //! are reparameterised through the terminals, and the search trees are repaired
 //! around the changed nodes (Kolmogorov's tree reuse) before BK resumes.
 
-use super::kept::{Pairs, pixels, spans};
+use super::kept::{Pairs, SPAN, pixels, spans};
 use super::solver::Solver;
 use super::state::{
     FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, growth_mask, in_bit, in_mask,
     out_bit, out_mask,
 };
-use crate::grid::{Direction, GridProblem};
+use crate::grid::{Direction, GridProblem, PixelRect};
 use std::ops::Range;
 
 /// Trees are grown anew instead of repaired when more than one pixel in this many
@@ -83,11 +83,10 @@ impl<T: Topology> Solver<T> {
             self.kept_td.clear();
             self.kept_td.resize(source.len(), 0);
         }
-        self.offset = source
-            .iter()
-            .zip(sink)
-            .map(|(&s, &t)| s.min(t) as u64)
-            .sum();
+        self.kept_min.clear();
+        self.kept_min
+            .extend(source.iter().zip(sink).map(|(&s, &t)| s.min(t)));
+        self.offset = self.kept_min.iter().map(|&m| m as u64).sum();
         let mut changed = 0;
         // runs of pixels compared at once (vectorised, no early exit); only the pixels
         // of runs that changed are looked at one by one
@@ -109,6 +108,79 @@ impl<T: Topology> Solver<T> {
                 let (x, y) = (r % width.max(1), r / width.max(1));
                 changed += self.terminal_change(r, x as u32, y as u32, new, known);
             }
+        }
+        changed
+    }
+
+    /// [`Self::apply_changes`] where only the pixels of `rects` can differ from the
+    /// kept problem (the changed tiles grown by a pixel, [`crate::grid::ChangedTiles::rects`]):
+    /// nothing outside them is read. The first update after a fresh solve, which has
+    /// no kept terminals yet, looks at every pixel.
+    pub(super) fn apply_changes_in(&mut self, problem: &GridProblem, rects: &[PixelRect]) -> u64 {
+        if self.kept_td.len() != problem.pixels() {
+            return self.apply_changes(problem);
+        }
+        self.queue.clear();
+        self.orphans.clear();
+        self.marked.clear();
+        self.activity.fill(0);
+        self.iterations = 0;
+        let mut changed = 0;
+        for rect in rects {
+            changed += self.terminal_changes_in(problem, rect) + self.arc_changes_in(problem, rect);
+        }
+        changed
+    }
+
+    /// The terminal changes of the pixels in `rect`, with the offset corrected by
+    /// their change of min(s, t).
+    fn terminal_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) -> u64 {
+        let width = problem.width() as usize;
+        let (source, sink) = (problem.source(), problem.sink());
+        let mut changed = 0;
+        for y in rect.ys.clone() {
+            for x in rect.xs.clone() {
+                let r = y as usize * width + x as usize;
+                let (s, t) = (source[r], sink[r]);
+                let min = std::mem::replace(&mut self.kept_min[r], s.min(t));
+                self.offset = (self.offset as i64 + i64::from(s.min(t)) - i64::from(min)) as u64;
+                if self.kept_td[r] != s - t {
+                    changed += self.terminal_change(r, x, y, s - t, true);
+                }
+            }
+        }
+        changed
+    }
+
+    /// The neighbour changes of the pairs that start in `rect` (whole stretches of
+    /// the rows it covers).
+    fn arc_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) -> u64 {
+        let (width, height) = (self.layout.width(), self.layout.height());
+        let all: [Pairs; 4] = std::array::from_fn(|i| Pairs::of(2 * i, width, height));
+        if rect.xs.is_empty() {
+            return 0;
+        }
+        let stretches = rect.xs.start / SPAN..(rect.xs.end - 1) / SPAN + 1;
+        let mut changed = 0;
+        for y in rect.ys.clone() {
+            for s in stretches.clone() {
+                changed += self.stretch_changes(problem, &all[..T::K / 2], y, s);
+            }
+        }
+        changed
+    }
+
+    /// Applies the changed pairs of stretch `s` of row `y` in every forward direction.
+    fn stretch_changes(&mut self, problem: &GridProblem, all: &[Pairs], y: u32, s: u32) -> u64 {
+        let mut changed = 0;
+        for pairs in all {
+            let xs = pairs.span(s);
+            if y >= pairs.rows || xs.is_empty() || self.span_unchanged(problem, pairs, y, s, &xs) {
+                continue;
+            }
+            let was_symmetric = self.kept_sym[self.sym_index(pairs.fwd, y, s)];
+            changed += self.apply_span(problem, pairs, y, &xs, was_symmetric);
+            self.keep_span_symmetry(problem, pairs, y, s, &xs);
         }
         changed
     }
@@ -172,18 +244,7 @@ impl<T: Topology> Solver<T> {
         let mut changed = 0;
         for y in 0..height {
             for s in 0..spans(width) {
-                for pairs in &all[..T::K / 2] {
-                    let xs = pairs.span(s);
-                    if y >= pairs.rows
-                        || xs.is_empty()
-                        || self.span_unchanged(problem, pairs, y, s, &xs)
-                    {
-                        continue;
-                    }
-                    let was_symmetric = self.kept_sym[self.sym_index(pairs.fwd, y, s)];
-                    changed += self.apply_span(problem, pairs, y, &xs, was_symmetric);
-                    self.keep_span_symmetry(problem, pairs, y, s, &xs);
-                }
+                changed += self.stretch_changes(problem, &all[..T::K / 2], y, s);
             }
         }
         changed

@@ -31,7 +31,7 @@ mod transport;
 
 use super::pace::Pace;
 use super::{CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
-use crate::grid::{Connectivity, GridProblem, Mask};
+use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect};
 use layout::Layout;
 use solver::Solver;
 use state::{Eight, Four, Topology};
@@ -64,12 +64,16 @@ impl CpuEngine {
         self.always_resume = on;
     }
 
-    /// Applies `problem`'s changes to the kept residual graph and continues its search.
-    fn resume(&mut self, problem: &GridProblem) -> Solution {
+    /// Applies `problem`'s changes to the kept residual graph (only those in `rects`
+    /// where given) and continues its search.
+    fn resume(&mut self, problem: &GridProblem, rects: Option<&[PixelRect]>) -> Solution {
         let start = Instant::now();
         self.ready = false;
         let solver = self.solver.as_deref_mut().expect("a kept solver");
-        let changed = solver.apply_changes(problem);
+        let changed = match rects {
+            Some(rects) => solver.apply_changes_in(problem, rects),
+            None => solver.apply_changes(problem),
+        };
         let loaded = Instant::now();
         solver.reuse_trees();
         solver.run();
@@ -139,6 +143,33 @@ impl Engine for CpuEngine {
     /// on this stream (a running estimate of both, the other way probed now and then:
     /// [`Pace`]). Both ways give the same flow and cut.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
+        self.update_in(problem, None)
+    }
+
+    /// [`Self::update`] reading only the changed tiles; a frame that changed most of
+    /// its tiles is judged as `update` judges any frame.
+    fn update_changed(
+        &mut self,
+        problem: &GridProblem,
+        changed: &ChangedTiles,
+    ) -> Result<Solution, EngineError> {
+        let (cols, rows) = changed.tiles();
+        if changed.count() * 2 > cols as usize * rows as usize {
+            return self.update_in(problem, None);
+        }
+        let rects = changed.rects(1);
+        self.update_in(problem, Some(&rects))
+    }
+}
+
+impl CpuEngine {
+    /// Continues from the kept graph where that pays ([`Engine::update`]), applying
+    /// only the changes in `rects` where given (none outside them).
+    fn update_in(
+        &mut self,
+        problem: &GridProblem,
+        rects: Option<&[PixelRect]>,
+    ) -> Result<Solution, EngineError> {
         let kept = self
             .solver
             .as_ref()
@@ -146,10 +177,11 @@ impl Engine for CpuEngine {
         let resume = match kept {
             None => false,
             Some(_) if self.always_resume => true,
+            Some(_) if rects.is_some() => self.pace.resume(),
             Some(s) => !s.changed_throughout(problem) && self.pace.resume(),
         };
         let solution = if resume {
-            self.resume(problem)
+            self.resume(problem, rects)
         } else {
             self.solve(problem)?
         };
@@ -196,6 +228,7 @@ trait Backend: Send {
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError>;
     fn changed_throughout(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
+    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &[PixelRect]) -> u64;
     fn push_short_paths(&mut self);
     fn plan_search(&mut self);
     fn reuse_trees(&mut self);
@@ -218,6 +251,9 @@ impl<T: Topology> Backend for Solver<T> {
     }
     fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
         Solver::apply_changes(self, problem)
+    }
+    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &[PixelRect]) -> u64 {
+        Solver::apply_changes_in(self, problem, rects)
     }
     fn push_short_paths(&mut self) {
         Solver::push_short_paths(self)

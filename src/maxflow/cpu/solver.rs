@@ -84,6 +84,10 @@ pub(super) struct Solver<T: Topology> {
     /// an update finds the changed pixels by comparison. Empty until the first
     /// update (4 bytes per pixel that solve-only use does not pay).
     pub(super) kept_td: Vec<i32>,
+    /// Row-major min(s, t) of each pixel of the last problem (what the flow's offset
+    /// holds of it), kept beside `kept_td` so that an update of a few tiles can
+    /// correct the offset without a pass over every pixel.
+    pub(super) kept_min: Vec<i32>,
     /// Work per 8×8 block in the current call, row-major over blocks.
     pub(super) activity: Vec<u32>,
     /// Augmenting paths in the current call.
@@ -121,6 +125,7 @@ impl<T: Topology> Solver<T> {
             kept_fwd: Vec::new(),
             kept_sym: Vec::new(),
             kept_td: Vec::new(),
+            kept_min: Vec::new(),
             activity: Vec::new(),
             iterations: 0,
             terminals: (0, 0),
@@ -264,6 +269,9 @@ impl<T: Topology> Solver<T> {
             self.kept_td.clear();
             self.kept_td
                 .extend(source.iter().zip(sink).map(|(&s, &t)| s - t));
+            self.kept_min.clear();
+            self.kept_min
+                .extend(source.iter().zip(sink).map(|(&s, &t)| s.min(t)));
         }
         Ok(())
     }
@@ -477,6 +485,7 @@ impl<T: Topology> Solver<T> {
             + self.kept_fwd.capacity() * 4
             + self.kept_sym.capacity()
             + self.kept_td.capacity() * 4
+            + self.kept_min.capacity() * 4
             + self.activity.capacity() * 4
             + size_of::<Self>()) as u64
     }

@@ -93,6 +93,8 @@ impl Segmenter {
             self.leave_device();
             return None;
         }
+        // the engine will hold a problem the CPU energy did not build
+        self.builder.forget();
         let fresh = self.seeds_pending;
         if fresh {
             self.seeds_pending = false;

@@ -128,8 +128,6 @@ pub struct Segmenter {
     /// Pixels that moved behind the noise gate in the frame being segmented (`None`
     /// with the gate off).
     gate_moved: Option<u64>,
-    /// Buffer for the frame in the background's steady colours.
-    steady_rgb: Vec<u8>,
     /// The background-mode energy on the GPU, beside a CUDA engine where it loads.
     device: Option<DeviceEnergy>,
     /// Whether video frames use `device` (on by default).
@@ -146,6 +144,8 @@ pub struct Segmenter {
     census: Option<Census>,
     /// The census of the frame being segmented.
     frame_census: Option<ChangeCensus>,
+    /// Frames recompute only their changed tiles ([`Self::set_incremental`]).
+    incremental: bool,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -312,7 +312,6 @@ impl Segmenter {
             background_sigma: None,
             held_sigma: None,
             gate_moved: None,
-            steady_rgb: Vec::new(),
             device: None,
             device_energy: true,
             on_device: false,
@@ -321,6 +320,7 @@ impl Segmenter {
             seeds_version: 0,
             census: None,
             frame_census: None,
+            incremental: true,
         }
         .with_device_energy()
     }
@@ -344,6 +344,13 @@ impl Segmenter {
         }
         self.engine.set_stochastic(params.stochastic);
         self.params = params;
+    }
+
+    /// Whether frames recompute and hand the engine only the tiles that changed (the
+    /// default) or every capacity: both give identical capacities, flows and masks;
+    /// the full path is there to check that and to measure what the tiles save.
+    pub fn set_incremental(&mut self, on: bool) {
+        self.incremental = on;
     }
 
     /// Counts every frame's changed capacities by energy term into its output
@@ -493,10 +500,10 @@ impl Segmenter {
         if self.models.is_none() && !background_ready {
             return Err(SegmentError::NotReady(self.background_frames_left()));
         }
-        let mut steady = std::mem::take(&mut self.steady_rgb);
+        let mut steady = Vec::new();
         if let Some(model) = self.background.as_mut().filter(|_| background_ready) {
             model.observe(&frame.rgb, self.previous.as_ref());
-            model.steady_rgb(&frame.rgb, &mut steady);
+            steady = model.take_steady();
         }
         let steady = Frame {
             rgb: steady,
@@ -516,7 +523,9 @@ impl Segmenter {
             None
         };
         let result = self.cut_and_clean(cut_frame, &frame.rgb, hard.as_ref(), &mut timings);
-        self.steady_rgb = steady.rgb;
+        if let Some(model) = self.background.as_mut().filter(|_| background_ready) {
+            model.restore_steady(steady.rgb);
+        }
         if hard.is_some() {
             self.seeds = hard;
         }
@@ -802,12 +811,15 @@ impl Segmenter {
         Ok((mask, solution))
     }
 
-    /// The engine's solve, or its update of the kept graph where that is asked for.
+    /// The engine's solve, or its update of the kept graph where that is asked for,
+    /// told which tiles the energy changed.
     fn cut(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        if self.params.dynamic && self.engine_warm {
-            self.engine.update(problem)
-        } else {
+        if !(self.params.dynamic && self.engine_warm) {
             self.engine.solve(problem)
+        } else if self.incremental {
+            self.engine.update_changed(problem, self.builder.changed())
+        } else {
+            self.engine.update(problem)
         }
     }
 
@@ -903,6 +915,9 @@ impl Segmenter {
             temporal,
             background,
         };
+        // without dynamic cuts every frame pays for the whole picture
+        self.builder
+            .set_incremental(self.incremental && self.params.dynamic);
         Ok(self.builder.build(inputs)?)
     }
 

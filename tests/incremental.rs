@@ -1,0 +1,249 @@
+//! Frames that cost what changed: the energy recomputed only in the tiles whose inputs
+//! moved, and the engine told only those, against the full recompute of every frame —
+//! identical capacities, flows and masks on real still-camera footage and on the demo
+//! scene (seeded, and with a learned background).
+
+mod common;
+
+use common::footage::pedestrian_frames;
+use livecut::capture::{DemoScene, Frame};
+use livecut::energy::{
+    BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
+    SeedLabel, Side, Smoothness, TemporalPrior, estimate_sigma,
+};
+use livecut::grid::{Connectivity, GridProblem, Mask};
+use livecut::maxflow::Engine;
+use livecut::maxflow::cpu::CpuEngine;
+use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
+
+const LEARN: usize = 10;
+
+/// Two builders, one incremental and one recomputing everything, and an engine for
+/// each: the incremental one continues from its kept graph on every frame, told the
+/// changed tiles; the other solves every frame afresh.
+struct Pair {
+    incremental: EnergyBuilder,
+    full: EnergyBuilder,
+    continued: CpuEngine,
+    fresh: CpuEngine,
+    /// Per frame, the share of tiles its energy changed.
+    shares: Vec<f64>,
+}
+
+impl Pair {
+    fn new() -> Self {
+        let mut full = EnergyBuilder::new();
+        full.set_incremental(false);
+        let mut continued = CpuEngine::new();
+        continued.set_always_resume(true);
+        Self {
+            incremental: EnergyBuilder::new(),
+            full,
+            continued,
+            fresh: CpuEngine::new(),
+            shares: Vec::new(),
+        }
+    }
+
+    /// Builds one frame's energy both ways (from equal inputs, one set per builder),
+    /// checks the capacities, cuts both and checks flows and masks; returns the mask.
+    fn frame(&mut self, inputs: [EnergyInputs<'_>; 2], what: &str) -> Mask {
+        let [one, other] = inputs;
+        let a = self.incremental.build(one).unwrap();
+        let b = self.full.build(other).unwrap();
+        assert_same_problem(&a, &b, what);
+        let changed = self.incremental.changed();
+        let (cols, rows) = changed.tiles();
+        self.shares
+            .push(changed.count() as f64 / f64::from(cols * rows));
+        let warm = self.continued.update_changed(&a, changed).unwrap();
+        let cold = self.fresh.solve(&b).unwrap();
+        assert_eq!(warm.flow, cold.flow, "{what}: flows");
+        assert!(warm.mask == cold.mask, "{what}: masks");
+        self.incremental.recycle(a);
+        self.full.recycle(b);
+        cold.mask
+    }
+
+    /// Checks that most frames changed less than `share` of their tiles (else the
+    /// incremental path was hardly taken).
+    fn assert_local(&self, share: f64, what: &str) {
+        let local = self.shares.iter().filter(|&&s| s < share).count();
+        assert!(
+            local * 2 > self.shares.len(),
+            "{what}: only {local} of {} frames changed less than {share} of the tiles: {:?}",
+            self.shares.len(),
+            self.shares
+        );
+    }
+}
+
+fn assert_same_problem(a: &GridProblem, b: &GridProblem, what: &str) {
+    assert!(a.source() == b.source(), "{what}: source capacities");
+    assert!(a.sink() == b.sink(), "{what}: sink capacities");
+    for &dir in a.connectivity().directions() {
+        assert!(a.edges(dir) == b.edges(dir), "{what}: {dir:?} capacities");
+    }
+}
+
+fn smoothness(sigma: f32) -> Smoothness {
+    Smoothness {
+        connectivity: Connectivity::Eight,
+        lambda: 50.0,
+        sigma: Some(sigma),
+        scale: CAPACITY_SCALE,
+    }
+}
+
+const PRIOR: TemporalPrior = TemporalPrior {
+    weight: 5.0,
+    ramp: 10.0,
+};
+
+/// Background mode as the segmenter runs it: gate, observe, steady colours, energy,
+/// cut, adapt; every frame's two energies and cuts must agree, and most frames must
+/// change less than `local_share` of the tiles.
+fn background_sequence(frames: &[Frame], local_share: f64, what: &str) {
+    let (w, h) = (frames[0].width, frames[0].height);
+    let mut model = BackgroundModel::new(w, h, LEARN as u32);
+    for frame in &frames[..LEARN] {
+        model.learn(&frame.rgb);
+    }
+    let sigma = estimate_sigma(
+        &model.mean_rgb(),
+        w as usize,
+        h as usize,
+        Connectivity::Eight,
+    );
+    let (mut gate, mut pair) = (NoiseGate::default(), Pair::new());
+    let mut previous: Option<Mask> = None;
+    for (k, frame) in frames.iter().enumerate().skip(LEARN) {
+        let mut gated = frame.rgb.clone();
+        gate.apply(&mut gated, w, h, 10);
+        model.observe(&gated, previous.as_ref());
+        let steady = model.take_steady();
+        let mut reference = Vec::new();
+        model.steady_rgb(&gated, &mut reference);
+        assert!(steady == reference, "{what}, frame {k}: steady colours");
+        let inputs = || EnergyInputs {
+            width: w,
+            height: h,
+            rgb: &steady,
+            smoothness: smoothness(sigma),
+            colors: None,
+            seeds: None,
+            temporal: previous.as_ref().map(|m| (m, PRIOR)),
+            background: Some((&model, 2.0)),
+        };
+        let mask = pair.frame([inputs(), inputs()], &format!("{what}, frame {k}"));
+        model.restore_steady(steady);
+        model.adapt(&gated, &mask);
+        previous = Some(mask);
+    }
+    pair.assert_local(local_share, what);
+}
+
+#[test]
+fn background_mode_energy_and_cut_follow_the_change_on_pedestrians() {
+    let Some(frames) = pedestrian_frames(LEARN + 40) else {
+        return;
+    };
+    // small people in a wide still view
+    background_sequence(&frames, 0.25, "pedestrians");
+}
+
+#[test]
+fn background_mode_energy_and_cut_follow_the_change_on_the_demo() {
+    let scene = DemoScene::new(320, 240, 30, 7);
+    let frames: Vec<Frame> = (0..LEARN as u64 + 30).map(|i| scene.render(i).0).collect();
+    // three large objects moving through the frame
+    background_sequence(&frames, 0.75, "demo");
+}
+
+/// Colour-model mode: models learned from the demo's seeds on the first frame, which is
+/// cut with its seeds as hard constraints; later frames add the temporal prior.
+#[test]
+fn seeded_energy_and_cut_follow_the_change_on_the_demo() {
+    let scene = DemoScene::new(320, 240, 30, 7);
+    let seeds = scene.default_seeds();
+    let (first, _) = scene.render(0);
+    let (w, h) = (first.width, first.height);
+    let kind = ColorModelKind::Histogram { bits: 4 };
+    let mut models = ColorModels::learn(kind, &first.rgb, |i| match seeds.labels[i] {
+        SeedLabel::Foreground => Some(Side::Foreground),
+        SeedLabel::Background => Some(Side::Background),
+        SeedLabel::Unknown => None,
+    })
+    .unwrap();
+    // a copy for the second builder (the same models, the same generation)
+    let mut copy = models.clone();
+    let sigma = estimate_sigma(&first.rgb, w as usize, h as usize, Connectivity::Eight);
+    let (mut gate, mut pair) = (NoiseGate::default(), Pair::new());
+    let mut previous: Option<Mask> = None;
+    for k in 0..40 {
+        let (frame, _) = scene.render(k);
+        let mut gated = frame.rgb.clone();
+        gate.apply(&mut gated, w, h, 10);
+        let hard = (k == 0).then_some(&seeds);
+        let inputs = |colors| EnergyInputs {
+            width: w,
+            height: h,
+            rgb: &gated,
+            smoothness: smoothness(sigma),
+            colors: Some(colors),
+            seeds: hard,
+            temporal: previous.as_ref().map(|m| (m, PRIOR)),
+            background: None,
+        };
+        let both = [inputs(&mut models), inputs(&mut copy)];
+        let mask = pair.frame(both, &format!("demo seeded, frame {k}"));
+        previous = Some(mask);
+    }
+    pair.assert_local(0.75, "demo seeded");
+}
+
+/// The segmenter with tiles and with every capacity recomputed, both continuing on
+/// every frame: identical flows and masks, on `frames` from `seeds` or a learned
+/// background.
+fn segmenter_sequence(frames: &[Frame], params: SegmentParams, seeded: bool, what: &str) {
+    let scene_seeds = seeded.then(|| DemoScene::new(320, 240, 30, 7).default_seeds());
+    let make = |incremental: bool| {
+        let mut engine = CpuEngine::new();
+        engine.set_always_resume(true);
+        let mut s = Segmenter::new(Box::new(engine), params.clone());
+        s.set_device_energy(false);
+        s.set_incremental(incremental);
+        if let Some(seeds) = &scene_seeds {
+            s.set_seeds(seeds.clone());
+        }
+        s
+    };
+    let (mut tiles, mut full) = (make(true), make(false));
+    let mut continued = 0;
+    for (k, frame) in frames.iter().enumerate() {
+        let a = tiles.segment(frame).unwrap();
+        let b = full.segment(frame).unwrap();
+        assert_eq!(a.flow, b.flow, "{what}, frame {k}: flows");
+        assert!(a.mask == b.mask, "{what}, frame {k}: masks");
+        continued += usize::from(a.stats.dynamic);
+    }
+    assert!(
+        continued * 2 > frames.len(),
+        "{what}: {continued} continued"
+    );
+}
+
+#[test]
+fn the_segmenter_with_tiles_gives_the_full_frames_masks() {
+    let scene = DemoScene::new(320, 240, 30, 7);
+    let demo: Vec<Frame> = (0..40).map(|i| scene.render(i).0).collect();
+    segmenter_sequence(&demo, SegmentParams::default(), true, "demo seeded");
+    let learned = SegmentParams {
+        background_frames: LEARN as u32,
+        ..SegmentParams::default()
+    };
+    segmenter_sequence(&demo, learned.clone(), false, "demo, learned background");
+    if let Some(frames) = pedestrian_frames(LEARN + 30) {
+        segmenter_sequence(&frames, learned, false, "pedestrians");
+    }
+}
