@@ -21,6 +21,17 @@ impl NoiseGate {
     /// many pixels moved (all of a first frame; `None` with the gate off), as the
     /// device gate counts them.
     pub fn apply(&mut self, rgb: &mut [u8], width: u32, height: u32, threshold: u8) -> Option<u64> {
+        let moved = self.pass(rgb, width, height, threshold);
+        if moved.is_some() {
+            rgb.copy_from_slice(&self.held);
+        }
+        moved
+    }
+
+    /// [`Self::apply`] without writing the frame back: the gated frame is what the
+    /// gate then holds, lent by [`Self::take_held`] (a still camera's frame is mostly
+    /// held colours, so the pass only reads it where nothing moved).
+    pub fn pass(&mut self, rgb: &[u8], width: u32, height: u32, threshold: u8) -> Option<u64> {
         if threshold == 0 {
             self.reset();
             return None;
@@ -32,19 +43,29 @@ impl NoiseGate {
             return Some((rgb.len() / 3) as u64);
         }
         let mut count = 0u64;
-        for (px, held) in rgb.chunks_exact_mut(3).zip(self.held.chunks_exact_mut(3)) {
-            let moved = px
+        for (run, held) in rgb.chunks(3 * RUN).zip(self.held.chunks_mut(3 * RUN)) {
+            // a run whose bytes all stay within the threshold (most of a still frame)
+            // is passed over after one compare that vectorises
+            let stirred = run
                 .iter()
                 .zip(held.iter())
-                .any(|(&a, &b)| a.abs_diff(b) > threshold);
-            count += u64::from(moved);
-            if moved {
-                held.copy_from_slice(px);
-            } else {
-                px.copy_from_slice(held);
+                .fold(false, |any, (&a, &b)| any | (a.abs_diff(b) > threshold));
+            if stirred {
+                count += gate_run(run, held, threshold);
             }
         }
         Some(count)
+    }
+
+    /// Lends the gated frame of the last [`Self::pass`] (the held colours); hand it
+    /// back with [`Self::restore_held`], or the next frame passes ungated.
+    pub fn take_held(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.held)
+    }
+
+    /// Takes back what [`Self::take_held`] lent.
+    pub fn restore_held(&mut self, held: Vec<u8>) {
+        self.held = held;
     }
 
     /// The held colours of a `width`×`height` frame, if any are held (for the device
@@ -65,6 +86,26 @@ impl NoiseGate {
     pub fn reset(&mut self) {
         self.held.clear();
     }
+}
+
+/// Pixels compared together before any is looked at alone.
+const RUN: usize = 32;
+
+/// Gates one run of pixels against the held ones pixel by pixel; returns how many
+/// moved.
+fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> u64 {
+    let mut count = 0;
+    for (px, held) in rgb.chunks_exact(3).zip(held.chunks_exact_mut(3)) {
+        let moved = px
+            .iter()
+            .zip(held.iter())
+            .any(|(&a, &b)| a.abs_diff(b) > threshold);
+        if moved {
+            count += 1;
+            held.copy_from_slice(px);
+        }
+    }
+    count
 }
 
 #[cfg(test)]
@@ -101,5 +142,27 @@ mod tests {
         let mut after = vec![14, 14, 14, 14, 14, 14];
         gate.apply(&mut after, 2, 1, 8);
         assert_eq!(after, [14; 6]);
+    }
+
+    #[test]
+    fn runs_passed_over_and_runs_gated_pixel_by_pixel_agree_with_the_rule() {
+        // 100 pixels (three runs and a short one); a few pixels move past the gate
+        let (w, t) = (100u32, 8u8);
+        let base: Vec<u8> = (0..3 * w).map(|i| (i * 7 % 200) as u8).collect();
+        let mut gate = NoiseGate::default();
+        gate.pass(&base, w, 1, t);
+        let mut next = base.clone();
+        for (i, v) in next.iter_mut().enumerate() {
+            *v = v.wrapping_add(if i % 37 == 5 { 30 } else { (i % 3) as u8 * 4 });
+        }
+        assert_eq!(gate.pass(&next, w, 1, t), Some(8), "bytes 5, 42, 79 … 264");
+        let held = gate.take_held();
+        for p in 0..w as usize {
+            let moved = (0..3).any(|c| next[3 * p + c].abs_diff(base[3 * p + c]) > t);
+            let want = if moved { &next } else { &base };
+            assert_eq!(held[3 * p..3 * p + 3], want[3 * p..3 * p + 3], "pixel {p}");
+        }
+        gate.restore_held(held);
+        assert!(gate.held(w, 1).is_some());
     }
 }

@@ -146,15 +146,15 @@ impl Engine for CpuEngine {
         self.update_in(problem, None)
     }
 
-    /// [`Self::update`] reading only the changed tiles; a frame that changed most of
-    /// its tiles is judged as `update` judges any frame.
+    /// [`Self::update`] reading only the changed tiles; a frame that changed nearly
+    /// all of its tiles is judged as `update` judges any frame.
     fn update_changed(
         &mut self,
         problem: &GridProblem,
         changed: &ChangedTiles,
     ) -> Result<Solution, EngineError> {
         let (cols, rows) = changed.tiles();
-        if changed.count() * 2 > cols as usize * rows as usize {
+        if changed.count() * 4 > cols as usize * rows as usize * 3 {
             return self.update_in(problem, None);
         }
         let rects = changed.rects(1);

@@ -116,8 +116,6 @@ pub struct Segmenter {
     last: Option<LastFrame>,
     /// Holds still pixels' colours across frames.
     gate: NoiseGate,
-    /// Buffer for the gated copy of a frame's RGB bytes.
-    gated_rgb: Vec<u8>,
     /// Why the GPU engine was given up during the frame being segmented.
     fallback: Option<String>,
     /// σ of the learned background's mean image, the smoothness σ in background mode.
@@ -307,7 +305,6 @@ impl Segmenter {
             crop_rgb: Vec::new(),
             last: None,
             gate: NoiseGate::default(),
-            gated_rgb: Vec::new(),
             fallback: None,
             background_sigma: None,
             held_sigma: None,
@@ -468,15 +465,15 @@ impl Segmenter {
             self.gate_moved = None;
             return self.segment_gated(frame, start);
         }
-        let mut rgb = std::mem::take(&mut self.gated_rgb);
-        rgb.clear();
-        rgb.extend_from_slice(&frame.rgb);
         self.gate_moved = self
             .gate
-            .apply(&mut rgb, width, height, self.params.noise_gate);
-        let gated = Frame { rgb, ..*frame };
+            .pass(&frame.rgb, width, height, self.params.noise_gate);
+        let gated = Frame {
+            rgb: self.gate.take_held(),
+            ..*frame
+        };
         let result = self.segment_gated(&gated, start);
-        self.gated_rgb = gated.rgb;
+        self.gate.restore_held(gated.rgb);
         result
     }
 
