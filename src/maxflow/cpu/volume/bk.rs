@@ -41,15 +41,8 @@ impl<H: Hood> Solver<H> {
         }
     }
 
-    /// Next node to grow: first the sweep over nodes flagged in bulk, then the queue.
+    /// Next node to grow, from the queue.
     fn next_active(&mut self) -> Option<u32> {
-        while self.sweep < self.st.len() {
-            let u = self.sweep as u32;
-            self.sweep += 1;
-            if let Some(u) = self.take_active(u) {
-                return Some(u);
-            }
-        }
         while let Some(u) = self.queue.pop_front() {
             if let Some(u) = self.take_active(u) {
                 return Some(u);
@@ -75,9 +68,7 @@ impl<H: Hood> Solver<H> {
         let w = self.w(u);
         if w & ACTIVE == 0 {
             self.set(u, w | ACTIVE);
-            if (u as usize) < self.sweep {
-                self.queue.push_back(u);
-            }
+            self.queue.push_back(u);
         }
     }
 
@@ -104,7 +95,7 @@ impl<H: Hood> Solver<H> {
                 self.set(q, wq | mine | ACTIVE);
                 self.set_pa(q, Self::arc(p, d));
                 *self.mark(q) = [tp, dp + 1];
-                if wq & ACTIVE == 0 && (q as usize) < self.sweep {
+                if wq & ACTIVE == 0 {
                     self.queue.push_back(q);
                 }
             } else if tree == other {
@@ -172,7 +163,7 @@ impl<H: Hood> Solver<H> {
     /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;
     /// true when the arc saturated.
     #[inline(always)]
-    fn push(&mut self, x: u32, y: u32, d: usize, m: u32) -> bool {
+    pub(super) fn push(&mut self, x: u32, y: u32, d: usize, m: u32) -> bool {
         let fwd = self.rc_mut(Self::arc(x, d));
         let r = *fwd - m;
         *fwd = r;

@@ -97,7 +97,11 @@ mod tests {
 
     fn fits<H: Hood>(bits: u32) {
         let used = 64 - in_bit::<H>(H::K - 1).leading_zeros();
-        assert!(used <= bits, "{} arcs need {used} bits, more than {bits}", H::K);
+        assert!(
+            used <= bits,
+            "{} arcs need {used} bits, more than {bits}",
+            H::K
+        );
         for d in 0..H::K {
             let both = out_bit(d) | in_bit::<H>(d);
             assert_eq!(both & (TREE | ACTIVE), 0);

@@ -77,6 +77,7 @@ impl VolumeEngine for CpuVolumeEngine {
         let solver = self.solver_for(problem)?;
         solver.load(problem)?;
         let loaded = Instant::now();
+        solver.start_search();
         solver.run();
         let solution = finish(solver, start, loaded, None);
         self.ready = true;
@@ -96,6 +97,7 @@ impl VolumeEngine for CpuVolumeEngine {
         let solver = self.solver.as_deref_mut().expect("a kept solver");
         let changed = solver.apply_changes(problem);
         let loaded = Instant::now();
+        solver.start_search();
         solver.run();
         let solution = finish(solver, start, loaded, Some(changed));
         self.ready = true;
@@ -133,6 +135,7 @@ trait Backend: Send {
     fn fits(&self, problem: &VolumeProblem) -> bool;
     fn load(&mut self, problem: &VolumeProblem) -> Result<(), EngineError>;
     fn apply_changes(&mut self, problem: &VolumeProblem) -> u64;
+    fn start_search(&mut self);
     fn run(&mut self);
     fn mask(&self) -> Mask;
     fn total_flow(&self) -> u64;
@@ -149,6 +152,9 @@ impl<H: Hood> Backend for Solver<H> {
     }
     fn apply_changes(&mut self, problem: &VolumeProblem) -> u64 {
         Solver::apply_changes(self, problem)
+    }
+    fn start_search(&mut self) {
+        Solver::start_search(self)
     }
     fn run(&mut self) {
         Solver::run(self)

@@ -4,7 +4,7 @@
 //! capacities to the kept flow, and reading the cut and the flow back.
 
 use super::super::ring::Ring;
-use super::hood::{ACTIVE, FREE, Hood, SINK, SOURCE, TREE, in_bit, out_bit};
+use super::hood::{ACTIVE, FREE, Hood, SINK, SOURCE, TREE, in_bit, out_bit, out_mask};
 use super::layout::Layout;
 use crate::grid::{Mask, OFFSETS, VolumeProblem};
 use crate::maxflow::{EngineError, EngineKind};
@@ -12,6 +12,10 @@ use std::mem::size_of;
 
 /// `pa` value of a tree root (its parent is the terminal).
 pub(super) const PA_TERMINAL: u32 = u32::MAX;
+/// Sink roots start passive where deficit nodes outnumber supply nodes this many
+/// times or more (an object on a large background): the source tree alone searches.
+const PASSIVE_SINK: usize = 8;
+
 /// `pa` value of an orphan or a free node.
 pub(super) const PA_NONE: u32 = u32::MAX - 1;
 
@@ -31,10 +35,8 @@ pub(super) struct Solver<H: Hood> {
     pub(super) marks: Vec<[u32; 2]>,
     /// Current time for the timestamps (one tick per augmentation).
     pub(super) time: u32,
-    /// Nodes activated behind the sweep, first in first out.
+    /// Active nodes, first in first out: the trees grow breadth first.
     pub(super) queue: Ring,
-    /// Next node of the sweep that picks up the nodes flagged active in bulk.
-    pub(super) sweep: usize,
     /// Orphans waiting for adoption.
     pub(super) orphans: Ring,
     /// Augmenting paths in the current call.
@@ -56,7 +58,6 @@ impl<H: Hood> Solver<H> {
             marks: Vec::new(),
             time: 0,
             queue: Ring::default(),
-            sweep: 0,
             orphans: Ring::default(),
             iterations: 0,
             kept: None,
@@ -170,7 +171,7 @@ impl<H: Hood> Solver<H> {
             s.tr[u as usize] = problem.source()[i] as i64 - problem.sink()[i] as i64;
         });
         self.kept = Some(problem.clone());
-        self.start_search();
+        self.set_saturation();
         Ok(())
     }
 
@@ -196,35 +197,82 @@ impl<H: Hood> Solver<H> {
         }
     }
 
-    /// Sets every node's state from the residual graph: saturation bits from the
-    /// residuals, every node with terminal residual a root of its tree and active
-    /// (picked up by the sweep), every other node free; clears the queues.
-    fn start_search(&mut self) {
+    /// Sets every node's state word to its saturation bits (from the residuals),
+    /// in no tree.
+    fn set_saturation(&mut self) {
         self.st.fill(H::Word::default());
         for u in 0..self.st.len() as u32 {
-            let mut bits = 0;
             for d in 0..H::K {
                 if self.rc[Self::arc(u, d) as usize] > 0 {
-                    bits |= out_bit(d);
+                    self.set(u, self.w(u) | out_bit(d));
                     let v = self.layout.neighbour(u, d);
                     self.set(v, self.w(v) | in_bit::<H>(d ^ 1));
                 }
             }
-            let t = self.tr[u as usize];
-            let (tree, pa) = match t.signum() {
+        }
+    }
+
+    /// Starts the search on the loaded (or updated) residual graph: flow pushed along
+    /// the paths s → u → v → t (`push_short_paths`), then every node with terminal
+    /// residual a root of its tree, every other node free, and the roots queued in
+    /// memory order. Sink roots start passive (not queued) where the sink pulls far more
+    /// nodes than s feeds (`PASSIVE_SINK`), as the 2D engine's plan does: BK stops
+    /// only when no node is active, and a source node goes passive only once every
+    /// residual arc out of it leads into the source tree, so the source tree is still
+    /// the set of nodes reachable from s; the sink tree grows where adoption wakes it.
+    pub(super) fn start_search(&mut self) {
+        self.push_short_paths();
+        let supplies = self.tr.iter().filter(|&&t| t > 0).count();
+        let deficits = self.tr.iter().filter(|&&t| t < 0).count();
+        let sink_active = if deficits >= PASSIVE_SINK * supplies {
+            0
+        } else {
+            ACTIVE
+        };
+        for u in 0..self.st.len() as u32 {
+            let (tree, pa) = match self.tr[u as usize].signum() {
                 1 => (SOURCE | ACTIVE, PA_TERMINAL),
-                -1 => (SINK | ACTIVE, PA_TERMINAL),
+                -1 => (SINK | sink_active, PA_TERMINAL),
                 _ => (FREE, PA_NONE),
             };
-            self.set(u, self.w(u) | bits | tree);
+            self.set(u, self.w(u) | tree);
             self.pa[u as usize] = pa;
             self.marks[u as usize] = [0, 1];
         }
         self.time = 0;
         self.queue.clear();
         self.orphans.clear();
-        self.sweep = 0;
         self.iterations = 0;
+        for u in 0..self.st.len() as u32 {
+            if self.w(u) & ACTIVE != 0 {
+                self.queue.push_back(u);
+            }
+        }
+    }
+
+    /// Pushes flow along every path s → u → v → t that uses one neighbour arc, in one
+    /// sweep in memory order, as the 2D engine's `prepush` does: where the voxels each
+    /// terminal pulls meet, this spares BK a growth step, an augmentation and an
+    /// adoption per path. Every push follows a residual path from s to t: exact.
+    fn push_short_paths(&mut self) {
+        for u in 0..self.st.len() as u32 {
+            let mut excess = self.tr[u as usize];
+            let mut bits = out_mask::<H>(self.w(u)) * u64::from(excess > 0);
+            while bits != 0 && excess > 0 {
+                let d = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let v = self.layout.neighbour(u, d);
+                let deficit = -self.tr[v as usize];
+                if deficit <= 0 {
+                    continue;
+                }
+                let a = excess.min(deficit).min(self.rc(Self::arc(u, d)) as i64);
+                self.push(u, v, d, a as u32);
+                excess -= a;
+                self.tr[v as usize] += a;
+            }
+            self.tr[u as usize] = excess;
+        }
     }
 
     /// Applies `problem`'s capacities to the kept residual graph, keeping its flow
@@ -232,7 +280,7 @@ impl<H: Hood> Solver<H> {
     /// terminal pair moves the folded residual by its change, a neighbour pair whose
     /// flow no longer fits is cut back to its new capacity and the difference left at
     /// its ends as terminal residual. Then the trees start afresh on the updated
-    /// graph. Returns how many arcs changed.
+    /// graph (`start_search`). Returns how many arcs changed.
     pub(super) fn apply_changes(&mut self, problem: &VolumeProblem) -> u64 {
         let old = self.kept.take().expect("apply_changes follows a load");
         let mut changed = 0u64;
@@ -249,7 +297,7 @@ impl<H: Hood> Solver<H> {
             }
         });
         self.kept = Some(problem.clone());
-        self.start_search();
+        self.set_saturation();
         changed
     }
 
