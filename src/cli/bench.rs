@@ -1,9 +1,11 @@
 //! `livecut bench FILE…`: time engines on instances and print a table and JSON.
 
-use super::maxflow::load_instance;
+use super::maxflow::{Shape, load_any_instance};
 use anyhow::Context;
-use livecut::grid::GridProblem;
-use livecut::maxflow::{Engine, EngineChoice, Solution, create_engine};
+use livecut::maxflow::dimacs::Instance;
+use livecut::maxflow::{
+    EngineChoice, EngineError, Solution, VolumeEngine, create_engine, create_volume_engine,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -11,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// Options of `livecut bench`.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
-    /// DIMACS grid instances (plain or gzip).
+    /// DIMACS grid instances, 2D or 3D (plain or gzip).
     #[arg(required_unless_present = "sequence")]
     pub files: Vec<PathBuf>,
     /// Instead of instances, segment this stream (`demo`, a folder of frames, a video)
@@ -55,6 +57,9 @@ struct Row {
     instance: String,
     width: u32,
     height: u32,
+    /// Slices of a volume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    depth: Option<u32>,
     connectivity: u32,
     engine: String,
     flow: u64,
@@ -98,14 +103,40 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
         }
         engines.push(engine);
     }
+    // volume engines only once a volume comes (the CUDA engine refuses them)
+    let mut volume_engines: Option<Vec<Box<dyn VolumeEngine>>> = None;
     let mut rows = Vec::new();
     let mut manifests = Manifests::default();
     for file in &args.files {
-        let (problem, _) = load_instance(file)?;
+        let (instance, _) = load_any_instance(file)?;
         let expected = manifests.expected(file, args.manifest.as_deref())?;
-        for engine in &mut engines {
-            eprintln!("{} on {} ...", engine.name(), file.display());
-            rows.push(time_one(engine.as_mut(), file, &problem, expected, &args)?);
+        let case = Case {
+            file,
+            shape: Shape::of(&instance),
+            expected,
+        };
+        match &instance {
+            Instance::Plane(problem) => {
+                for engine in &mut engines {
+                    eprintln!("{} on {} ...", engine.name(), file.display());
+                    rows.push(time_one(
+                        engine.name(),
+                        || engine.solve(problem),
+                        &case,
+                        &args,
+                    )?);
+                }
+            }
+            Instance::Volume(problem) => {
+                if volume_engines.is_none() {
+                    volume_engines = Some(create_volume_engines(&args.engine)?);
+                }
+                for engine in volume_engines.iter_mut().flatten() {
+                    let name = engine.kind().as_str();
+                    eprintln!("{name} on {} ...", file.display());
+                    rows.push(time_one(name, || engine.solve(problem), &case, &args)?);
+                }
+            }
         }
     }
     if let Some(path) = &args.json {
@@ -127,18 +158,39 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn time_one(
-    engine: &mut dyn Engine,
-    file: &Path,
-    problem: &GridProblem,
+/// The volume engines of the chosen kinds.
+fn create_volume_engines(choices: &[EngineChoice]) -> anyhow::Result<Vec<Box<dyn VolumeEngine>>> {
+    let mut engines = Vec::new();
+    for &choice in choices {
+        let (engine, note) = create_volume_engine(choice)?;
+        if let Some(note) = note {
+            eprintln!("note: {note}");
+        }
+        engines.push(engine);
+    }
+    Ok(engines)
+}
+
+/// One instance to time: its file, shape and expected flow.
+struct Case<'a> {
+    file: &'a Path,
+    shape: Shape,
     expected: Option<u64>,
+}
+
+/// Times `solve` (one engine on one instance): warm-up runs, then the timed ones.
+fn time_one(
+    engine: &str,
+    mut solve: impl FnMut() -> Result<Solution, EngineError>,
+    case: &Case,
     args: &BenchArgs,
 ) -> anyhow::Result<Row> {
+    let (file, expected) = (case.file, case.expected);
     for _ in 0..args.warmup {
-        engine.solve(problem)?;
+        solve()?;
     }
     let solutions = (0..args.runs)
-        .map(|_| engine.solve(problem))
+        .map(|_| solve())
         .collect::<Result<Vec<Solution>, _>>()?;
     let stat = |f: fn(&Solution) -> f64| median(solutions.iter().map(f).collect());
     let last = solutions.last().expect("runs > 0");
@@ -150,10 +202,11 @@ fn time_one(
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned(),
-        width: problem.width(),
-        height: problem.height(),
-        connectivity: problem.connectivity().number(),
-        engine: engine.name().to_string(),
+        width: case.shape.width,
+        height: case.shape.height,
+        depth: case.shape.depth,
+        connectivity: case.shape.connectivity,
+        engine: engine.to_string(),
         flow,
         expected,
         correct: expected.map(|e| solutions.iter().all(|s| s.flow == e)),
@@ -169,7 +222,7 @@ fn time_one(
         global_relabels: gpu.map_or(0, |g| g.global_relabels),
         launches: gpu.map_or(0, |g| g.launches),
         engine_bytes: last.stats.engine_bytes,
-        bytes_per_pixel: last.stats.engine_bytes as f64 / problem.pixels() as f64,
+        bytes_per_pixel: last.stats.engine_bytes as f64 / case.shape.pixels as f64,
         sweeps: gpu.map(|g| g.sweeps),
         memory_floor_ms: gpu.and_then(|g| g.memory_floor_ms),
     })
@@ -223,7 +276,10 @@ fn print_table(rows: &[Row]) {
         println!(
             "{:<34} {:>10} {:>2} {:>6} {:>12} {:>5} {:>10.2} {:>9.2} {:>9.2} {:>9.2} {:>9} {:>6.1} {:>7} {:>9} {:>7}",
             r.instance,
-            format!("{}x{}", r.width, r.height),
+            match r.depth {
+                None => format!("{}x{}", r.width, r.height),
+                Some(d) => format!("{}x{}x{d}", r.width, r.height),
+            },
             r.connectivity,
             r.engine,
             r.flow,
@@ -266,10 +322,16 @@ impl Manifests {
     }
 }
 
-/// Reads `file,W,H,C,maxflow` lines (header first) into file → flow.
+/// Reads `file,W,H,C,maxflow` (2D) or `file,W,H,D,C,maxflow` (3D) lines, header
+/// first, into file → flow; the flow is the column the header names `maxflow`.
 pub fn read_manifest(path: &Path) -> anyhow::Result<HashMap<String, u64>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let column = text
+        .lines()
+        .next()
+        .and_then(|header| header.split(',').position(|f| f.trim() == "maxflow"))
+        .unwrap_or(4);
     let mut table = HashMap::new();
     for (i, line) in text.lines().enumerate().skip(1) {
         let fields: Vec<&str> = line.split(',').collect();
@@ -277,10 +339,15 @@ pub fn read_manifest(path: &Path) -> anyhow::Result<HashMap<String, u64>> {
             continue;
         }
         let flow = fields
-            .get(4)
+            .get(column)
             .and_then(|f| f.trim().parse::<u64>().ok())
             .with_context(|| {
-                format!("{}:{}: expected file,W,H,C,maxflow", path.display(), i + 1)
+                format!(
+                    "{}:{}: expected a flow in column {}",
+                    path.display(),
+                    i + 1,
+                    column + 1
+                )
             })?;
         table.insert(fields[0].trim().to_string(), flow);
     }

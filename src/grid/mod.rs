@@ -1,11 +1,14 @@
 //! The W×H grid max-flow problem: terminal capacities and one capacity per pixel per
-//! direction, held as whole arrays so energies can be built without per-edge calls.
+//! direction, held as whole arrays so energies can be built without per-edge calls;
+//! its W×H×D sibling for volumes in `volume`.
 
 mod mask;
 mod tiles;
+mod volume;
 
 pub use mask::{Mask, cut_capacity};
 pub use tiles::{ChangedTiles, PixelRect, TILE};
+pub use volume::{OFFSETS, VolumeConnectivity, VolumeError, VolumeProblem};
 
 use thiserror::Error;
 

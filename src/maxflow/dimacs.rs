@@ -1,5 +1,7 @@
-//! DIMACS max-flow files in the grid dialect (`c grid W H C` first line; see the data's
-//! FORMAT.md), plain or gzip, read fast and checked line by line.
+//! DIMACS max-flow files in the grid dialect (`c grid W H C` first line, or
+//! `c grid W H D C` for a volume; see the data's FORMAT.md), plain or gzip, read fast
+//! and checked line by line. A reader asked for one dimension refuses the other at the
+//! first line ([`DimacsError::Dimension`]); [`read_instance_path`] takes either.
 //!
 //! Reading streams the file: a second thread inflates gzip while this one parses, and
 //! memory follows what the file holds, not what its header claims. A grid larger than
@@ -8,7 +10,7 @@
 //! in a list until the end); and the full arrays are made only once every declared
 //! arc has been read.
 
-use crate::grid::{Connectivity, Direction, GridProblem};
+use crate::grid::{Connectivity, Direction, GridProblem, VolumeConnectivity, VolumeProblem};
 use crossbeam_channel::{Receiver, bounded};
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -47,6 +49,52 @@ pub enum DimacsError {
     /// Something missing or inconsistent that no single line is to blame for.
     #[error("{0}")]
     Content(String),
+    /// The first line declares a grid of the other dimension than the one asked for:
+    /// a 2D file is never read as a volume, nor a volume as a 2D grid.
+    #[error("the file holds a {found} grid ('{}'), but a {expected} grid was asked for", found.header())]
+    Dimension {
+        /// What the file's first line declares.
+        found: Dims,
+        /// What the caller asked for.
+        expected: Dims,
+    },
+}
+
+/// The dimension of a grid file, as its first line declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dims {
+    /// `c grid W H C`: a W×H image grid.
+    Two,
+    /// `c grid W H D C`: a W×H×D volume.
+    Three,
+}
+
+impl Dims {
+    /// The first line of a file of this dimension, for messages.
+    fn header(self) -> &'static str {
+        match self {
+            Dims::Two => "c grid W H C",
+            Dims::Three => "c grid W H D C",
+        }
+    }
+}
+
+impl std::fmt::Display for Dims {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Dims::Two => "2D",
+            Dims::Three => "3D",
+        })
+    }
+}
+
+/// A grid instance of either dimension, as [`read_instance_path`] found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Instance {
+    /// A 2D grid (`c grid W H C`).
+    Plane(GridProblem),
+    /// A volume (`c grid W H D C`).
+    Volume(VolumeProblem),
 }
 
 fn syntax(line: u64, message: impl Into<String>) -> DimacsError {
@@ -56,24 +104,77 @@ fn syntax(line: u64, message: impl Into<String>) -> DimacsError {
     }
 }
 
-/// Reads a grid instance from a file, gzip-compressed or not (told by its content).
+/// Reads a 2D grid instance from a file, gzip-compressed or not (told by its content).
 pub fn read_path(path: &Path) -> Result<GridProblem, DimacsError> {
+    plane(read_instance_path_as(path, Some(Dims::Two))?)
+}
+
+/// Reads a 2D grid instance from DIMACS text, gzip-compressed or not (told by its
+/// first two bytes).
+pub fn read_any<R: Read + Send + 'static>(reader: R) -> Result<GridProblem, DimacsError> {
+    plane(read_instance_any(reader, Some(Dims::Two))?)
+}
+
+/// Reads a 2D grid instance from uncompressed DIMACS text.
+pub fn read<R: Read + Send + 'static>(reader: R) -> Result<GridProblem, DimacsError> {
+    plane(read_instance(reader, Some(Dims::Two))?)
+}
+
+/// Reads a volume (3D grid instance) from a file, gzip-compressed or not.
+pub fn read_volume_path(path: &Path) -> Result<VolumeProblem, DimacsError> {
+    volume(read_instance_path_as(path, Some(Dims::Three))?)
+}
+
+/// Reads a volume from DIMACS text, gzip-compressed or not.
+pub fn read_volume_any<R: Read + Send + 'static>(reader: R) -> Result<VolumeProblem, DimacsError> {
+    volume(read_instance_any(reader, Some(Dims::Three))?)
+}
+
+/// Reads a grid instance of either dimension from a file, gzip-compressed or not.
+pub fn read_instance_path(path: &Path) -> Result<Instance, DimacsError> {
+    read_instance_path_as(path, None)
+}
+
+fn read_instance_path_as(path: &Path, want: Option<Dims>) -> Result<Instance, DimacsError> {
     let file = File::open(path).map_err(|e| DimacsError::Io(format!("cannot open: {e}")))?;
-    read_any(file)
+    read_instance_any(file, want)
 }
 
 /// Reads a grid instance from DIMACS text, gzip-compressed or not (told by its first
-/// two bytes).
-pub fn read_any<R: Read + Send + 'static>(mut reader: R) -> Result<GridProblem, DimacsError> {
+/// two bytes), of the dimension `want` (either where `None`).
+pub fn read_instance_any<R: Read + Send + 'static>(
+    mut reader: R,
+    want: Option<Dims>,
+) -> Result<Instance, DimacsError> {
     let mut magic = [0u8; 2];
     let got = read_full(&mut reader, &mut magic).map_err(|e| DimacsError::Io(e.to_string()))?;
     let head = magic[..got].to_vec();
     let gzip = head == [0x1f, 0x8b];
     let chained = io::Cursor::new(head).chain(reader);
     if gzip {
-        read(flate2::read::MultiGzDecoder::new(chained))
+        read_instance(flate2::read::MultiGzDecoder::new(chained), want)
     } else {
-        read(chained)
+        read_instance(chained, want)
+    }
+}
+
+fn plane(instance: Instance) -> Result<GridProblem, DimacsError> {
+    match instance {
+        Instance::Plane(p) => Ok(p),
+        Instance::Volume(_) => Err(DimacsError::Dimension {
+            found: Dims::Three,
+            expected: Dims::Two,
+        }),
+    }
+}
+
+fn volume(instance: Instance) -> Result<VolumeProblem, DimacsError> {
+    match instance {
+        Instance::Volume(v) => Ok(v),
+        Instance::Plane(_) => Err(DimacsError::Dimension {
+            found: Dims::Two,
+            expected: Dims::Three,
+        }),
     }
 }
 
@@ -88,12 +189,19 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-/// Reads a grid instance from uncompressed DIMACS text. The reader runs on a helper
-/// thread so that decompression overlaps parsing.
-pub fn read<R: Read + Send + 'static>(reader: R) -> Result<GridProblem, DimacsError> {
+/// Reads a grid instance of the dimension `want` (either where `None`) from
+/// uncompressed DIMACS text. The reader runs on a helper thread so that decompression
+/// overlaps parsing.
+pub fn read_instance<R: Read + Send + 'static>(
+    reader: R,
+    want: Option<Dims>,
+) -> Result<Instance, DimacsError> {
     let chunked = ChunkReader::spawn(reader);
     let (chunks, recycle) = (chunked.chunks(), &chunked.recycle);
-    let mut parser = Parser::default();
+    let mut parser = Parser {
+        want,
+        ..Parser::default()
+    };
     let mut carry: Vec<u8> = Vec::new();
     for chunk in chunks.iter() {
         let chunk = chunk.map_err(|e| io_error(e, parser.line))?;
@@ -196,19 +304,60 @@ fn read_chunks<R: Read>(
     }
 }
 
-/// The header facts: grid size and the declared node and arc counts.
+/// A grid's dimension and neighbourhood, as its first line declares them.
+#[derive(Clone, Copy, Debug)]
+enum Hood {
+    Plane(Connectivity),
+    Volume(VolumeConnectivity),
+}
+
+impl Hood {
+    /// Arcs per pixel.
+    fn arcs(self) -> u32 {
+        match self {
+            Hood::Plane(c) => c.number(),
+            Hood::Volume(c) => c.number(),
+        }
+    }
+
+    fn dims(self) -> Dims {
+        match self {
+            Hood::Plane(_) => Dims::Two,
+            Hood::Volume(_) => Dims::Three,
+        }
+    }
+}
+
+/// The header facts: grid size (depth 1 for 2D) and neighbourhood.
 #[derive(Clone, Copy, Debug)]
 struct Header {
     width: u32,
     height: u32,
-    connectivity: Connectivity,
+    depth: u32,
+    hood: Hood,
     pixels: u64,
 }
 
 impl Header {
     /// Bytes of the grid's arrays.
     fn bytes(&self) -> u64 {
-        self.pixels * (2 + self.connectivity.number() as u64) * 4
+        self.pixels * (2 + self.hood.arcs() as u64) * 4
+    }
+
+    /// "W*H" or "W*H*D": the pixel count's formula, for messages.
+    fn product(&self) -> &'static str {
+        match self.hood {
+            Hood::Plane(_) => "W*H",
+            Hood::Volume(_) => "W*H*D",
+        }
+    }
+
+    /// "W×H" or "W×H×D", for messages.
+    fn size(&self) -> String {
+        match self.hood {
+            Hood::Plane(_) => format!("{}x{}", self.width, self.height),
+            Hood::Volume(_) => format!("{}x{}x{}", self.width, self.height, self.depth),
+        }
     }
 
     /// Pixels the arrays may cover once `arcs` arcs were read.
@@ -236,6 +385,8 @@ struct GridArc {
 /// Line-by-line state of a read.
 #[derive(Default)]
 struct Parser {
+    /// The dimension asked for (either where `None`).
+    want: Option<Dims>,
     line: u64,
     header: Option<Header>,
     declared_arcs: Option<u64>,
@@ -272,45 +423,27 @@ impl Parser {
     }
 
     fn grid_line(&mut self, text: &[u8]) -> Result<(), DimacsError> {
-        let bad = || syntax(1, "the first line must be 'c grid W H C' (C = 4 or 8)");
-        let mut tokens = Tokens::new(text, 1);
-        if tokens.next_word() != Some(b"c") || tokens.next_word() != Some(b"grid") {
-            return Err(bad());
+        let header = parse_grid_line(text)?;
+        if let Some(expected) = self.want.filter(|&w| w != header.hood.dims()) {
+            return Err(DimacsError::Dimension {
+                found: header.hood.dims(),
+                expected,
+            });
         }
-        let width = tokens.number("width")?;
-        let height = tokens.number("height")?;
-        let c = tokens.number("connectivity")?;
-        tokens.end()?;
-        let connectivity = u32::try_from(c)
-            .ok()
-            .and_then(Connectivity::from_number)
-            .ok_or_else(bad)?;
-        let pixels = width.saturating_mul(height);
-        if width == 0 || height == 0 || pixels > crate::grid::MAX_PIXELS {
-            return Err(syntax(
-                1,
-                format!("grid size {width}x{height} is not supported"),
-            ));
-        }
-        let header = Header {
-            width: width as u32,
-            height: height as u32,
-            connectivity,
-            pixels,
-        };
         let bytes = header.bytes();
         if bytes > MAX_GRID_BYTES {
             return Err(syntax(
                 1,
                 format!(
-                    "grid {width}x{height} would need {:.1} GiB, more than the {} GiB limit",
+                    "grid {} would need {:.1} GiB, more than the {} GiB limit",
+                    header.size(),
                     bytes as f64 / (1u64 << 30) as f64,
                     MAX_GRID_BYTES >> 30
                 ),
             ));
         }
         self.header = Some(header);
-        self.edges = vec![Vec::new(); connectivity.number() as usize];
+        self.edges = vec![Vec::new(); header.hood.arcs() as usize];
         Ok(())
     }
 
@@ -328,7 +461,8 @@ impl Parser {
             return Err(syntax(
                 self.line,
                 format!(
-                    "node count {nodes} does not match the grid: expected W*H+2 = {}",
+                    "node count {nodes} does not match the grid: expected {}+2 = {}",
+                    header.product(),
                     header.pixels + 2
                 ),
             ));
@@ -337,9 +471,8 @@ impl Parser {
             return Err(syntax(
                 self.line,
                 format!(
-                    "{arcs} arcs are too few for a {}x{} grid: grids over {} MiB need at least one arc per {PIXELS_PER_ARC} pixels",
-                    header.width,
-                    header.height,
+                    "{arcs} arcs are too few for a {} grid: grids over {} MiB need at least one arc per {PIXELS_PER_ARC} pixels",
+                    header.size(),
                     SMALL_GRID_BYTES >> 20
                 ),
             ));
@@ -368,11 +501,14 @@ impl Parser {
                 header.pixels + 1
             };
             let msg = if id == other {
-                "source and sink must be different nodes: the grid dialect has s = W*H+1, t = W*H+2"
-                    .to_string()
+                format!(
+                    "source and sink must be different nodes: the grid dialect has s = {0}+1, t = {0}+2",
+                    header.product()
+                )
             } else {
                 format!(
-                    "the {name} must be node {expected} (W*H+{}), not {id}",
+                    "the {name} must be node {expected} ({}+{}), not {id}",
+                    header.product(),
                     expected - header.pixels
                 )
             };
@@ -438,23 +574,12 @@ impl Parser {
                 format!("{what} ({u} -> {v}) is not a grid arc"),
             ));
         }
-        let w = header.width as u64;
-        let (ux, uy) = ((u - 1) % w, (u - 1) / w);
-        let (vx, vy) = ((v - 1) % w, (v - 1) / w);
-        let dx = vx as i64 - ux as i64;
-        let dy = vy as i64 - uy as i64;
-        let dir = Direction::from_offset(dx.clamp(-2, 2) as i32, dy.clamp(-2, 2) as i32)
-            .filter(|d| d.index() < header.connectivity.number() as usize)
-            .ok_or_else(|| {
-                syntax(
-                    line,
-                    format!(
-                        "arc {u} -> {v} is not a grid arc: pixels ({ux},{uy}) and ({vx},{vy}) are not {}-connected neighbours",
-                        header.connectivity.number()
-                    ),
-                )
-            })?;
-        (arc.array, arc.index) = (2 + dir.index() as u8, u - 1);
+        let dir = match header.hood {
+            Hood::Plane(c) => plane_direction(header.width, c, u, v),
+            Hood::Volume(c) => volume_direction(&header, c, u, v),
+        }
+        .map_err(|what| syntax(line, format!("arc {u} -> {v} is not a grid arc: {what}")))?;
+        (arc.array, arc.index) = (2 + dir as u8, u - 1);
         self.add(arc, reach)
     }
 
@@ -477,7 +602,7 @@ impl Parser {
         add(slot, arc.cap, arc.line, arc.u, arc.v)
     }
 
-    fn finish(mut self) -> Result<GridProblem, DimacsError> {
+    fn finish(mut self) -> Result<Instance, DimacsError> {
         let Some(header) = self.header else {
             return Err(DimacsError::Content(
                 "empty file: expected 'c grid W H C' as the first line".into(),
@@ -506,16 +631,125 @@ impl Parser {
         for arc in std::mem::take(&mut self.deferred) {
             self.add(arc, header.pixels)?;
         }
-        GridProblem::from_arrays(
-            header.width,
-            header.height,
-            header.connectivity,
-            self.source,
-            self.sink,
-            self.edges,
-        )
-        .map_err(|e| DimacsError::Content(e.to_string()))
+        let content = |e: &dyn std::fmt::Display| DimacsError::Content(e.to_string());
+        match header.hood {
+            Hood::Plane(c) => GridProblem::from_arrays(
+                header.width,
+                header.height,
+                c,
+                self.source,
+                self.sink,
+                self.edges,
+            )
+            .map(Instance::Plane)
+            .map_err(|e| content(&e)),
+            Hood::Volume(c) => VolumeProblem::from_arrays(
+                (header.width, header.height, header.depth),
+                c,
+                self.source,
+                self.sink,
+                self.edges,
+            )
+            .map(Instance::Volume)
+            .map_err(|e| content(&e)),
+        }
     }
+}
+
+/// Parses the first line: `c grid W H C` (2D, C = 4 or 8) or `c grid W H D C` (3D,
+/// C = 6, 10 or 26), with the size checked against the engines' 32-bit indices.
+fn parse_grid_line(text: &[u8]) -> Result<Header, DimacsError> {
+    let bad = || {
+        syntax(
+            1,
+            "the first line must be 'c grid W H C' (2D, C = 4 or 8) or 'c grid W H D C' (3D, C = 6, 10 or 26)",
+        )
+    };
+    let mut tokens = Tokens::new(text, 1);
+    if tokens.next_word() != Some(b"c") || tokens.next_word() != Some(b"grid") {
+        return Err(bad());
+    }
+    let mut numbers = Vec::with_capacity(4);
+    while let Some(word) = tokens.next_word() {
+        if numbers.len() == 4 {
+            return Err(bad());
+        }
+        numbers.push(parse_u64(word).ok_or_else(|| {
+            syntax(
+                1,
+                format!(
+                    "grid sizes must be non-negative integers, found '{}'",
+                    show(word)
+                ),
+            )
+        })?);
+    }
+    let (width, height, depth, c) = match numbers[..] {
+        [w, h, c] => (w, h, 1, c),
+        [w, h, d, c] => (w, h, d, c),
+        _ => return Err(bad()),
+    };
+    let c = u32::try_from(c).unwrap_or(0);
+    let hood = if numbers.len() == 3 {
+        Connectivity::from_number(c).map(Hood::Plane)
+    } else {
+        VolumeConnectivity::from_number(c).map(Hood::Volume)
+    }
+    .ok_or_else(bad)?;
+    let pixels = width.saturating_mul(height).saturating_mul(depth);
+    let header = Header {
+        width: width.min(u32::MAX as u64) as u32,
+        height: height.min(u32::MAX as u64) as u32,
+        depth: depth.min(u32::MAX as u64) as u32,
+        hood,
+        pixels,
+    };
+    if pixels == 0 || pixels > crate::grid::MAX_PIXELS {
+        let size = match hood {
+            Hood::Plane(_) => format!("{width}x{height}"),
+            Hood::Volume(_) => format!("{width}x{height}x{depth}"),
+        };
+        return Err(syntax(1, format!("grid size {size} is not supported")));
+    }
+    Ok(header)
+}
+
+/// The direction of the 2D arc u → v (1-based pixel ids), or what is wrong with it.
+fn plane_direction(width: u32, c: Connectivity, u: u64, v: u64) -> Result<usize, String> {
+    let w = width as u64;
+    let (ux, uy) = ((u - 1) % w, (u - 1) / w);
+    let (vx, vy) = ((v - 1) % w, (v - 1) / w);
+    let dx = vx as i64 - ux as i64;
+    let dy = vy as i64 - uy as i64;
+    Direction::from_offset(dx.clamp(-2, 2) as i32, dy.clamp(-2, 2) as i32)
+        .map(Direction::index)
+        .filter(|&d| d < c.number() as usize)
+        .ok_or_else(|| {
+            format!(
+                "pixels ({ux},{uy}) and ({vx},{vy}) are not {}-connected neighbours",
+                c.number()
+            )
+        })
+}
+
+/// The direction of the 3D arc u → v (1-based voxel ids), or what is wrong with it.
+fn volume_direction(
+    header: &Header,
+    c: VolumeConnectivity,
+    u: u64,
+    v: u64,
+) -> Result<usize, String> {
+    let (w, h) = (header.width as u64, header.height as u64);
+    let at = |id: u64| ((id - 1) % w, (id - 1) / w % h, (id - 1) / (w * h));
+    let (a, b) = (at(u), at(v));
+    let step = |p: u64, q: u64| (q as i64 - p as i64).clamp(-2, 2);
+    c.direction((step(a.0, b.0), step(a.1, b.1), step(a.2, b.2)))
+        .ok_or_else(|| {
+            format!(
+                "voxels {a:?} and {b:?} are not {}-connected neighbours",
+                c.number()
+            )
+        })
 }
 
 /// Makes `arr` long enough for index `i` (below `n`), growing geometrically up to `n`
@@ -672,6 +906,40 @@ pub fn write(problem: &GridProblem, out: impl Write) -> io::Result<()> {
                 if let (true, Some(j)) = (c != 0, problem.neighbour(x, y, d)) {
                     writeln!(out, "a {} {} {c}", i + 1, j + 1)?;
                 }
+            }
+        }
+    }
+    out.flush()
+}
+
+/// Writes `problem` as DIMACS text of the 3D dialect (`c grid W H D C`), listing every
+/// non-zero arc once, per voxel: s→p, p→t, then p's neighbour arcs in direction order.
+pub fn write_volume(problem: &VolumeProblem, out: impl Write) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    let (w, h, d) = (problem.width(), problem.height(), problem.depth());
+    let n = problem.voxels() as u64;
+    let k = problem.connectivity().number() as usize;
+    let count = |a: &[i32]| a.iter().filter(|&&c| c != 0).count() as u64;
+    let arcs = count(problem.source())
+        + count(problem.sink())
+        + (0..k).map(|dir| count(problem.edges(dir))).sum::<u64>();
+    writeln!(out, "c grid {w} {h} {d} {k}")?;
+    writeln!(out, "p max {} {arcs}", n + 2)?;
+    writeln!(out, "n {} s", n + 1)?;
+    writeln!(out, "n {} t", n + 2)?;
+    for i in 0..problem.voxels() {
+        let p = i as u64 + 1;
+        let (s, t) = (problem.source()[i], problem.sink()[i]);
+        if s != 0 {
+            writeln!(out, "a {} {p} {s}", n + 1)?;
+        }
+        if t != 0 {
+            writeln!(out, "a {p} {} {t}", n + 2)?;
+        }
+        for dir in 0..k {
+            let c = problem.edges(dir)[i];
+            if let (true, Some(j)) = (c != 0, problem.step(i, dir)) {
+                writeln!(out, "a {p} {} {c}", j + 1)?;
             }
         }
     }

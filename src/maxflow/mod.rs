@@ -10,7 +10,7 @@ pub mod dimacs;
 mod pace;
 
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
-use crate::grid::{ChangedTiles, GridProblem, Mask};
+use crate::grid::{ChangedTiles, GridProblem, Mask, VolumeProblem};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -105,6 +105,14 @@ pub enum EngineError {
         /// What limit was hit.
         reason: String,
     },
+    /// The engine does not solve this kind of problem (the CUDA engine and volumes).
+    #[error("the {engine} engine does not solve {what}")]
+    Unsupported {
+        /// Which engine refused it.
+        engine: EngineKind,
+        /// The kind of problem, for people (e.g. "3D grids").
+        what: &'static str,
+    },
 }
 
 /// Which engine (or labeller) does the work: compared where the CPU and the GPU are
@@ -197,6 +205,47 @@ pub trait Engine: Send {
     /// Borrowed, so it cannot outlive the engine's next call.
     fn device_mask(&self) -> Option<DeviceMask<'_>> {
         None
+    }
+}
+
+/// An exact max-flow engine for volumes (W×H×D grids): the 3D sibling of [`Engine`],
+/// with the same answer type (the mask is the canonical W × (H·D) one).
+pub trait VolumeEngine: Send {
+    /// Which engine this is.
+    fn kind(&self) -> EngineKind;
+
+    /// Longer description for people.
+    fn description(&self) -> String;
+
+    /// Which minimum cut `Solution::mask` holds.
+    fn cut_side(&self) -> CutSide;
+
+    /// Exact max flow and minimum cut from scratch; the engine keeps the residual
+    /// graph for a later `update`.
+    fn solve(&mut self, problem: &VolumeProblem) -> Result<Solution, EngineError>;
+
+    /// The capacities changed (same shape): continue from the kept residual graph,
+    /// giving the same flow value and cut as `solve`. Falls back to `solve` when
+    /// nothing is kept or the shape changed.
+    fn update(&mut self, problem: &VolumeProblem) -> Result<Solution, EngineError>;
+}
+
+/// Creates the volume engine the user chose, with a note for people where `Auto`
+/// took the CPU; the CUDA engine does not solve volumes yet
+/// ([`EngineError::Unsupported`]).
+pub fn create_volume_engine(
+    choice: EngineChoice,
+) -> Result<(Box<dyn VolumeEngine>, Option<String>), EngineError> {
+    match choice {
+        EngineChoice::Cpu => Ok((Box::new(cpu::CpuVolumeEngine::new()), None)),
+        EngineChoice::Cuda => Err(EngineError::Unsupported {
+            engine: EngineKind::Cuda,
+            what: "3D grids",
+        }),
+        EngineChoice::Auto => Ok((
+            Box::new(cpu::CpuVolumeEngine::new()),
+            Some("3D grids are solved by the CPU engine".into()),
+        )),
     }
 }
 

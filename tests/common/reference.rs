@@ -1,11 +1,13 @@
 //! A deliberately simple reference max-flow for the engine tests: Dinic's algorithm on
-//! an adjacency list built straight from a `GridProblem`, in u64 arithmetic, with no
-//! folding, no layout tricks and no shared code with the engines.
+//! an adjacency list built straight from a `GridProblem` (or from any list of arcs, as
+//! the volume tests do), in u64 arithmetic, with no folding, no layout tricks and no
+//! shared code with the engines.
 
 use livecut::grid::GridProblem;
 use std::collections::VecDeque;
 
-/// Max-flow value and the pixels reachable from s in the final residual graph.
+/// Max-flow value and the pixels (or voxels) reachable from s in the final residual
+/// graph.
 pub struct Reference {
     /// Maximum flow value.
     pub flow: u64,
@@ -91,20 +93,36 @@ impl Graph {
 /// Solves `p` exactly with Dinic's algorithm.
 pub fn max_flow(p: &GridProblem) -> Reference {
     let (w, h) = (p.width(), p.height());
-    let n = p.pixels();
-    let (s, t) = (n, n + 1);
-    let mut g = Graph::new(n + 2);
+    let mut arcs = Vec::new();
     for y in 0..h {
         for x in 0..w {
             let i = (y * w + x) as usize;
-            g.add(s, i, p.source()[i] as u64);
-            g.add(i, t, p.sink()[i] as u64);
             for &dir in p.connectivity().directions() {
                 if let Some(j) = p.neighbour(x, y, dir) {
-                    g.add(i, j, p.edges(dir)[i] as u64);
+                    arcs.push((i, j, p.edges(dir)[i] as u64));
                 }
             }
         }
+    }
+    let terminals = p.source().iter().zip(p.sink());
+    max_flow_arcs(terminals.map(|(&s, &t)| (s as u64, t as u64)), arcs)
+}
+
+/// Solves, with Dinic's algorithm, the network of one node per entry of `terminals`
+/// (its capacities from s and to t) and the neighbour `arcs` (from, to, capacity).
+pub fn max_flow_arcs(
+    terminals: impl ExactSizeIterator<Item = (u64, u64)>,
+    arcs: impl IntoIterator<Item = (usize, usize, u64)>,
+) -> Reference {
+    let n = terminals.len();
+    let (s, t) = (n, n + 1);
+    let mut g = Graph::new(n + 2);
+    for (i, (cs, ct)) in terminals.enumerate() {
+        g.add(s, i, cs);
+        g.add(i, t, ct);
+    }
+    for (i, j, c) in arcs {
+        g.add(i, j, c);
     }
     let mut flow = 0u64;
     loop {

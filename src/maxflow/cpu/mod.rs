@@ -28,6 +28,9 @@ mod ring;
 mod solver;
 mod state;
 mod transport;
+mod volume;
+
+pub use volume::CpuVolumeEngine;
 
 use super::pace::Pace;
 use super::{CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};

@@ -1,0 +1,307 @@
+//! The Boykov–Kolmogorov loop on the blocked volume: grow the source and sink search
+//! trees from active nodes, augment along the path where they meet, adopt the orphans
+//! the augmentation left (BK's timestamps and distances pick the parent closest to
+//! the terminal), until no active node remains. The same loop as the 2D engine's
+//! `bk.rs`, without its heuristics for image energies.
+
+use super::hood::{ACTIVE, FREE, Hood, SINK, SOURCE, TREE, in_bit, in_mask, out_bit, out_mask};
+use super::solver::{PA_NONE, PA_TERMINAL, Solver};
+
+impl<H: Hood> Solver<H> {
+    /// Runs BK to the maximum flow from the current residual graph and trees. On
+    /// return the source tree is the set of nodes reachable from s: BK stops only when
+    /// no node is active, and a source node goes passive only once every residual arc
+    /// out of it leads into the source tree.
+    pub(super) fn run(&mut self) {
+        let mut current: Option<u32> = None;
+        loop {
+            let resumed = current.take().and_then(|p| {
+                let w = self.w(p) & !ACTIVE;
+                self.set(p, w);
+                (w & TREE != FREE).then_some(p)
+            });
+            let Some(p) = resumed.or_else(|| self.next_active()) else {
+                break;
+            };
+            let w = self.w(p);
+            let hit = if w & TREE == SOURCE {
+                self.grow::<true>(p, w)
+            } else {
+                self.grow::<false>(p, w)
+            };
+            if let Some((a, d)) = hit {
+                // Keep growing from p after this path; the flag keeps it off the queue.
+                self.set(p, self.w(p) | ACTIVE);
+                current = Some(p);
+                self.tick();
+                self.augment(a, d);
+                self.adopt();
+                self.iterations += 1;
+            }
+        }
+    }
+
+    /// Next node to grow, from the queue.
+    fn next_active(&mut self) -> Option<u32> {
+        while let Some(u) = self.queue.pop_front() {
+            if let Some(u) = self.take_active(u) {
+                return Some(u);
+            }
+        }
+        None
+    }
+
+    /// Clears `u`'s active flag; `u` if it was set and `u` is in a tree.
+    #[inline(always)]
+    fn take_active(&mut self, u: u32) -> Option<u32> {
+        let w = self.w(u);
+        if w & ACTIVE == 0 {
+            return None;
+        }
+        self.set(u, w & !ACTIVE);
+        (w & TREE != FREE).then_some(u)
+    }
+
+    /// Queues `u` for growth unless it is already flagged.
+    #[inline(always)]
+    fn set_active(&mut self, u: u32) {
+        let w = self.w(u);
+        if w & ACTIVE == 0 {
+            self.set(u, w | ACTIVE);
+            self.queue.push_back(u);
+        }
+    }
+
+    /// Grows the tree of `p` (the source tree when `SRC`) over its residual arcs;
+    /// returns the arc (a, d), a in S and its neighbour in T, where the trees touch.
+    /// Same-tree neighbours farther from the terminal by information at least as
+    /// recent are re-hung below p (BK's distance heuristic).
+    #[inline(always)]
+    fn grow<const SRC: bool>(&mut self, p: u32, w: u64) -> Option<(u32, usize)> {
+        let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
+        let mut bits = if SRC {
+            out_mask::<H>(w)
+        } else {
+            in_mask::<H>(w)
+        };
+        let [tp, dp] = *self.mark(p);
+        while bits != 0 {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let q = self.layout.neighbour(p, d);
+            let wq = self.w(q);
+            let tree = wq & TREE;
+            if tree == FREE {
+                self.set(q, wq | mine | ACTIVE);
+                self.set_pa(q, Self::arc(p, d));
+                *self.mark(q) = [tp, dp + 1];
+                if wq & ACTIVE == 0 {
+                    self.queue.push_back(q);
+                }
+            } else if tree == other {
+                return Some(if SRC { (p, d) } else { (q, d ^ 1) });
+            } else {
+                let [tq, dq] = *self.mark(q);
+                if tq <= tp && dq > dp {
+                    self.set_pa(q, Self::arc(p, d));
+                    *self.mark(q) = [tp, dp + 1];
+                }
+            }
+        }
+        None
+    }
+
+    /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour in
+    /// direction `d`; nodes whose tree arc saturates, and roots whose terminal arc
+    /// does, become orphans.
+    fn augment(&mut self, a: u32, d: usize) {
+        let k = H::K as u32;
+        let b = self.layout.neighbour(a, d);
+        let mut m = self.rc(Self::arc(a, d)) as u64;
+        let mut x = a;
+        while let p @ 0..PA_NONE = self.pa(x) {
+            m = m.min(self.rc(p) as u64);
+            x = p / k;
+        }
+        let root_s = x;
+        m = m.min(self.tr[root_s as usize] as u64);
+        let mut x = b;
+        while let p @ 0..PA_NONE = self.pa(x) {
+            m = m.min(self.rc(Self::arc(x, (p % k) as usize ^ 1)) as u64);
+            x = p / k;
+        }
+        let root_t = x;
+        m = m.min(self.tr[root_t as usize].unsigned_abs());
+        let m32 = m as u32;
+        self.push(a, b, d, m32);
+        let mut x = a;
+        while let p @ 0..PA_NONE = self.pa(x) {
+            let parent = p / k;
+            if self.push(parent, x, (p % k) as usize, m32) {
+                self.orphan_front(x);
+            }
+            x = parent;
+        }
+        let mut x = b;
+        while let p @ 0..PA_NONE = self.pa(x) {
+            let parent = p / k;
+            if self.push(x, parent, (p % k) as usize ^ 1, m32) {
+                self.orphan_front(x);
+            }
+            x = parent;
+        }
+        *self.tr_mut(root_s) -= m as i64;
+        if self.tr[root_s as usize] == 0 {
+            self.orphan_front(root_s);
+        }
+        *self.tr_mut(root_t) += m as i64;
+        if self.tr[root_t as usize] == 0 {
+            self.orphan_front(root_t);
+        }
+    }
+
+    /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;
+    /// true when the arc saturated.
+    #[inline(always)]
+    pub(super) fn push(&mut self, x: u32, y: u32, d: usize, m: u32) -> bool {
+        let fwd = self.rc_mut(Self::arc(x, d));
+        let r = *fwd - m;
+        *fwd = r;
+        let back = self.rc_mut(Self::arc(y, d ^ 1));
+        let was = *back;
+        *back = was + m;
+        if was == 0 {
+            self.set(y, self.w(y) | out_bit(d ^ 1));
+            self.set(x, self.w(x) | in_bit::<H>(d));
+        }
+        if r == 0 {
+            self.set(x, self.w(x) & !out_bit(d));
+            self.set(y, self.w(y) & !in_bit::<H>(d ^ 1));
+        }
+        r == 0
+    }
+
+    /// Makes `x` an orphan to be adopted before the ones already waiting.
+    #[inline(always)]
+    fn orphan_front(&mut self, x: u32) {
+        self.set_pa(x, PA_NONE);
+        self.orphans.push_front(x);
+    }
+
+    /// Makes `x` an orphan to be adopted after the ones already waiting.
+    #[inline(always)]
+    fn orphan_rear(&mut self, x: u32) {
+        self.set_pa(x, PA_NONE);
+        self.orphans.push_back(x);
+    }
+
+    /// Finds new parents for all orphans or frees them.
+    fn adopt(&mut self) {
+        while let Some(i) = self.orphans.pop_front() {
+            let w = self.w(i);
+            if self.pa(i) != PA_NONE || w & TREE == FREE {
+                continue;
+            }
+            if w & TREE == SOURCE {
+                self.adopt_one::<true>(i, w);
+            } else {
+                self.adopt_one::<false>(i, w);
+            }
+        }
+    }
+
+    /// Adoption of orphan `i` of the source tree (`SRC`) or the sink tree: of the
+    /// neighbours in the same tree with a residual arc towards `i` (away from it in
+    /// the sink tree) whose chain of parents reaches the terminal, the one closest to
+    /// it becomes the parent; if there is none, `i` is freed, its children become
+    /// orphans and the neighbours that could grow into it become active.
+    fn adopt_one<const SRC: bool>(&mut self, i: u32, w: u64) {
+        let mine = if SRC { SOURCE } else { SINK };
+        let feeds = if SRC {
+            in_mask::<H>(w)
+        } else {
+            out_mask::<H>(w)
+        };
+        let mut best: Option<(usize, u32)> = None;
+        let mut bits = feeds;
+        while bits != 0 {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let j = self.layout.neighbour(i, d);
+            if self.w(j) & TREE != mine || self.pa(j) == PA_NONE {
+                continue;
+            }
+            if let Some(dist) = self.origin_distance(j)
+                && best.is_none_or(|(_, b)| dist < b)
+            {
+                best = Some((d, dist));
+            }
+        }
+        if let Some((d, dist)) = best {
+            let j = self.layout.neighbour(i, d);
+            self.set_pa(i, Self::arc(j, d ^ 1));
+            *self.mark(i) = [self.time, dist + 1];
+            return;
+        }
+        self.set(i, w & !TREE);
+        let mut bits = in_mask::<H>(w) | out_mask::<H>(w);
+        while bits != 0 {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let j = self.layout.neighbour(i, d);
+            if self.w(j) & TREE != mine {
+                continue;
+            }
+            if feeds & (1 << d) != 0 {
+                self.set_active(j);
+            }
+            if self.pa(j) == Self::arc(i, d) {
+                self.orphan_rear(j);
+            }
+        }
+    }
+
+    /// Distance from `j` to its terminal along parent links, or `None` when the chain
+    /// ends in an orphan. Marks the nodes of a successful walk as verified at this
+    /// time, with their distances, so later walks stop there.
+    fn origin_distance(&mut self, j: u32) -> Option<u32> {
+        let k = H::K as u32;
+        let time = self.time;
+        let mut x = j;
+        let mut dist = 0u32;
+        loop {
+            let [tx, dx] = *self.mark(x);
+            if tx == time {
+                dist += dx;
+                break;
+            }
+            dist += 1;
+            match self.pa(x) {
+                PA_TERMINAL => {
+                    *self.mark(x) = [time, 1];
+                    break;
+                }
+                PA_NONE => return None,
+                p => x = p / k,
+            }
+        }
+        let mut x = j;
+        let mut dx = dist;
+        while self.mark(x)[0] != time {
+            *self.mark(x) = [time, dx];
+            dx -= 1;
+            x = self.pa(x) / k;
+        }
+        Some(dist)
+    }
+
+    /// Advances the clock of timestamps; on wrap-around all timestamps restart so
+    /// comparisons stay meaningful.
+    fn tick(&mut self) {
+        if self.time == u32::MAX {
+            self.marks.iter_mut().for_each(|m| m[0] = 0);
+            self.time = 0;
+        }
+        self.time += 1;
+    }
+}
