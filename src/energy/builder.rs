@@ -421,10 +421,7 @@ impl RowDiff {
         per_pixel: usize,
         tiles: &mut ChangedTiles,
     ) {
-        if self.whole || kept.len() != now.len() {
-            kept.clear();
-            kept.extend_from_slice(now);
-            tiles.mark_whole();
+        if self.kept_anew(now, kept, tiles) {
             return;
         }
         let row_len = self.width * per_pixel;
@@ -445,9 +442,19 @@ impl RowDiff {
             b.copy_from_slice(a);
         }
     }
-}
 
-impl RowDiff {
+    /// Where everything counts as changed or `kept` is not comparable with `now`:
+    /// keeps `now`, marks every tile and returns true.
+    fn kept_anew<T: Copy>(&self, now: &[T], kept: &mut Vec<T>, tiles: &mut ChangedTiles) -> bool {
+        let anew = self.whole || kept.len() != now.len();
+        if anew {
+            kept.clear();
+            kept.extend_from_slice(now);
+            tiles.mark_whole();
+        }
+        anew
+    }
+
     /// Marks in `tiles` every tile within `reach` pixels of a pixel where the mask
     /// `now` differs from `kept` (by the box of each tile's moved pixels), then makes
     /// `kept` equal to it.
@@ -458,10 +465,7 @@ impl RowDiff {
         reach: u32,
         tiles: &mut ChangedTiles,
     ) {
-        if self.whole || kept.len() != now.len() {
-            kept.clear();
-            kept.extend_from_slice(now);
-            tiles.mark_whole();
+        if self.kept_anew(now, kept, tiles) {
             return;
         }
         let (cols, _) = tiles.tiles();
