@@ -6,6 +6,7 @@
 
 use crate::capture::Frame;
 use crate::grid::Mask;
+use std::ops::Range;
 
 /// Radius of the filter's square windows in pixels: the band where the alpha may
 /// be soft reaches twice this far from the cut.
@@ -16,61 +17,151 @@ pub const EPSILON: f64 = 100.0;
 
 /// The alpha (0 background … 255 foreground) of each pixel of `mask`, soft near the
 /// cut along `frame`'s edges. A frame of another size gives the mask itself.
+///
+/// Only tiles within reach of the cut are filtered, each from sums over its own
+/// neighbourhood: the cost follows the outline's length, not the frame's area.
 pub fn soft_alpha(frame: &Frame, mask: &Mask) -> Vec<u8> {
+    let mut alpha = mask.data.clone();
     if (frame.width, frame.height) != (mask.width, mask.height) {
-        return mask.data.clone();
+        return alpha;
     }
     let (w, h) = (mask.width as usize, mask.height as usize);
-    let grey: Vec<u64> = frame.rgb.chunks_exact(3).map(luma).collect();
-    let fg: Vec<u64> = mask.data.iter().map(|&v| u64::from(v != 0)).collect();
-    let sum_p = Integral::new(w, h, |i| fg[i]);
-    let near_cut = |x: usize, y: usize, r: usize| {
-        let (n, count) = sum_p.window(x, y, r);
-        n != 0 && n != count as u64
-    };
-    let (all, count) = sum_p.window(0, 0, w.max(h));
-    if all == 0 || all == count as u64 {
-        return mask.data.clone();
-    }
-    let sum_i = Integral::new(w, h, |i| grey[i]);
-    let sum_ii = Integral::new(w, h, |i| grey[i] * grey[i]);
-    let sum_ip = Integral::new(w, h, |i| grey[i] * fg[i]);
-    // Per window: the linear model p ≈ a·I + b; a uniform window gives a = 0, b = p.
-    let mut a = vec![0f64; w * h];
-    let mut b = vec![0f64; w * h];
-    for y in 0..h {
-        for x in 0..w {
-            let i = y * w + x;
-            if !near_cut(x, y, RADIUS) {
-                b[i] = fg[i] as f64;
-                continue;
-            }
-            let (p, n) = sum_p.window(x, y, RADIUS);
-            let n = n as f64;
-            let mean = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as f64 / n;
-            let (mi, mp) = (mean(&sum_i), p as f64 / n);
-            let var = mean(&sum_ii) - mi * mi;
-            let cov = mean(&sum_ip) - mi * mp;
-            a[i] = cov / (var + EPSILON);
-            b[i] = mp - a[i] * mi;
+    let cols = w.div_ceil(TILE);
+    let rows = h.div_ceil(TILE);
+    // per tile: 1 all background, 2 all foreground, 3 both
+    let mut kinds = vec![0u8; cols * rows];
+    for (y, row) in mask.data.chunks_exact(w.max(1)).enumerate() {
+        for (tx, run) in row.chunks(TILE).enumerate() {
+            let (background, foreground) = (run.contains(&0), run.iter().any(|&m| m != 0));
+            kinds[y / TILE * cols + tx] |= u8::from(background) | u8::from(foreground) << 1;
         }
     }
-    let sum_a = Integral::new(w, h, |i| a[i]);
-    let sum_b = Integral::new(w, h, |i| b[i]);
-    let mut alpha = mask.data.clone();
-    for y in 0..h {
-        for x in 0..w {
-            if !near_cut(x, y, 2 * RADIUS) {
-                continue;
+    let mut scratch = Scratch::default();
+    for ty in 0..rows {
+        for tx in 0..cols {
+            // the filter reaches 2·RADIUS < TILE: a tile whose neighbours and itself
+            // hold one label only keeps the mask
+            let mut seen = 0;
+            for ny in ty.saturating_sub(1)..(ty + 2).min(rows) {
+                for nx in tx.saturating_sub(1)..(tx + 2).min(cols) {
+                    seen |= kinds[ny * cols + nx];
+                }
             }
-            let i = y * w + x;
-            let (sa, n) = sum_a.window(x, y, RADIUS);
-            let (sb, _) = sum_b.window(x, y, RADIUS);
-            let value = (sa * grey[i] as f64 + sb) / n as f64;
-            alpha[i] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
+            if seen == 3 {
+                let xs = tx * TILE..((tx + 1) * TILE).min(w);
+                let ys = ty * TILE..((ty + 1) * TILE).min(h);
+                scratch.filter_tile(frame, mask, (xs, ys), &mut alpha);
+            }
         }
     }
     alpha
+}
+
+/// Side of the tiles filtered one at a time.
+const TILE: usize = 32;
+
+const _: () = assert!(2 * RADIUS < TILE);
+
+/// Buffers of one tile's filter, kept from tile to tile.
+#[derive(Default)]
+struct Scratch {
+    grey: Vec<u64>,
+    fg: Vec<u64>,
+    a: Vec<f64>,
+    b: Vec<f64>,
+}
+
+impl Scratch {
+    /// Writes the alpha of the pixels of tile `(xs, ys)` that lie within reach of the
+    /// cut, from the frame and mask around it (clipped to the image).
+    fn filter_tile(
+        &mut self,
+        frame: &Frame,
+        mask: &Mask,
+        (xs, ys): (Range<usize>, Range<usize>),
+        alpha: &mut [u8],
+    ) {
+        let (w, h) = (mask.width as usize, mask.height as usize);
+        let reach = 2 * RADIUS;
+        // the crop: the tile and every pixel its windows of windows read
+        let cx = xs.start.saturating_sub(reach)..(xs.end + reach).min(w);
+        let cy = ys.start.saturating_sub(reach)..(ys.end + reach).min(h);
+        let (cw, ch) = (cx.len(), cy.len());
+        let at = |i: usize| (cy.start + i / cw) * w + cx.start + i % cw;
+        self.grey.clear();
+        self.grey
+            .extend((0..cw * ch).map(|i| luma(&frame.rgb[3 * at(i)..3 * at(i) + 3])));
+        self.fg.clear();
+        self.fg
+            .extend((0..cw * ch).map(|i| u64::from(mask.data[at(i)] != 0)));
+        let (grey, fg) = (&self.grey, &self.fg);
+        let sum_p = Integral::new(cw, ch, |i| fg[i]);
+        let sum_i = Integral::new(cw, ch, |i| grey[i]);
+        let sum_ii = Integral::new(cw, ch, |i| grey[i] * grey[i]);
+        let sum_ip = Integral::new(cw, ch, |i| grey[i] * fg[i]);
+        let near_cut = |x: usize, y: usize, r: usize| {
+            let (n, count) = sum_p.window(x, y, r);
+            n != 0 && n != count as u64
+        };
+        // Per window: the linear model p ≈ a·I + b; a uniform window gives a = 0,
+        // b = p. Computed on the crop's pixels within RADIUS of the tile.
+        self.a.clear();
+        self.a.resize(cw * ch, 0.0);
+        self.b.clear();
+        self.b.resize(cw * ch, 0.0);
+        let (x0, y0) = (xs.start - cx.start, ys.start - cy.start);
+        let (lx, ly) = (x0.saturating_sub(RADIUS), y0.saturating_sub(RADIUS));
+        let hx = (x0 + xs.len() + RADIUS).min(cw);
+        let hy = (y0 + ys.len() + RADIUS).min(ch);
+        for y in ly..hy {
+            for x in lx..hx {
+                let i = y * cw + x;
+                if !near_cut(x, y, RADIUS) {
+                    self.b[i] = fg[i] as f64;
+                    continue;
+                }
+                let (p, n) = sum_p.window(x, y, RADIUS);
+                let n = n as f64;
+                let mean = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as f64 / n;
+                let (mi, mp) = (mean(&sum_i), p as f64 / n);
+                let var = mean(&sum_ii) - mi * mi;
+                let cov = mean(&sum_ip) - mi * mp;
+                self.a[i] = cov / (var + EPSILON);
+                self.b[i] = mp - self.a[i] * mi;
+            }
+        }
+        for y in y0..y0 + ys.len() {
+            for x in x0..x0 + xs.len() {
+                if !near_cut(x, y, reach) {
+                    continue;
+                }
+                let (sa, sb, n) = window_sums(&self.a, &self.b, cw, ch, x, y);
+                let value = (sa * grey[y * cw + x] as f64 + sb) / n as f64;
+                alpha[at(y * cw + x)] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
+            }
+        }
+    }
+}
+
+/// Sums of `a` and `b` over the window of radius [`RADIUS`] around (x, y) of a
+/// `cw`×`ch` crop (clipped), and its pixel count, added in one fixed order.
+fn window_sums(
+    a: &[f64],
+    b: &[f64],
+    cw: usize,
+    ch: usize,
+    x: usize,
+    y: usize,
+) -> (f64, f64, usize) {
+    let (x0, x1) = (x.saturating_sub(RADIUS), (x + RADIUS + 1).min(cw));
+    let (y0, y1) = (y.saturating_sub(RADIUS), (y + RADIUS + 1).min(ch));
+    let (mut sa, mut sb) = (0.0, 0.0);
+    for yy in y0..y1 {
+        let row = yy * cw;
+        sa += a[row + x0..row + x1].iter().sum::<f64>();
+        sb += b[row + x0..row + x1].iter().sum::<f64>();
+    }
+    (sa, sb, (x1 - x0) * (y1 - y0))
 }
 
 /// Grey level of an RGB pixel (BT.601 weights).
@@ -115,5 +206,102 @@ where
         let s = |x: usize, y: usize| self.sums[y * (self.width + 1) + x];
         let sum = s(x1, y1) - s(x0, y1) - s(x1, y0) + s(x0, y0);
         (sum, (x1 - x0) * (y1 - y0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// The filter over whole-frame sums, as it was before tiles: the reference.
+    /// The alpha (0 background … 255 foreground) of each pixel of `mask`, soft near the
+    /// cut along `frame`'s edges. A frame of another size gives the mask itself.
+    fn reference(frame: &Frame, mask: &Mask) -> Vec<u8> {
+        if (frame.width, frame.height) != (mask.width, mask.height) {
+            return mask.data.clone();
+        }
+        let (w, h) = (mask.width as usize, mask.height as usize);
+        let grey: Vec<u64> = frame.rgb.chunks_exact(3).map(luma).collect();
+        let fg: Vec<u64> = mask.data.iter().map(|&v| u64::from(v != 0)).collect();
+        let sum_p = Integral::new(w, h, |i| fg[i]);
+        let near_cut = |x: usize, y: usize, r: usize| {
+            let (n, count) = sum_p.window(x, y, r);
+            n != 0 && n != count as u64
+        };
+        let (all, count) = sum_p.window(0, 0, w.max(h));
+        if all == 0 || all == count as u64 {
+            return mask.data.clone();
+        }
+        let sum_i = Integral::new(w, h, |i| grey[i]);
+        let sum_ii = Integral::new(w, h, |i| grey[i] * grey[i]);
+        let sum_ip = Integral::new(w, h, |i| grey[i] * fg[i]);
+        // Per window: the linear model p ≈ a·I + b; a uniform window gives a = 0, b = p.
+        let mut a = vec![0f64; w * h];
+        let mut b = vec![0f64; w * h];
+        for y in 0..h {
+            for x in 0..w {
+                let i = y * w + x;
+                if !near_cut(x, y, RADIUS) {
+                    b[i] = fg[i] as f64;
+                    continue;
+                }
+                let (p, n) = sum_p.window(x, y, RADIUS);
+                let n = n as f64;
+                let mean = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as f64 / n;
+                let (mi, mp) = (mean(&sum_i), p as f64 / n);
+                let var = mean(&sum_ii) - mi * mi;
+                let cov = mean(&sum_ip) - mi * mp;
+                a[i] = cov / (var + EPSILON);
+                b[i] = mp - a[i] * mi;
+            }
+        }
+        let sum_a = Integral::new(w, h, |i| a[i]);
+        let sum_b = Integral::new(w, h, |i| b[i]);
+        let mut alpha = mask.data.clone();
+        for y in 0..h {
+            for x in 0..w {
+                if !near_cut(x, y, 2 * RADIUS) {
+                    continue;
+                }
+                let i = y * w + x;
+                let (sa, n) = sum_a.window(x, y, RADIUS);
+                let (sb, _) = sum_b.window(x, y, RADIUS);
+                let value = (sa * grey[i] as f64 + sb) / n as f64;
+                alpha[i] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
+            }
+        }
+        alpha
+    }
+
+    #[test]
+    fn tiles_give_the_whole_frame_filter() {
+        let mut seed = 99u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for (w, h) in [(7, 5), (70, 45), (100, 80)] {
+            let rgb = (0..w * h * 3).map(|_| (next() % 256) as u8).collect();
+            let frame = Frame {
+                width: w,
+                height: h,
+                rgb,
+                timestamp: Duration::ZERO,
+                index: 0,
+            };
+            let (cx, cy, r) = (next() % w, next() % h, 3 + next() % 30);
+            let mask = Mask::from_fn(w, h, |i| {
+                let (x, y) = (i as u32 % w, i as u32 / w);
+                let (dx, dy) = (x as i64 - cx as i64, y as i64 - cy as i64);
+                dx * dx + dy * dy <= i64::from(r * r) || next() % 50 == 0
+            });
+            let (fast, slow) = (soft_alpha(&frame, &mask), reference(&frame, &mask));
+            for (i, (&f, &s)) in fast.iter().zip(&slow).enumerate() {
+                assert!(f.abs_diff(s) <= 1, "{w}x{h}, pixel {i}: {f} against {s}");
+            }
+        }
     }
 }
