@@ -10,6 +10,7 @@ mod bk;
 mod hood;
 mod layout;
 mod solver;
+mod transport;
 
 use crate::grid::{Mask, VolumeConnectivity, VolumeProblem};
 use crate::maxflow::{CutSide, EngineError, EngineKind, Solution, SolveStats, VolumeEngine};
