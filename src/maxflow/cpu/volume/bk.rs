@@ -2,7 +2,8 @@
 //! trees from active nodes, augment along the path where they meet, adopt the orphans
 //! the augmentation left (BK's timestamps and distances pick the parent closest to
 //! the terminal), until no active node remains. The same loop as the 2D engine's
-//! `bk.rs`, without its heuristics for image energies.
+//! `bk.rs`, with its fan (a path whose root's terminal arc is the bottleneck also draws
+//! on neighbouring roots) but not its held flow.
 
 use super::hood::{ACTIVE, FREE, Hood, SINK, SOURCE, TREE, in_bit, in_mask, out_bit, out_mask};
 use super::solver::{PA_NONE, PA_TERMINAL, Solver};
@@ -124,14 +125,14 @@ impl<H: Hood> Solver<H> {
             x = p / k;
         }
         let root_s = x;
-        m = m.min(self.tr[root_s as usize] as u64);
+        m = m.min(self.end_room::<true>(root_s, m));
         let mut x = b;
         while let p @ 0..PA_NONE = self.pa(x) {
             m = m.min(self.rc(Self::arc(x, (p % k) as usize ^ 1)) as u64);
             x = p / k;
         }
         let root_t = x;
-        m = m.min(self.tr[root_t as usize].unsigned_abs());
+        m = m.min(self.end_room::<false>(root_t, m));
         let m32 = m as u32;
         self.push(a, b, d, m32);
         let mut x = a;
@@ -150,14 +151,96 @@ impl<H: Hood> Solver<H> {
             }
             x = parent;
         }
-        *self.tr_mut(root_s) -= m as i64;
-        if self.tr[root_s as usize] == 0 {
-            self.orphan_front(root_s);
+        self.end_take::<true>(root_s, m);
+        self.end_take::<false>(root_t, m);
+    }
+
+    /// Takes `m` through the terminal arc of root `r` of the source tree (`SRC`) or
+    /// the sink tree, the part beyond its residual through neighbouring roots (`fan`);
+    /// a root whose terminal arc saturates becomes an orphan.
+    fn end_take<const SRC: bool>(&mut self, r: u32, m: u64) {
+        let own = self.tr[r as usize].unsigned_abs();
+        let take = m.min(own);
+        *self.tr_mut(r) += if SRC { -(take as i64) } else { take as i64 };
+        if m > take {
+            self.fan::<SRC>(r, m - take);
         }
-        *self.tr_mut(root_t) += m as i64;
-        if self.tr[root_t as usize] == 0 {
-            self.orphan_front(root_t);
+        if take == own {
+            self.orphan_front(r);
         }
+    }
+
+    /// What root `r` of the source tree (`SRC`) or the sink tree can pass of `need`
+    /// through its terminal arc and, where that is not enough, through neighbouring
+    /// roots of its tree (`fan`).
+    #[inline]
+    fn end_room<const SRC: bool>(&self, r: u32, need: u64) -> u64 {
+        let mut room = self.tr[r as usize].unsigned_abs();
+        let mut bits = self.fan_arcs::<SRC>(r);
+        while bits != 0 && room < need {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            room += self.fan_share::<SRC>(r, d).1;
+        }
+        room
+    }
+
+    /// Directions of the residual arcs a fan at root `r` can use: into `r` from the
+    /// source tree's roots, out of `r` into the sink tree's.
+    #[inline(always)]
+    fn fan_arcs<const SRC: bool>(&self, r: u32) -> u64 {
+        let w = self.w(r);
+        if SRC {
+            in_mask::<H>(w)
+        } else {
+            out_mask::<H>(w)
+        }
+    }
+
+    /// The neighbour of root `r` in direction `d` and what it can pass in a fan: its
+    /// arc to (from) `r` and all but one unit of its terminal residual, where it is a
+    /// root of `r`'s tree (only roots have terminal residual); else nothing.
+    #[inline(always)]
+    fn fan_share<const SRC: bool>(&self, r: u32, d: usize) -> (u32, u64) {
+        let v = self.layout.neighbour(r, d);
+        let t = self.tr[v as usize];
+        let t = if SRC { t } else { -t };
+        if t <= 1 {
+            return (v, 0);
+        }
+        let arc = if SRC {
+            Self::arc(v, d ^ 1)
+        } else {
+            Self::arc(r, d)
+        };
+        (v, (self.rc(arc) as u64).min(t as u64 - 1))
+    }
+
+    /// Passes `rest`, what a path takes from (source tree) or brings to (sink tree)
+    /// root `r` beyond its own terminal arc, through neighbouring roots of its tree, as
+    /// the 2D engine's `fan`: a path whose bottleneck is its root's terminal arc
+    /// carries more. Each neighbour keeps one unit, so it stays a root and the fan
+    /// orphans nothing.
+    fn fan<const SRC: bool>(&mut self, r: u32, mut rest: u64) {
+        let mut bits = self.fan_arcs::<SRC>(r);
+        while bits != 0 && rest > 0 {
+            let d = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let (v, share) = self.fan_share::<SRC>(r, d);
+            let x = share.min(rest);
+            if x == 0 {
+                continue;
+            }
+            if SRC {
+                self.push(v, r, d ^ 1, x as u32);
+                self.tr[v as usize] -= x as i64;
+            } else {
+                self.push(r, v, d, x as u32);
+                self.tr[v as usize] += x as i64;
+            }
+            rest -= x;
+        }
+        debug_assert_eq!(rest, 0, "fan short of its room");
     }
 
     /// Sends `m` along arc (x, d) to its head y, keeping both ends' saturation bits;

@@ -25,6 +25,11 @@ const MASKS: u32 = 3;
 pub(super) trait Hood: Send + 'static {
     /// Arcs per node (6, 10 or 26).
     const K: usize;
+    /// Whether the source tree alone searches (sink roots start passive) whatever the
+    /// terminal counts: with 26 neighbours a source node meets a sink root within a
+    /// step or two, and growing the sink tree too costs more than it saves (with 6 or
+    /// 10 it pays on balanced terminals; NOTES.md, Volumes).
+    const SOURCE_SEARCHES: bool;
     /// Storage of the state word: the smallest that holds 3 + 2·K bits.
     type Word: Copy + Default + Send + 'static;
     /// Word → its bits.
@@ -43,9 +48,10 @@ pub(super) struct Ten;
 pub(super) struct TwentySix;
 
 macro_rules! hood {
-    ($name:ident, $k:expr, $word:ty, $conn:ident) => {
+    ($name:ident, $k:expr, $word:ty, $conn:ident, $source_searches:expr) => {
         impl Hood for $name {
             const K: usize = $k;
+            const SOURCE_SEARCHES: bool = $source_searches;
             type Word = $word;
             #[inline(always)]
             fn get(w: $word) -> u64 {
@@ -62,9 +68,9 @@ macro_rules! hood {
     };
 }
 
-hood!(Six, 6, u16, Six);
-hood!(Ten, 10, u32, Ten);
-hood!(TwentySix, 26, u64, TwentySix);
+hood!(Six, 6, u16, Six, false);
+hood!(Ten, 10, u32, Ten, false);
+hood!(TwentySix, 26, u64, TwentySix, true);
 
 /// Bit set while the arc leaving the node in direction `d` has residual capacity.
 #[inline(always)]

@@ -3,13 +3,17 @@
 //! indices in blocks of 64 nodes with power-of-two extents, neighbours at constant
 //! offsets picked by bit masks, reverse arcs by `d ^ 1`, structure of arrays, terminal
 //! pairs folded into one signed residual, saturation bits in a per-node state word.
-//! Exact, single-threaded, and dynamic: `update` keeps the flow of the last call and
-//! continues from it.
+//! Before the search, as in 2D: flow pushed along s → u → v → t, deficits moved towards
+//! supply where both are common, the sink's roots passive where the source tree alone
+//! should search; the trees then grow breadth first. Exact, single-threaded, and
+//! dynamic: `update` keeps the flow of the last call and continues from it. Why each
+//! choice, and what was tried instead: `src/maxflow/cpu/NOTES.md`, Volumes.
 
 mod bk;
 mod hood;
 mod layout;
 mod solver;
+mod transport;
 
 use crate::grid::{Mask, VolumeConnectivity, VolumeProblem};
 use crate::maxflow::{CutSide, EngineError, EngineKind, Solution, SolveStats, VolumeEngine};

@@ -16,6 +16,13 @@ pub(super) const PA_TERMINAL: u32 = u32::MAX;
 /// times or more (an object on a large background): the source tree alone searches.
 const PASSIVE_SINK: usize = 8;
 
+/// Deficits move towards supply (`transport`) only where the scarcer kind of
+/// terminal node is at least one in this many of the other, as in 2D.
+const SCARCE: usize = 4;
+
+/// ... and only where at least one node in this many is a terminal node, as in 2D.
+const SPARSE: usize = 8;
+
 /// `pa` value of an orphan or a free node.
 pub(super) const PA_NONE: u32 = u32::MAX - 1;
 
@@ -35,6 +42,10 @@ pub(super) struct Solver<H: Hood> {
     pub(super) marks: Vec<[u32; 2]>,
     /// Current time for the timestamps (one tick per augmentation).
     pub(super) time: u32,
+    /// Distance from the nearest supply while deficits move (`transport`).
+    pub(super) level: Vec<u8>,
+    /// Nodes in the order `transport` labelled them.
+    pub(super) order: Vec<u32>,
     /// Active nodes, first in first out: the trees grow breadth first.
     pub(super) queue: Ring,
     /// Orphans waiting for adoption.
@@ -57,6 +68,8 @@ impl<H: Hood> Solver<H> {
             tr: Vec::new(),
             marks: Vec::new(),
             time: 0,
+            level: Vec::new(),
+            order: Vec::new(),
             queue: Ring::default(),
             orphans: Ring::default(),
             iterations: 0,
@@ -213,22 +226,42 @@ impl<H: Hood> Solver<H> {
     }
 
     /// Starts the search on the loaded (or updated) residual graph: flow pushed along
-    /// the paths s → u → v → t (`push_short_paths`), then every node with terminal
-    /// residual a root of its tree, every other node free, and the roots queued in
-    /// memory order. Sink roots start passive (not queued) where the sink pulls far more
-    /// nodes than s feeds (`PASSIVE_SINK`), as the 2D engine's plan does: BK stops
-    /// only when no node is active, and a source node goes passive only once every
-    /// residual arc out of it leads into the source tree, so the source tree is still
-    /// the set of nodes reachable from s; the sink tree grows where adoption wakes it.
+    /// the paths s → u → v → t (`push_short_paths`), deficits moved as `plan` says,
+    /// then every node with terminal residual a root of its tree, every other node
+    /// free, and the roots queued in memory order.
     pub(super) fn start_search(&mut self) {
         self.push_short_paths();
-        let supplies = self.tr.iter().filter(|&&t| t > 0).count();
-        let deficits = self.tr.iter().filter(|&&t| t < 0).count();
-        let sink_active = if deficits >= PASSIVE_SINK * supplies {
+        let sink_active = self.plan();
+        self.set_roots(sink_active);
+    }
+
+    /// Moves deficits towards supply (`transport`) where supply and deficit nodes are
+    /// both common (`SCARCE`, `SPARSE`), as the 2D engine's plan does; returns the
+    /// flag sink roots start with: passive where the sink pulls far more nodes than s
+    /// feeds (`PASSIVE_SINK`), or always in 26-connected volumes
+    /// (`Hood::SOURCE_SEARCHES`). Passive sink roots keep BK exact: BK stops only when no
+    /// node is active, and a source node goes passive only once every residual arc out
+    /// of it leads into the source tree, so the source tree is still the set of nodes
+    /// reachable from s; the sink tree grows where adoption wakes it.
+    fn plan(&mut self) -> u64 {
+        let (mut supplies, mut deficits) = self.terminal_nodes();
+        let (few, many) = (supplies.min(deficits), supplies.max(deficits));
+        let (w, h, d) = self.layout.size();
+        let voxels = w as usize * h as usize * d as usize;
+        if few * SCARCE >= many && (few + many) * SPARSE >= voxels {
+            self.move_deficits();
+            (supplies, deficits) = self.terminal_nodes();
+        }
+        if H::SOURCE_SEARCHES || deficits >= PASSIVE_SINK * supplies {
             0
         } else {
             ACTIVE
-        };
+        }
+    }
+
+    /// Makes every node with terminal residual a root of its tree (sink roots with
+    /// `sink_active`), every other node free, and queues the active roots.
+    fn set_roots(&mut self, sink_active: u64) {
         for u in 0..self.st.len() as u32 {
             let (tree, pa) = match self.tr[u as usize].signum() {
                 1 => (SOURCE | ACTIVE, PA_TERMINAL),
@@ -248,6 +281,13 @@ impl<H: Hood> Solver<H> {
                 self.queue.push_back(u);
             }
         }
+    }
+
+    /// How many nodes s feeds and how many the sink pulls.
+    fn terminal_nodes(&self) -> (usize, usize) {
+        let supplies = self.tr.iter().filter(|&&t| t > 0).count();
+        let deficits = self.tr.iter().filter(|&&t| t < 0).count();
+        (supplies, deficits)
     }
 
     /// Pushes flow along every path s → u → v → t that uses one neighbour arc, in one
