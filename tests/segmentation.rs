@@ -643,3 +643,54 @@ fn a_still_scene_keeps_its_sigma_and_a_changed_one_gets_its_own() {
     assert!(moved.throughout, "{moved:?}");
     assert!(!held.throughout, "{held:?}");
 }
+
+/// A lower working resolution cuts a reduced copy of each frame and gives masks of the
+/// frame's size that still follow the object, from seeds drawn at full size; the scale
+/// changes mid-stream without an error. A learned background is learned again at the
+/// new size.
+#[test]
+fn a_lower_working_resolution_gives_full_size_masks_that_follow_the_object() {
+    let scene = DemoScene::new(320, 240, 30, 7);
+    for learned in [false, true] {
+        let params = SegmentParams {
+            working_scale: 2,
+            background_frames: if learned { 5 } else { 0 },
+            ..SegmentParams::default()
+        };
+        let mut s = segmenter(params.clone());
+        if !learned {
+            s.set_seeds(scene.default_seeds());
+        }
+        let (mut scores, mut learning) = (Vec::new(), Vec::new());
+        for i in 0..30 {
+            let scale = match i {
+                15 => Some(3),
+                22 => Some(1),
+                _ => None,
+            };
+            if let Some(working_scale) = scale {
+                s.set_params(SegmentParams {
+                    working_scale,
+                    ..params.clone()
+                });
+            }
+            let (frame, truth) = scene.render(i);
+            let out = s.segment(&frame).expect("every frame segments");
+            assert_eq!((out.mask.width, out.mask.height), (320, 240));
+            if out.learning {
+                learning.push(i);
+            } else {
+                scores.push(iou(&out.mask, &truth));
+            }
+        }
+        if learned {
+            // the demo's objects are in view while it learns: only the relearning
+            // at each new size is checked here
+            let expected: Vec<u64> = [0..5, 15..20, 22..27].into_iter().flatten().collect();
+            assert_eq!(learning, expected);
+        } else {
+            let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+            assert!(mean > 0.9, "mean IoU {mean:.3} ({scores:?})");
+        }
+    }
+}

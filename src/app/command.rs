@@ -177,6 +177,9 @@ impl LivecutApp {
     /// Sends the settings' parameters to the worker, with the background mode's;
     /// returns their number (see [`crate::pipeline::FrameResult::params`]).
     fn params_changed(&mut self) -> u64 {
+        // whether the machine keeps up is judged afresh under the new parameters
+        self.stats.reset_lag();
+        self.engine.behind = None;
         self.backend.set_params(self.segment_params())
     }
 

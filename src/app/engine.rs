@@ -2,9 +2,11 @@
 //! and whether a CUDA device is there, with the engine and segmentation controls.
 
 use super::command::Command;
+use super::lag::Behind;
 use super::settings::Settings;
 use super::shortcuts::{Action, hint};
 use crate::maxflow::{EngineChoice, EngineKind};
+use crate::pipeline::MAX_WORKING_SCALE;
 use egui::{RichText, Slider, Ui};
 
 /// Whether the CUDA engine can be chosen.
@@ -25,6 +27,8 @@ pub(super) struct EngineStatus {
     /// The engine in use has stochastic cuts.
     pub(super) has_stochastic: bool,
     pub(super) cuda: DeviceStatus,
+    /// The machine fell behind the live source at the working resolution in use.
+    pub(super) behind: Option<Behind>,
 }
 
 impl Default for EngineStatus {
@@ -33,6 +37,7 @@ impl Default for EngineStatus {
             in_use: EngineKind::Cpu,
             has_stochastic: false,
             cuda: DeviceStatus::Probing,
+            behind: None,
         }
     }
 }
@@ -153,8 +158,47 @@ impl EngineStatus {
                 .on_hover_text("Gaussian mixtures of the seeds (GrabCut): smoother on few seeds")
                 .changed();
         });
+        changed |= self.working_scale_ui(ui, s);
         if changed {
             commands.push(Command::ParamsChanged);
         }
+    }
+
+    /// The working resolution, and the offer of a lower one where the machine fell
+    /// behind; returns whether it changed.
+    fn working_scale_ui(&self, ui: &mut Ui, s: &mut Settings) -> bool {
+        let mut changed = false;
+        ui.horizontal(|ui| {
+            ui.label("Cut at:");
+            for k in 1..=MAX_WORKING_SCALE {
+                let text = if k == 1 {
+                    "full size".to_string()
+                } else {
+                    format!("1/{k}")
+                };
+                changed |= ui
+                    .radio_value(&mut s.working_scale, k, text)
+                    .on_hover_text(
+                        "Cut a smaller copy of each frame and bring the mask back to full \
+                         size along the picture's edges: for a machine that cannot keep up",
+                    )
+                    .changed();
+            }
+        });
+        if let Some(behind) = self.behind.filter(|_| s.working_scale < MAX_WORKING_SCALE) {
+            ui.label(
+                RichText::new(format!(
+                    "Frames take {:.0} ms; the source sends one every {:.0} ms",
+                    behind.work_ms, behind.interval_ms
+                ))
+                .color(ui.visuals().warn_fg_color),
+            );
+            let lower = s.working_scale + 1;
+            if ui.button(format!("Cut at 1/{lower} size")).clicked() {
+                s.working_scale = lower;
+                changed = true;
+            }
+        }
+        changed
     }
 }

@@ -1,6 +1,7 @@
 //! What the window does with the worker's events and the background jobs' results.
 
 use super::engine::DeviceStatus;
+use super::lag::Behind;
 use super::recorder::Shot;
 use super::settings::BackgroundKind;
 use super::source::{CameraList, Lost, SourceState, demo_spec};
@@ -53,6 +54,8 @@ impl LivecutApp {
     }
 
     fn on_source(&mut self, info: SourceInfo) {
+        self.stats.reset_lag();
+        self.engine.behind = None;
         // A source the user chose ends the offer to reopen a lost one; the fallback
         // to the demo scene does not.
         if !self.source.falling_back {
@@ -90,6 +93,13 @@ impl LivecutApp {
 
     fn on_frame(&mut self, result: FrameResult, now: Instant) {
         self.stats.on_frame(&result, now);
+        let live = self.source.info.as_ref().is_some_and(|i| i.live);
+        if live
+            && self.source.is_live()
+            && let Some(behind) = self.stats.keeping_up(&result)
+        {
+            self.on_behind(behind);
+        }
         self.background.on_frame(&result);
         if let Some(error) = &result.error {
             self.on_segment_error(error);
@@ -111,6 +121,24 @@ impl LivecutApp {
         self.vcam.offer(&shot, &look);
         self.view.latest = Some(shot);
         self.view.stale = true;
+    }
+
+    /// The machine fell behind the live source: say so, and offer a lower working
+    /// resolution in the engine panel.
+    fn on_behind(&mut self, behind: Behind) {
+        let offer = if self.settings.working_scale < crate::pipeline::MAX_WORKING_SCALE {
+            "; cut at a lower resolution (Segmentation panel) to keep up"
+        } else {
+            ""
+        };
+        self.notices.push(
+            format!(
+                "This machine is not keeping up: frames take {:.0} ms but the source sends one every {:.0} ms, so frames are dropped{offer}",
+                behind.work_ms, behind.interval_ms
+            ),
+            true,
+        );
+        self.engine.behind = Some(behind);
     }
 
     /// A frame could not be segmented (a GPU failure never ends here: the segmenter

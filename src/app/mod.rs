@@ -20,6 +20,7 @@ pub mod compose;
 mod engine;
 mod events;
 pub mod heatmap;
+mod lag;
 mod notices;
 mod panels;
 pub mod picture;

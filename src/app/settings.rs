@@ -6,7 +6,7 @@ use super::seeds::BRUSH_RANGE;
 use crate::energy::ColorModelKind;
 use crate::grid::Connectivity;
 use crate::maxflow::EngineChoice;
-use crate::pipeline::SegmentParams;
+use crate::pipeline::{MAX_WORKING_SCALE, SegmentParams};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use thiserror::Error;
@@ -157,6 +157,15 @@ pub struct Settings {
     pub record_kind: RecordKind,
     /// Folder of recordings and snapshots.
     pub record_folder: Option<PathBuf>,
+    /// Cut at 1/k of the frame's width and height (1 = full size), for a machine that
+    /// cannot keep up.
+    #[serde(default = "full_size")]
+    pub working_scale: u32,
+}
+
+/// The working scale of settings stored before it existed.
+fn full_size() -> u32 {
+    1
 }
 
 impl Default for Settings {
@@ -184,6 +193,7 @@ impl Default for Settings {
             show_scribbles: true,
             record_kind: RecordKind::Composites,
             record_folder: None,
+            working_scale: params.working_scale,
         }
     }
 }
@@ -209,6 +219,7 @@ impl Settings {
                 ColorModelKind::Histogram { bits: 4 }
             },
             drop_unanchored: self.drop_unanchored,
+            working_scale: self.working_scale,
             ..SegmentParams::default()
         }
     }
@@ -252,6 +263,10 @@ impl Settings {
                 self.temporal.is_finite() && self.temporal >= 0.0,
             ),
             ("the brush radius", BRUSH_RANGE.contains(&self.brush_radius)),
+            (
+                "the working resolution",
+                (1..=MAX_WORKING_SCALE).contains(&self.working_scale),
+            ),
         ];
         match checks.into_iter().find(|(_, ok)| !ok) {
             Some((name, _)) => Err(SettingsError::OutOfRange(name)),
@@ -300,9 +315,11 @@ mod tests {
             cleanup_min_area: 40,
             gmm: true,
             drop_unanchored: true,
+            working_scale: 3,
             ..Settings::default()
         };
         let p = s.segment_params();
+        assert_eq!(p.working_scale, 3);
         assert_eq!(p.lambda, 7.5);
         assert_eq!(p.sigma, Some(3.0));
         assert_eq!(p.connectivity, Connectivity::Four);

@@ -2,6 +2,7 @@
 //! how many frames came and how fast since start, with the timing panel, the rates in
 //! the top bar and the report printed at a timed close.
 
+use super::lag::{Behind, Lag};
 use super::timing::{self, FrameSample, Timing};
 use crate::pipeline::FrameResult;
 use egui::{Color32, RichText, Ui};
@@ -27,6 +28,8 @@ pub(super) struct Stats {
     started: Instant,
     /// Close the window this long after start.
     quit_after: Option<Duration>,
+    /// Whether the machine keeps up with a live source.
+    lag: Lag,
 }
 
 impl Stats {
@@ -38,7 +41,26 @@ impl Stats {
             processed: 0,
             started: Instant::now(),
             quit_after,
+            lag: Lag::default(),
         }
+    }
+
+    /// Follows whether the machine keeps up with a live source, from each frame the
+    /// worker segmented; returns what to tell the user when it falls behind.
+    pub(super) fn keeping_up(&mut self, result: &FrameResult) -> Option<Behind> {
+        if result.reprocessed {
+            return None;
+        }
+        let t = &result.timings;
+        // decoding runs on the capture thread, beside the worker
+        let work_ms = t.total_ms - t.decode_ms;
+        self.lag
+            .on_frame(result.captured.frame.timestamp, work_ms, result.dropped)
+    }
+
+    /// Forgets how the machine kept up (another source, another working resolution).
+    pub(super) fn reset_lag(&mut self) {
+        self.lag.reset();
     }
 
     /// Counts one frame from the worker and keeps its numbers.

@@ -23,8 +23,9 @@ use crate::energy::Seeds;
 use crate::grid::Mask;
 use std::time::Duration;
 
-/// One RGB frame, 8 bits per channel, row-major, no padding.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One RGB frame, 8 bits per channel, row-major, no padding (the default one is
+/// empty, 0×0).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Frame {
     /// Width in pixels.
     pub width: u32,

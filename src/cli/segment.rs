@@ -79,6 +79,11 @@ pub struct SegmentArgs {
     /// and dynamic updates pay with a still camera (0 = off).
     #[arg(long, value_name = "LEVELS", default_value_t = SegmentParams::default().noise_gate)]
     pub noise_gate: u8,
+    /// Cut at 1/K of the frame's width and height (1 = full size, at most 4) and bring
+    /// each mask back to full size along the frame's edges: for a machine that cannot
+    /// keep up with the source.
+    #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=livecut::pipeline::MAX_WORKING_SCALE as i64))]
+    pub working_scale: u32,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -229,6 +234,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         stochastic: args.stochastic,
         noise_gate: args.noise_gate,
         background_frames: args.background,
+        working_scale: args.working_scale,
         ..base
     };
     if let Some(lambda) = args.lambda {

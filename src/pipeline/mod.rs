@@ -1,7 +1,8 @@
 //! Running the stages: one frame through the noise gate ([`gate`]), energy, cut and
 //! cleanup ([`segmenter`]), the capture thread ([`feed`]) and its frame channel
 //! ([`channel`]), the segmentation worker with its commands and results ([`worker`]),
-//! what each frame cost ([`timing`]), and recording ([`record`]).
+//! what each frame cost ([`timing`]), recording ([`record`]), and a lower working
+//! resolution for machines that cannot keep up ([`working`]).
 
 pub mod channel;
 pub mod feed;
@@ -11,6 +12,7 @@ pub mod record;
 pub mod segmenter;
 pub mod timing;
 pub mod worker;
+pub mod working;
 
 pub use channel::Delivery;
 pub use feed::{SourceId, SourceInfo};
@@ -19,3 +21,4 @@ pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter};
 pub use timing::FrameTiming;
 pub use worker::{Command, Event, FrameProcessor, FrameResult, Pipeline, PipelineOptions};
+pub use working::MAX_WORKING_SCALE;

@@ -17,6 +17,7 @@ mod device;
 
 use super::gate::NoiseGate;
 use super::timing::FrameTiming;
+use super::working::{reduce, restore, working_size};
 use crate::capture::Frame;
 use crate::ccl::{
     CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
@@ -71,6 +72,10 @@ pub struct SegmentParams {
     /// noise ([`NoiseGate`]; 0 = off): the still parts of a still camera's frames then
     /// stay identical, so dynamic updates pay.
     pub noise_gate: u8,
+    /// Cut at 1/k of the frame's width and height (1 = full size, at most
+    /// [`super::MAX_WORKING_SCALE`]) and bring the mask back to full size along the
+    /// frame's edges: for a machine that cannot keep up with the source.
+    pub working_scale: u32,
 }
 
 /// The result for one frame.
@@ -144,6 +149,11 @@ pub struct Segmenter {
     frame_census: Option<ChangeCensus>,
     /// Frames recompute only their changed tiles ([`Self::set_incremental`]).
     incremental: bool,
+    /// The seeds as given, at the size they were drawn at; `seeds` is them at the
+    /// working resolution.
+    given_seeds: Option<Seeds>,
+    /// Buffer for the frame at the working resolution.
+    reduced: Frame,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -226,6 +236,7 @@ impl Default for SegmentParams {
             background_frames: 0,
             background_weight: 2.0,
             noise_gate: NOISE_GATE,
+            working_scale: 1,
         }
     }
 }
@@ -318,6 +329,8 @@ impl Segmenter {
             census: None,
             frame_census: None,
             incremental: true,
+            given_seeds: None,
+            reduced: Frame::default(),
         }
         .with_device_energy()
     }
@@ -325,6 +338,7 @@ impl Segmenter {
     /// New seeds (from a file or the user's scribbles); colour models are re-learned
     /// on the next frame.
     pub fn set_seeds(&mut self, seeds: Seeds) {
+        self.given_seeds = Some(seeds.clone());
         self.seeds = Some(seeds);
         self.seeds_version += 1;
         self.seeds_pending = true;
@@ -416,6 +430,7 @@ impl Segmenter {
     /// learned background, and the next cut is solved from scratch.
     pub fn reset(&mut self) {
         self.seeds = None;
+        self.given_seeds = None;
         self.seeds_pending = false;
         self.set_models(None);
         self.set_previous(None);
@@ -441,8 +456,48 @@ impl Segmenter {
         }
     }
 
-    /// Segments one frame (through the noise gate).
+    /// Segments one frame (through the noise gate), at the working resolution the
+    /// parameters ask for; the mask is the frame's size either way.
     pub fn segment(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
+        let start = Instant::now();
+        let scale = self.params.working_scale;
+        let Some(size) = working_size(frame.width, frame.height, scale)
+            .filter(|_| frame.rgb.len() == frame.width as usize * frame.height as usize * 3)
+        else {
+            self.fit_seeds(frame.width, frame.height);
+            return self.segment_at(frame);
+        };
+        let mut small = std::mem::take(&mut self.reduced);
+        reduce(frame, scale, size, &mut small);
+        self.fit_seeds(size.0, size.1);
+        let result = self.segment_at(&small);
+        self.reduced = small;
+        let mut output = result?;
+        output.mask = restore(&output.mask, frame, scale);
+        output.timings.total_ms = ms_since(start);
+        Ok(output)
+    }
+
+    /// Brings the seeds in use to `width`×`height` from those given, where the
+    /// working resolution changed the frames' size.
+    fn fit_seeds(&mut self, width: u32, height: u32) {
+        let (Some(given), Some(seeds)) = (&self.given_seeds, &self.seeds) else {
+            return;
+        };
+        if (seeds.width, seeds.height) == (width, height) {
+            return;
+        }
+        self.seeds = Some(if (given.width, given.height) == (width, height) {
+            given.clone()
+        } else {
+            given.resized(width, height)
+        });
+        self.seeds_version += 1;
+        self.seeds_pending = true;
+    }
+
+    /// Segments one frame at its own size.
+    fn segment_at(&mut self, frame: &Frame) -> Result<SegmentOutput, SegmentError> {
         let start = Instant::now();
         let (width, height) = (frame.width, frame.height);
         let expected = width as usize * height as usize * 3;
