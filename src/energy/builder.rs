@@ -163,7 +163,9 @@ impl EnergyBuilder {
         &self.changed
     }
 
-    /// Hands a solved problem's arrays back for the next frame.
+    /// Hands the last built problem's arrays back for the next frame, which then
+    /// recomputes only what changed from it (a problem not handed back makes the next
+    /// build recompute everything).
     pub fn recycle(&mut self, problem: GridProblem) {
         self.arrays = Some(problem.into_arrays());
     }

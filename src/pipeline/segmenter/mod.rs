@@ -464,12 +464,12 @@ impl Segmenter {
         let Some(size) = working_size(frame.width, frame.height, scale)
             .filter(|_| frame.rgb.len() == frame.width as usize * frame.height as usize * 3)
         else {
-            self.fit_seeds(frame.width, frame.height);
+            self.fit_seeds(frame, (frame.width, frame.height));
             return self.segment_at(frame);
         };
         let mut small = std::mem::take(&mut self.reduced);
         reduce(frame, scale, size, &mut small);
-        self.fit_seeds(size.0, size.1);
+        self.fit_seeds(frame, size);
         let result = self.segment_at(&small);
         self.reduced = small;
         let mut output = result?;
@@ -478,13 +478,15 @@ impl Segmenter {
         Ok(output)
     }
 
-    /// Brings the seeds in use to `width`×`height` from those given, where the
-    /// working resolution changed the frames' size.
-    fn fit_seeds(&mut self, width: u32, height: u32) {
+    /// Brings the seeds in use to the working size `(width, height)` from those given
+    /// for `frame`'s size, where the working resolution changed; seeds of another size
+    /// are left for the size check to refuse.
+    fn fit_seeds(&mut self, frame: &Frame, (width, height): (u32, u32)) {
         let (Some(given), Some(seeds)) = (&self.given_seeds, &self.seeds) else {
             return;
         };
-        if (seeds.width, seeds.height) == (width, height) {
+        let drawn_for_frame = (given.width, given.height) == (frame.width, frame.height);
+        if !drawn_for_frame || (seeds.width, seeds.height) == (width, height) {
             return;
         }
         self.seeds = Some(if (given.width, given.height) == (width, height) {
