@@ -632,8 +632,8 @@ fn recording_masks_into(folder: &Path) -> Harness<'static, LivecutApp> {
     let mut h = harness(app_on(demo(None), Some(&storage)));
     step_until(&mut h, "frames", |app| app.mask().is_some());
     // The shortcut, not a click on the button: a click placed from the last frame's
-    // layout was lost 2 times in 200 runs here (the recording never started, as the
-    // check below showed). A recording that started has its folder, even if it has
+    // layout can be lost (the recording then never starts, as the check below
+    // shows). A recording that started has its folder, even if it has
     // already stopped on a full disk by the time this looks.
     h.get_by_label("Record");
     h.key_press(egui::Key::R);

@@ -338,8 +338,8 @@ fn grab(
 }
 
 /// Decodes one buffer to RGB of the stream's size; `None` for a corrupt frame. MJPEG
-/// goes through zune-jpeg (the `image` crate's JPEG decoder, about twice as fast as
-/// nokhwa's on a 1080p frame: `benches/decode.rs`), other formats through nokhwa.
+/// goes through zune-jpeg (the `image` crate's JPEG decoder, faster than nokhwa's:
+/// `benches/decode.rs` times both), other formats through nokhwa.
 fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
     let (width, height) = (format.width(), format.height());
     if buffer.source_frame_format() == FrameFormat::MJPEG {
