@@ -16,22 +16,11 @@ use livecut::maxflow::{EngineChoice, EngineError, VolumeEngine, create_volume_en
 use proptest::prelude::*;
 use std::path::PathBuf;
 
-/// The folder of shared 3D instances: `$LIVECUT_GRIDS3D`, else
-/// `../shared/data/grids3d` beside the checkout; `None`, with a note, where neither
-/// holds a manifest (the tests then skip them).
+/// The folder of shared 3D instances: `$LIVECUT_GRIDS3D`, else `../shared/data/grids3d`
+/// beside the checkout, else `grids3d/` here; `None`, with a note, where none holds a
+/// manifest.
 fn grids3d_dir() -> Option<PathBuf> {
-    let candidates = [
-        std::env::var_os("LIVECUT_GRIDS3D").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids3d")),
-    ];
-    let found = candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.join("manifest.csv").exists());
-    if found.is_none() {
-        eprintln!("note: shared 3D grids not found (set LIVECUT_GRIDS3D); skipping them");
-    }
-    found
+    common::grids::shared_instances("LIVECUT_GRIDS3D", "grids3d")
 }
 
 /// (file, W, H, D, C, max flow) of every instance `dir/manifest.csv` lists.

@@ -2,6 +2,7 @@
 //! than the source takes to send the next one, for a few seconds in a row, mean frames
 //! silently dropped. The window then says so and offers a lower working resolution.
 
+use super::timing::median;
 use std::collections::VecDeque;
 use std::time::Duration;
 
@@ -71,8 +72,8 @@ impl Lag {
         }
         self.told = true;
         Some(Behind {
-            work_ms: median(self.recent.iter().map(|&(_, w, _)| w)),
-            interval_ms: median(self.recent.iter().map(|&(.., i)| i)),
+            work_ms: median(self.recent.iter().map(|&(_, w, _)| w))?,
+            interval_ms: median(self.recent.iter().map(|&(.., i)| i))?,
         })
     }
 
@@ -80,12 +81,6 @@ impl Lag {
     pub(super) fn reset(&mut self) {
         *self = Self::default();
     }
-}
-
-fn median(values: impl Iterator<Item = f64>) -> f64 {
-    let mut v: Vec<f64> = values.collect();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
 #[cfg(test)]

@@ -145,8 +145,8 @@ impl Timing {
     /// Static vs dynamic cut times, once frames of both kinds were seen.
     pub fn comparison(&self) -> Option<Comparison> {
         Some(Comparison {
-            static_ms: median(&self.static_cut)?,
-            dynamic_ms: median(&self.dynamic_cut)?,
+            static_ms: median(self.static_cut.iter().copied())?,
+            dynamic_ms: median(self.dynamic_cut.iter().copied())?,
         })
     }
 
@@ -163,13 +163,11 @@ impl Timing {
     }
 }
 
-fn median(values: &VecDeque<f64>) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut v: Vec<f64> = values.iter().copied().collect();
+/// The median of `values` (the upper one of an even count); `None` for none.
+pub(super) fn median(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let mut v: Vec<f64> = values.into_iter().collect();
     v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
+    v.get(v.len() / 2).copied()
 }
 
 /// One stage of the stacked plot.

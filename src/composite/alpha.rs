@@ -69,6 +69,8 @@ struct Scratch {
     fg: Vec<u64>,
     a: Vec<f64>,
     b: Vec<f64>,
+    /// Summed-area tables of the crop: mask, grey, grey², grey × mask.
+    sums: [Integral<u64>; 4],
 }
 
 impl Scratch {
@@ -95,10 +97,12 @@ impl Scratch {
         self.fg
             .extend((0..cw * ch).map(|i| u64::from(mask.data[at(i)] != 0)));
         let (grey, fg) = (&self.grey, &self.fg);
-        let sum_p = Integral::new(cw, ch, |i| fg[i]);
-        let sum_i = Integral::new(cw, ch, |i| grey[i]);
-        let sum_ii = Integral::new(cw, ch, |i| grey[i] * grey[i]);
-        let sum_ip = Integral::new(cw, ch, |i| grey[i] * fg[i]);
+        let [sum_p, sum_i, sum_ii, sum_ip] = &mut self.sums;
+        sum_p.fill(cw, ch, |i| fg[i]);
+        sum_i.fill(cw, ch, |i| grey[i]);
+        sum_ii.fill(cw, ch, |i| grey[i] * grey[i]);
+        sum_ip.fill(cw, ch, |i| grey[i] * fg[i]);
+        let (sum_p, sum_i, sum_ii, sum_ip) = (&*sum_p, &*sum_i, &*sum_ii, &*sum_ip);
         let near_cut = |x: usize, y: usize, r: usize| {
             let (n, count) = sum_p.window(x, y, r);
             n != 0 && n != count as u64
@@ -123,9 +127,9 @@ impl Scratch {
                 let (p, n) = sum_p.window(x, y, RADIUS);
                 let n = n as f64;
                 let mean = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as f64 / n;
-                let (mi, mp) = (mean(&sum_i), p as f64 / n);
-                let var = mean(&sum_ii) - mi * mi;
-                let cov = mean(&sum_ip) - mi * mp;
+                let (mi, mp) = (mean(sum_i), p as f64 / n);
+                let var = mean(sum_ii) - mi * mi;
+                let cov = mean(sum_ip) - mi * mp;
                 self.a[i] = cov / (var + EPSILON);
                 self.b[i] = mp - self.a[i] * mi;
             }
@@ -170,6 +174,7 @@ fn luma(rgb: &[u8]) -> u64 {
 }
 
 /// Summed-area table: the sum over any window in four look-ups.
+#[derive(Default)]
 struct Integral<T> {
     width: usize,
     height: usize,
@@ -181,20 +186,26 @@ impl<T> Integral<T>
 where
     T: Copy + Default + std::ops::Add<Output = T> + std::ops::Sub<Output = T>,
 {
+    #[cfg(test)]
     fn new(width: usize, height: usize, value: impl Fn(usize) -> T) -> Self {
+        let mut table = Self::default();
+        table.fill(width, height, value);
+        table
+    }
+
+    /// Makes this the table of a `width`×`height` image of `value`s, reusing its memory.
+    fn fill(&mut self, width: usize, height: usize, value: impl Fn(usize) -> T) {
         let stride = width + 1;
-        let mut sums = vec![T::default(); stride * (height + 1)];
+        (self.width, self.height) = (width, height);
+        self.sums.clear();
+        self.sums.resize(stride * (height + 1), T::default());
+        let sums = &mut self.sums;
         for y in 0..height {
             let mut row = T::default();
             for x in 0..width {
                 row = row + value(y * width + x);
                 sums[(y + 1) * stride + x + 1] = sums[y * stride + x + 1] + row;
             }
-        }
-        Self {
-            width,
-            height,
-            sums,
         }
     }
 

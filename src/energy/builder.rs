@@ -244,14 +244,16 @@ impl EnergyBuilder {
         for rect in self.changed.rects(halo) {
             self.data_in(&mut inputs, &rect, whole, ramp.as_ref(), &mut terminals);
         }
-        GridProblem::from_built_arrays(
+        let problem = GridProblem::from_built_arrays(
             width,
             height,
             inputs.smoothness.connectivity,
             source,
             sink,
             edges,
-        )
+        )?;
+        debug_assert_eq!(problem.validate(), Ok(()));
+        Ok(problem)
     }
 
     /// Finds the tiles whose inputs differ from the last build's (all of them where

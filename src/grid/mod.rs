@@ -208,29 +208,16 @@ impl GridProblem {
         sink: Vec<i32>,
         edges: Vec<Vec<i32>>,
     ) -> Result<Self, GridError> {
-        let problem = Self::assembled(width, height, connectivity, source, sink, edges)?;
+        let problem = Self::from_built_arrays(width, height, connectivity, source, sink, edges)?;
         problem.validate()?;
         Ok(problem)
     }
 
     /// [`Self::from_arrays`] for arrays whose capacities hold by construction (the
-    /// energy's): lengths are checked, signs and borders only in debug builds, since a
-    /// pass over every capacity costs a still frame more than its changes do.
+    /// energy's): only the lengths are checked, since a pass over every capacity costs
+    /// a still frame more than its changes do (the builder checks the rest in debug
+    /// builds with [`Self::validate`]).
     pub(crate) fn from_built_arrays(
-        width: u32,
-        height: u32,
-        connectivity: Connectivity,
-        source: Vec<i32>,
-        sink: Vec<i32>,
-        edges: Vec<Vec<i32>>,
-    ) -> Result<Self, GridError> {
-        let problem = Self::assembled(width, height, connectivity, source, sink, edges)?;
-        debug_assert_eq!(problem.validate(), Ok(()));
-        Ok(problem)
-    }
-
-    /// The problem of these arrays, their lengths checked.
-    fn assembled(
         width: u32,
         height: u32,
         connectivity: Connectivity,
@@ -259,7 +246,8 @@ impl GridProblem {
         })
     }
 
-    fn validate(&self) -> Result<(), GridError> {
+    /// Checks the signs of every capacity and that no arc leaves the grid.
+    pub(crate) fn validate(&self) -> Result<(), GridError> {
         /// Index of the first negative value; the sign bits are OR-ed first (a loop
         /// that vectorises) since valid problems, the common case, have none.
         fn first_negative(arr: &[i32]) -> Option<usize> {

@@ -59,7 +59,11 @@ pub fn restore(mask: &Mask, frame: &Frame, scale: u32) -> Mask {
         mask.is_source((sy * mask.width + sx) as usize)
     });
     let alpha = soft_alpha(frame, &coarse);
-    Mask::from_fn(frame.width, frame.height, |i| alpha[i] >= 128)
+    let mut mask = coarse;
+    for (m, &a) in mask.data.iter_mut().zip(&alpha) {
+        *m = if a >= 128 { 255 } else { 0 };
+    }
+    mask
 }
 
 #[cfg(test)]

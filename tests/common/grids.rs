@@ -6,17 +6,28 @@ use std::path::{Path, PathBuf};
 /// the checkout, else `grids/` in the working directory (how the GPU machine gets them).
 /// `None`, with a note, where none of them holds a manifest: the tests then skip them.
 pub fn grids_dir() -> Option<PathBuf> {
+    shared_instances("LIVECUT_GRIDS", "grids")
+}
+
+/// The folder `name` of instances with a `manifest.csv`: `$var`, else
+/// `../shared/data/NAME` beside the checkout, else `NAME/` in the working directory;
+/// `None`, with a note, where none holds a manifest.
+pub fn shared_instances(var: &str, name: &str) -> Option<PathBuf> {
     let candidates = [
-        std::env::var_os("LIVECUT_GRIDS").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/grids")),
-        Some(PathBuf::from("grids")),
+        std::env::var_os(var).map(PathBuf::from),
+        Some(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/data")
+                .join(name),
+        ),
+        Some(PathBuf::from(name)),
     ];
     let found = candidates
         .into_iter()
         .flatten()
         .find(|p| p.join("manifest.csv").exists());
     if found.is_none() {
-        eprintln!("note: shared grids not found (set LIVECUT_GRIDS); skipping them");
+        eprintln!("note: shared {name} not found (set {var}); skipping them");
     }
     found
 }
