@@ -439,8 +439,9 @@ impl RowDiff {
                 continue;
             }
             for (tx, (ta, tb)) in a.chunks(tile_len).zip(b.chunks(tile_len)).enumerate() {
-                if ta != tb {
-                    tiles.mark(tx as u32, y as u32 / TILE);
+                if let Some(xs) = differing(ta, tb, per_pixel) {
+                    let x0 = tx as u32 * TILE;
+                    tiles.mark_pixels(y as u32, x0 + xs.start..x0 + xs.end);
                 }
             }
             b.copy_from_slice(a);
@@ -484,16 +485,11 @@ impl RowDiff {
             let y = y as u32;
             if a != b {
                 for (tx, (ta, tb)) in a.chunks(tile).zip(b.chunks(tile)).enumerate() {
-                    let Some(first) = ta.iter().zip(tb).position(|(p, q)| p != q) else {
+                    let Some(xs) = differing(ta, tb, 1) else {
                         continue;
                     };
-                    let last = ta
-                        .iter()
-                        .zip(tb)
-                        .rposition(|(p, q)| p != q)
-                        .unwrap_or(first);
                     let x0 = (tx * tile) as u32;
-                    let (left, right) = (x0 + first as u32, x0 + last as u32 + 1);
+                    let (left, right) = (x0 + xs.start, x0 + xs.end);
                     let seen = boxes[tx].get_or_insert(PixelRect {
                         xs: left..right,
                         ys: y..y + 1,
@@ -511,6 +507,17 @@ impl RowDiff {
             }
         }
     }
+}
+
+/// The pixels (of `per_pixel` values each) from the first to the last where `a` and
+/// `b` differ, or `None` where they are equal.
+fn differing<T: PartialEq>(a: &[T], b: &[T], per_pixel: usize) -> Option<Range<u32>> {
+    if a == b {
+        return None;
+    }
+    let first = a.iter().zip(b).position(|(p, q)| p != q)?;
+    let last = a.iter().zip(b).rposition(|(p, q)| p != q)?;
+    Some((first / per_pixel) as u32..(last / per_pixel) as u32 + 1)
 }
 
 /// The frame-wide inputs of `inputs` at σ `sigma`.

@@ -7,18 +7,28 @@ use std::ops::Range;
 /// short while a small moving object marks little more than its own area.
 pub const TILE: u32 = 32;
 
-/// The tiles of a `width`×`height` grid whose inputs changed, or "all of them" where
-/// something frame-wide moved (σ, a colour model, the frame's size).
+/// The tiles of a `width`×`height` grid whose inputs changed, each with the box of its
+/// pixels that did, or "all of them" where something frame-wide moved (σ, a colour
+/// model, the frame's size). The boxes keep a tile that one noisy pixel changed from
+/// costing the whole tile.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChangedTiles {
     width: u32,
     height: u32,
     cols: u32,
     rows: u32,
-    /// One flag per tile, row-major; ignored while `whole`.
-    marked: Vec<bool>,
+    /// Per tile, row-major: the box of its changed pixels (`EMPTY` where none);
+    /// ignored while `whole`.
+    boxes: Vec<TileBox>,
     whole: bool,
 }
+
+/// Columns `x0..x1` of rows `y0..y1` in grid coordinates, as `[x0, x1, y0, y1]`:
+/// small and `Copy`, so a union is four min/max.
+type TileBox = [u32; 4];
+
+/// The box of no pixel: any union with it is the other box.
+const EMPTY: TileBox = [u32::MAX, 0, u32::MAX, 0];
 
 /// A rectangle of pixels: columns `xs` of rows `ys`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,7 +48,7 @@ impl ChangedTiles {
             height,
             cols,
             rows,
-            marked: vec![false; cols as usize * rows as usize],
+            boxes: vec![EMPTY; cols as usize * rows as usize],
             whole: false,
         }
     }
@@ -52,7 +62,7 @@ impl ChangedTiles {
 
     /// Forgets every mark (same size).
     pub fn clear(&mut self) {
-        self.marked.fill(false);
+        self.boxes.fill(EMPTY);
         self.whole = false;
     }
 
@@ -79,49 +89,76 @@ impl ChangedTiles {
     /// Marked tiles (all of them while whole).
     pub fn count(&self) -> usize {
         if self.whole {
-            self.marked.len()
+            self.boxes.len()
         } else {
-            self.marked.iter().filter(|&&m| m).count()
+            self.boxes.iter().filter(|b| !is_empty(b)).count()
         }
     }
 
     /// Whether tile (`tx`, `ty`) is marked.
     pub fn is_marked(&self, tx: u32, ty: u32) -> bool {
-        self.whole || self.marked[(ty * self.cols + tx) as usize]
+        self.whole || !is_empty(&self.boxes[(ty * self.cols + tx) as usize])
     }
 
-    /// Marks tile (`tx`, `ty`).
+    /// Marks all of tile (`tx`, `ty`).
     pub fn mark(&mut self, tx: u32, ty: u32) {
-        self.marked[(ty * self.cols + tx) as usize] = true;
+        let (x0, y0) = (tx * TILE, ty * TILE);
+        self.extend(
+            tx,
+            ty,
+            [
+                x0,
+                (x0 + TILE).min(self.width),
+                y0,
+                (y0 + TILE).min(self.height),
+            ],
+        );
     }
 
-    /// Marks every tile that holds a pixel within `radius` pixels of `rect`.
+    /// Marks the pixels `xs` of row `y` (clipped to the grid).
+    pub fn mark_pixels(&mut self, y: u32, xs: Range<u32>) {
+        let rect = PixelRect { xs, ys: y..y + 1 };
+        self.mark_rect(&rect, 0);
+    }
+
+    /// Marks every pixel within `radius` pixels of `rect` (clipped to the grid).
     pub fn mark_rect(&mut self, rect: &PixelRect, radius: u32) {
         if rect.xs.is_empty() || rect.ys.is_empty() {
             return;
         }
-        let x0 = rect.xs.start.saturating_sub(radius) / TILE;
-        let x1 = ((rect.xs.end - 1 + radius) / TILE).min(self.cols - 1);
-        let y0 = rect.ys.start.saturating_sub(radius) / TILE;
-        let y1 = ((rect.ys.end - 1 + radius) / TILE).min(self.rows - 1);
-        for ty in y0..=y1 {
-            for tx in x0..=x1 {
-                self.mark(tx, ty);
+        let x0 = rect.xs.start.saturating_sub(radius).min(self.width);
+        let x1 = rect.xs.end.saturating_add(radius).min(self.width);
+        let y0 = rect.ys.start.saturating_sub(radius).min(self.height);
+        let y1 = rect.ys.end.saturating_add(radius).min(self.height);
+        if x0 >= x1 || y0 >= y1 {
+            return;
+        }
+        for ty in y0 / TILE..=(y1 - 1) / TILE {
+            for tx in x0 / TILE..=(x1 - 1) / TILE {
+                let (tx0, ty0) = (tx * TILE, ty * TILE);
+                let part = [
+                    x0.max(tx0),
+                    x1.min(tx0 + TILE),
+                    y0.max(ty0),
+                    y1.min(ty0 + TILE),
+                ];
+                self.extend(tx, ty, part);
             }
         }
     }
 
-    /// Marks every tile marked in `other` (same size).
+    /// Marks every pixel marked in `other` (same size).
     pub fn mark_all_of(&mut self, other: &ChangedTiles) {
         self.whole |= other.whole;
-        for (m, &o) in self.marked.iter_mut().zip(&other.marked) {
-            *m |= o;
+        for (b, o) in self.boxes.iter_mut().zip(&other.boxes) {
+            *b = union(b, o);
         }
     }
 
-    /// The pixels of the marked tiles, as one rectangle per run of marked tiles in a
-    /// row of tiles, each grown by `halo` pixels on every side (clipped to the grid):
-    /// with `halo` 1, every arc with an end in a marked tile starts in a rectangle.
+    /// The changed pixels, as one rectangle per run of marked tiles in a row of tiles
+    /// (the box of their changed pixels; whole tiles while `whole`), each grown by
+    /// `halo` pixels on every side (clipped to the grid): with `halo` 1, every arc
+    /// with an end on a changed pixel starts in a rectangle.
     pub fn rects(&self, halo: u32) -> Vec<PixelRect> {
         let mut out = Vec::new();
         for ty in 0..self.rows {
@@ -131,18 +168,57 @@ impl ChangedTiles {
                     tx += 1;
                     continue;
                 }
-                let start = tx;
+                let mut run = EMPTY;
                 while tx < self.cols && self.is_marked(tx, ty) {
+                    run = union(&run, &self.box_of(tx, ty));
                     tx += 1;
                 }
+                let [x0, x1, y0, y1] = run;
                 out.push(PixelRect {
-                    xs: (start * TILE).saturating_sub(halo)..(tx * TILE + halo).min(self.width),
-                    ys: (ty * TILE).saturating_sub(halo)..((ty + 1) * TILE + halo).min(self.height),
+                    xs: x0.saturating_sub(halo)..(x1 + halo).min(self.width),
+                    ys: y0.saturating_sub(halo)..(y1 + halo).min(self.height),
                 });
             }
         }
         out
     }
+
+    /// The box of tile (`tx`, `ty`)'s changed pixels: all of it while `whole`.
+    fn box_of(&self, tx: u32, ty: u32) -> TileBox {
+        if self.whole {
+            let (x0, y0) = (tx * TILE, ty * TILE);
+            [
+                x0,
+                (x0 + TILE).min(self.width),
+                y0,
+                (y0 + TILE).min(self.height),
+            ]
+        } else {
+            self.boxes[(ty * self.cols + tx) as usize]
+        }
+    }
+
+    /// Grows tile (`tx`, `ty`)'s box to hold `part` (within the tile).
+    fn extend(&mut self, tx: u32, ty: u32, part: TileBox) {
+        let b = &mut self.boxes[(ty * self.cols + tx) as usize];
+        *b = union(b, &part);
+    }
+}
+
+fn is_empty(b: &TileBox) -> bool {
+    b[0] >= b[1]
+}
+
+fn union(a: &TileBox, b: &TileBox) -> TileBox {
+    if is_empty(b) {
+        return *a;
+    }
+    [
+        a[0].min(b[0]),
+        a[1].max(b[1]),
+        a[2].min(b[2]),
+        a[3].max(b[3]),
+    ]
 }
 
 #[cfg(test)]
@@ -167,7 +243,16 @@ mod tests {
         assert_eq!(
             rects,
             vec![PixelRect {
-                xs: 0..65,
+                xs: 30..34,
+                ys: 39..42
+            }],
+            "the run's changed pixels and a pixel around them"
+        );
+        tiles.mark(0, 1);
+        assert_eq!(
+            tiles.rects(1),
+            vec![PixelRect {
+                xs: 0..34,
                 ys: 31..65
             }]
         );
@@ -183,6 +268,51 @@ mod tests {
         assert_eq!(tiles.count(), 0);
         tiles.mark_whole();
         assert!(tiles.count() == 12 && tiles.rects(0).len() == 3);
+    }
+
+    #[test]
+    fn a_pixel_marks_its_own_box_and_a_tile_all_of_it() {
+        let mut tiles = ChangedTiles::none(100, 70);
+        tiles.mark_pixels(35, 40..41);
+        tiles.mark_pixels(37, 45..47);
+        assert_eq!(tiles.count(), 1);
+        assert_eq!(
+            tiles.rects(0),
+            vec![PixelRect {
+                xs: 40..47,
+                ys: 35..38
+            }]
+        );
+        // runs of pixels crossing tiles and the grid's edge are split and clipped
+        tiles.clear();
+        tiles.mark_pixels(69, 60..120);
+        assert_eq!(tiles.count(), 3);
+        assert_eq!(
+            tiles.rects(2),
+            vec![PixelRect {
+                xs: 58..100,
+                ys: 67..70
+            }]
+        );
+        let mut other = ChangedTiles::none(100, 70);
+        other.mark(0, 0);
+        tiles.mark_all_of(&other);
+        assert_eq!(tiles.count(), 4);
+        assert_eq!(
+            tiles.rects(0)[0],
+            PixelRect {
+                xs: 0..32,
+                ys: 0..32
+            }
+        );
+        tiles.mark_whole();
+        assert_eq!(
+            tiles.rects(0)[2],
+            PixelRect {
+                xs: 0..100,
+                ys: 64..70
+            }
+        );
     }
 
     #[test]
