@@ -71,7 +71,13 @@ pub struct EnergyBuilder {
     bg_cost: Vec<f32>,
     data: Vec<i32>,
     background_table: CostTable,
+    /// The previous mask's boundary distances, whole frame, kept from build to build
+    /// and redone around where the mask moved.
     distance: Vec<u32>,
+    /// Scratch for the distances of a window around a move.
+    window: Vec<u32>,
+    /// Boxes of the pixels where the previous mask moved since the last build.
+    moves: Vec<PixelRect>,
     fixed: Vec<bool>,
     sigma: f32,
     weights: WeightTables,
@@ -122,6 +128,8 @@ impl Default for EnergyBuilder {
             data: Vec::new(),
             background_table: CostTable::default(),
             distance: Vec::new(),
+            window: Vec::new(),
+            moves: Vec::new(),
             fixed: Vec::new(),
             sigma: 0.0,
             weights: WeightTables::default(),
@@ -226,8 +234,12 @@ impl EnergyBuilder {
                 tables,
             );
         }
-        if let Some((previous, _)) = inputs.temporal.filter(|_| whole) {
-            boundary_distance(previous, &mut self.distance);
+        if let Some((previous, prior)) = inputs.temporal {
+            if whole {
+                boundary_distance(previous, &mut self.distance);
+            } else {
+                self.redo_distances(previous, prior.reach());
+            }
         }
         if let Some((_, weight)) = inputs.background {
             CostTable::ensure(&mut self.background_table, weight, CAPACITY_SCALE);
@@ -242,7 +254,7 @@ impl EnergyBuilder {
             edges: &edges,
         };
         for rect in self.changed.rects(halo) {
-            self.data_in(&mut inputs, &rect, whole, ramp.as_ref(), &mut terminals);
+            self.data_in(&mut inputs, &rect, ramp.as_ref(), &mut terminals);
         }
         let problem = GridProblem::from_built_arrays(
             width,
@@ -276,12 +288,14 @@ impl EnergyBuilder {
         if let Some((model, _)) = inputs.background {
             rows.diff(model.observed_z2(), &mut last.z2, 1, &mut self.changed);
         }
+        self.moves.clear();
         if let Some((previous, prior)) = inputs.temporal {
             rows.mark_near_moves(
                 &previous.data,
                 &mut last.previous,
                 prior.reach(),
                 &mut self.changed,
+                &mut self.moves,
             );
         }
         last.seeds.clear();
@@ -303,39 +317,50 @@ impl EnergyBuilder {
         }
     }
 
-    /// Computes the terminal capacities of the pixels in `rect`; the prior reads the
-    /// whole frame's boundary distances (`whole`) or those of a window around `rect`.
+    /// Brings the kept boundary distances up to date with `previous` where it moved
+    /// (`moves`): a distance within the prior's `reach` depends only on the mask
+    /// within `reach` of the pixel, so the pixels within `reach` of a move are redone
+    /// from a window `reach` wider again ([`boundary_distance_in`]).
+    fn redo_distances(&mut self, previous: &Mask, reach: u32) {
+        let (width, height) = (previous.width, previous.height);
+        if self.distance.len() != previous.data.len() {
+            boundary_distance(previous, &mut self.distance);
+            return;
+        }
+        let grow = |r: &PixelRect, by: u32| PixelRect {
+            xs: r.xs.start.saturating_sub(by)..(r.xs.end + by).min(width),
+            ys: r.ys.start.saturating_sub(by)..(r.ys.end + by).min(height),
+        };
+        for moved in std::mem::take(&mut self.moves) {
+            let near = grow(&moved, reach);
+            let window = grow(&near, reach);
+            boundary_distance_in(previous, &window, &mut self.window);
+            let w = window.xs.len();
+            for y in near.ys.clone() {
+                let from =
+                    (y - window.ys.start) as usize * w + (near.xs.start - window.xs.start) as usize;
+                let to = y as usize * width as usize + near.xs.start as usize;
+                let n = near.xs.len();
+                self.distance[to..to + n].copy_from_slice(&self.window[from..from + n]);
+            }
+        }
+    }
+
+    /// Computes the terminal capacities of the pixels in `rect`.
     fn data_in(
         &mut self,
         inputs: &mut EnergyInputs<'_>,
         rect: &PixelRect,
-        whole: bool,
         ramp: Option<&RampTable>,
         out: &mut Terminals<'_>,
     ) {
         let width = inputs.width as usize;
         self.data.resize(width * inputs.height as usize, 0);
-        let mut distance = std::mem::take(&mut self.distance);
-        let mut window = None;
-        if let Some((previous, prior)) = inputs.temporal.filter(|_| !whole) {
-            let reach = prior.reach();
-            let grown = PixelRect {
-                xs: rect.xs.start.saturating_sub(reach)..(rect.xs.end + reach).min(inputs.width),
-                ys: rect.ys.start.saturating_sub(reach)..(rect.ys.end + reach).min(inputs.height),
-            };
-            boundary_distance_in(previous, &grown, &mut distance);
-            window = Some(grown);
-        }
+        let distance = std::mem::take(&mut self.distance);
         for y in rect.ys.clone() {
             let row = y as usize * width;
             let range = row + rect.xs.start as usize..row + rect.xs.end as usize;
-            let at = match &window {
-                None => range.start,
-                Some(w) => {
-                    (y - w.ys.start) as usize * w.xs.len() + (rect.xs.start - w.xs.start) as usize
-                }
-            };
-            let seen = ramp.map(|r| (r, &distance[at..at + range.len()]));
+            let seen = ramp.map(|r| (r, &distance[range.clone()]));
             self.row_data(inputs, range.clone(), seen);
             out.write(&self.data[range.clone()], range, inputs.seeds);
         }
@@ -460,17 +485,22 @@ impl RowDiff {
         anew
     }
 
-    /// Marks in `tiles` every tile within `reach` pixels of a pixel where the mask
-    /// `now` differs from `kept` (by the box of each tile's moved pixels), then makes
-    /// `kept` equal to it.
+    /// Marks in `tiles` every pixel within `reach` pixels of a pixel where the mask
+    /// `now` differs from `kept`, by the box of each tile's moved pixels (kept in
+    /// `moves`), then makes `kept` equal to it.
     fn mark_near_moves(
         &self,
         now: &[u8],
         kept: &mut Vec<u8>,
         reach: u32,
         tiles: &mut ChangedTiles,
+        moves: &mut Vec<PixelRect>,
     ) {
         if self.kept_anew(now, kept, tiles) {
+            moves.push(PixelRect {
+                xs: 0..tiles.width(),
+                ys: 0..tiles.height(),
+            });
             return;
         }
         let (cols, _) = tiles.tiles();
@@ -501,9 +531,24 @@ impl RowDiff {
             }
             let last_of_tile_row = (y + 1).is_multiple_of(TILE) || y + 1 == tiles.height();
             if last_of_tile_row {
-                for moved in boxes.iter_mut().filter_map(Option::take) {
+                // a run of tiles with moves is one move for the distances: their
+                // windows would overlap
+                let mut run: Option<PixelRect> = None;
+                for slot in boxes.iter_mut() {
+                    let Some(moved) = slot.take() else {
+                        moves.extend(run.take());
+                        continue;
+                    };
                     tiles.mark_rect(&moved, reach);
+                    run = Some(match run {
+                        None => moved,
+                        Some(r) => PixelRect {
+                            xs: r.xs.start.min(moved.xs.start)..r.xs.end.max(moved.xs.end),
+                            ys: r.ys.start.min(moved.ys.start)..r.ys.end.max(moved.ys.end),
+                        },
+                    });
                 }
+                moves.extend(run);
             }
         }
     }

@@ -263,13 +263,146 @@ pub fn estimate_sigma(rgb: &[u8], width: usize, height: usize, connectivity: Con
         let pairs = Pairs::new(dir, width, height);
         for (p, q) in pairs.starts() {
             let n = pairs.len;
-            let row: i64 = row_squared(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)])
-                .map(i64::from)
-                .sum();
-            sum += row as u64;
+            sum += u64::from(squared_sum(
+                &rgb[3 * p..3 * (p + n)],
+                &rgb[3 * q..3 * (q + n)],
+            ));
         }
     }
     sigma_of_sum(sum, width, height, connectivity)
+}
+
+/// [`estimate_sigma`] kept from frame to frame: the squared colour differences of the
+/// pairs starting in each stretch of a row, summed. A frame redoes only the stretches
+/// whose pixels, or whose neighbours' pixels, changed since the last one, so a still
+/// camera's frame costs what it changed; the estimate always equals
+/// [`estimate_sigma`]'s.
+#[derive(Clone, Debug, Default)]
+pub struct SigmaSums {
+    width: usize,
+    height: usize,
+    connectivity: Option<Connectivity>,
+    /// The last frame's colours.
+    kept: Vec<u8>,
+    /// Per stretch, row-major: the sum of its pairs.
+    sums: Vec<u32>,
+    /// Per stretch: whether its colours changed in the frame being read (scratch).
+    moved: Vec<bool>,
+    total: u64,
+}
+
+/// Pixels per stretch of [`SigmaSums`]: its sum stays within a `u32`.
+const SIGMA_STRETCH: usize = 32;
+
+impl SigmaSums {
+    /// σ of `rgb` as [`estimate_sigma`] finds it, redoing only what changed.
+    pub fn estimate(
+        &mut self,
+        rgb: &[u8],
+        width: usize,
+        height: usize,
+        connectivity: Connectivity,
+    ) -> f32 {
+        let stretches = width.div_ceil(SIGMA_STRETCH);
+        let same_shape = (self.width, self.height, self.connectivity)
+            == (width, height, Some(connectivity))
+            && self.kept.len() == rgb.len();
+        if !same_shape {
+            *self = Self {
+                width,
+                height,
+                connectivity: Some(connectivity),
+                kept: rgb.to_vec(),
+                sums: vec![0; stretches * height],
+                moved: vec![true; stretches * height],
+                total: 0,
+            };
+        } else {
+            self.find_moves(rgb);
+        }
+        for y in 0..height {
+            for c in 0..stretches {
+                if self.stale(y, c, stretches) {
+                    let sum = stretch_sum(rgb, width, height, connectivity, y, c);
+                    let old = std::mem::replace(&mut self.sums[y * stretches + c], sum);
+                    self.total = self.total - u64::from(old) + u64::from(sum);
+                }
+            }
+        }
+        sigma_of_sum(self.total, width, height, connectivity)
+    }
+
+    /// Marks the stretches whose colours differ from the kept frame's, and keeps the
+    /// new ones.
+    fn find_moves(&mut self, rgb: &[u8]) {
+        let row = 3 * self.width;
+        let stretch = 3 * SIGMA_STRETCH;
+        let stretches = self.width.div_ceil(SIGMA_STRETCH);
+        for (y, (now, kept)) in rgb
+            .chunks_exact(row.max(1))
+            .zip(self.kept.chunks_exact_mut(row.max(1)))
+            .enumerate()
+        {
+            let moved = &mut self.moved[y * stretches..(y + 1) * stretches];
+            if now == kept {
+                moved.fill(false);
+                continue;
+            }
+            for (m, (a, b)) in moved
+                .iter_mut()
+                .zip(now.chunks(stretch).zip(kept.chunks(stretch)))
+            {
+                *m = a != b;
+            }
+            kept.copy_from_slice(now);
+        }
+    }
+
+    /// Whether stretch `c` of row `y` has pairs with a pixel that moved: pairs start
+    /// in row `y` and end in it or the next, one column to either side at most.
+    fn stale(&self, y: usize, c: usize, stretches: usize) -> bool {
+        let cols = c.saturating_sub(1)..(c + 2).min(stretches);
+        (y..(y + 2).min(self.height))
+            .any(|r| self.moved[r * stretches..][cols.clone()].iter().any(|&m| m))
+    }
+}
+
+/// The squared colour differences of the pairs (every forward direction) that start
+/// in stretch `c` of row `y`.
+fn stretch_sum(
+    rgb: &[u8],
+    width: usize,
+    height: usize,
+    connectivity: Connectivity,
+    y: usize,
+    c: usize,
+) -> u32 {
+    let xs = c * SIGMA_STRETCH..((c + 1) * SIGMA_STRETCH).min(width);
+    let mut sum = 0;
+    for &dir in &FORWARD[..connectivity.number() as usize / 2] {
+        let pairs = Pairs::new(dir, width, height);
+        let (x0, x1) = (xs.start.max(pairs.x0), xs.end.min(pairs.x0 + pairs.len));
+        if !pairs.rows.contains(&y) || x0 >= x1 {
+            continue;
+        }
+        let p = y * width + x0;
+        let q = (p as isize + pairs.step) as usize;
+        let n = x1 - x0;
+        sum += squared_sum(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)]);
+    }
+    sum
+}
+
+/// Σ (a − b)² over the bytes of two colour runs: all channels alike, so the bytes are
+/// read in one flat pass that vectorises.
+fn squared_sum(a: &[u8], b: &[u8]) -> u32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| {
+            let d = i32::from(x) - i32::from(y);
+            (d * d) as u32
+        })
+        .sum()
 }
 
 /// σ from the sum of the squared colour differences of a frame's neighbour pairs (the
@@ -319,6 +452,40 @@ mod tests {
                 [v, v, (i % 7) as u8]
             })
             .collect()
+    }
+
+    #[test]
+    fn kept_sums_equal_the_whole_frames_estimate() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for (w, h) in [(1, 1), (1, 40), (45, 1), (33, 17), (100, 64)] {
+            for connectivity in [Connectivity::Four, Connectivity::Eight] {
+                let mut sums = SigmaSums::default();
+                let mut rgb: Vec<u8> = (0..3 * w * h).map(|_| next() as u8).collect();
+                for frame in 0..12 {
+                    // a few pixels, a run of a row, or nothing changes
+                    for _ in 0..frame % 4 {
+                        let i = next() % (w * h);
+                        let run = 1 + next() % 40;
+                        for b in &mut rgb[3 * i..(3 * (i + run)).min(3 * w * h)] {
+                            *b = next() as u8;
+                        }
+                    }
+                    let kept = sums.estimate(&rgb, w, h, connectivity);
+                    let whole = estimate_sigma(&rgb, w, h, connectivity);
+                    assert_eq!(kept.to_bits(), whole.to_bits(), "{w}x{h} frame {frame}");
+                }
+                // another shape starts over
+                let small = &rgb[..3 * w];
+                let kept = sums.estimate(small, w, 1, connectivity);
+                assert_eq!(kept, estimate_sigma(small, w, 1, connectivity));
+            }
+        }
     }
 
     #[test]

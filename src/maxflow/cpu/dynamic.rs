@@ -24,9 +24,6 @@ const RESTART_FRACTION: u64 = 4;
 const FRESH_NUM: u64 = 1;
 const FRESH_DEN: u64 = 2;
 
-// a stretch's changed pairs are bits of one word
-const _: () = assert!(super::kept::SPAN <= u64::BITS);
-
 /// Pixels whose terminal capacities are compared at once before any is looked at alone.
 const TERMINAL_RUN: usize = 32;
 
@@ -175,14 +172,44 @@ impl<T: Topology> Solver<T> {
         let mut changed = 0;
         for pairs in all {
             let xs = pairs.span(s);
-            if y >= pairs.rows || xs.is_empty() || self.span_unchanged(problem, pairs, y, s, &xs) {
+            if y >= pairs.rows || xs.is_empty() {
                 continue;
             }
-            let was_symmetric = self.kept_sym[self.sym_index(pairs.fwd, y, s)];
-            changed += self.apply_span(problem, pairs, y, &xs, was_symmetric);
-            self.keep_span_symmetry(problem, pairs, y, s, &xs);
+            let i = self.sym_index(pairs.fwd, y, s);
+            let (moved, symmetric) = self.moved_pairs(problem, pairs, y, &xs, self.kept_sym[i]);
+            if moved.iter().any(|&m| m) {
+                changed += self.apply_span(problem, pairs, y, &xs, &moved);
+            }
+            self.kept_sym[i] = symmetric;
         }
         changed
+    }
+
+    /// The pairs of row `y` starting at columns `xs` whose capacities may differ from
+    /// the kept ones (all of them where the span `was_symmetric` not: the kept
+    /// backward capacity is then known only from the residuals), and whether the new
+    /// ones are symmetric: one pass over the three rows that vectorises.
+    fn moved_pairs(
+        &self,
+        problem: &GridProblem,
+        pairs: &Pairs,
+        y: u32,
+        xs: &Range<u32>,
+        was_symmetric: bool,
+    ) -> ([bool; SPAN as usize], bool) {
+        let dir = Direction::ALL[pairs.fwd];
+        let rs = pixels(problem.width(), y, xs);
+        let pq = &problem.edges(dir)[rs.clone()];
+        let qp = &problem.edges(dir.reverse())[rs.start + pairs.offset..rs.end + pairs.offset];
+        let at = self.kept_index(pairs.fwd, 0);
+        let kept = &self.kept_fwd[at + rs.start..at + rs.end];
+        let mut moved = [false; SPAN as usize];
+        let mut symmetric = true;
+        for (m, ((&a, &b), &k)) in moved.iter_mut().zip(pq.iter().zip(qp).zip(kept)) {
+            *m = !(was_symmetric && a == k && b == k);
+            symmetric &= a == b;
+        }
+        (moved, symmetric)
     }
 
     /// Applies pixel r's (at x, y) new folded terminal capacity `new`; 1 where it
@@ -250,36 +277,21 @@ impl<T: Topology> Solver<T> {
         changed
     }
 
-    /// Applies the pairs of row `y` starting at columns `xs`; returns how many arcs
-    /// changed. Where the span's pairs were symmetric, a pair whose two new capacities
-    /// equal the kept one is passed over without reading the residual graph.
+    /// Applies the pairs of row `y` starting at columns `xs` flagged in `moved`;
+    /// returns how many arcs changed.
     fn apply_span(
         &mut self,
         problem: &GridProblem,
         pairs: &Pairs,
         y: u32,
         xs: &Range<u32>,
-        was_symmetric: bool,
+        moved: &[bool; SPAN as usize],
     ) -> u64 {
         let dir = Direction::ALL[pairs.fwd];
         let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
         let rs = pixels(problem.width(), y, xs);
-        let at = self.kept_index(pairs.fwd, 0);
-        // the pairs whose capacities changed, as bits of one word (a stretch holds at
-        // most 64), found by one pass over the three rows
-        let mut moved = caps_pq[rs.clone()]
-            .iter()
-            .zip(&caps_qp[rs.start + pairs.offset..rs.end + pairs.offset])
-            .zip(&self.kept_fwd[at + rs.start..at + rs.end])
-            .enumerate()
-            .fold(0u64, |bits, (i, ((&pq, &qp), &kept))| {
-                let same = was_symmetric && pq == kept && qp == kept;
-                bits | (u64::from(!same) << i)
-            });
         let mut changed = 0;
-        while moved != 0 {
-            let i = moved.trailing_zeros() as usize;
-            moved &= moved - 1;
+        for (i, _) in moved[..rs.len()].iter().enumerate().filter(|(_, m)| **m) {
             let (x, r) = (xs.start + i as u32, rs.start + i);
             let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
             let u = self.layout.index(x, y);

@@ -113,39 +113,6 @@ impl<T: Topology> Solver<T> {
             self.kept_sym[i] = sym;
         }
     }
-
-    /// Whether the pairs of stretch `s` of row `y` (columns `xs`) are the same in
-    /// `problem` as kept: kept symmetric, same forward capacities, symmetric again.
-    pub(super) fn span_unchanged(
-        &self,
-        problem: &GridProblem,
-        pairs: &Pairs,
-        y: u32,
-        s: u32,
-        xs: &Range<u32>,
-    ) -> bool {
-        let rs = pixels(problem.width(), y, xs);
-        let at = self.kept_index(pairs.fwd, 0);
-        self.kept_sym[self.sym_index(pairs.fwd, y, s)]
-            && problem.edges(Direction::ALL[pairs.fwd])[rs.clone()]
-                == self.kept_fwd[at + rs.start..at + rs.end]
-            && pairs.symmetric(problem, y, xs)
-    }
-
-    /// Records whether the pairs of stretch `s` of row `y` (columns `xs`) are
-    /// symmetric in `problem`, once they have been applied.
-    pub(super) fn keep_span_symmetry(
-        &mut self,
-        problem: &GridProblem,
-        pairs: &Pairs,
-        y: u32,
-        s: u32,
-        xs: &Range<u32>,
-    ) {
-        let sym = pairs.symmetric(problem, y, xs);
-        let i = self.sym_index(pairs.fwd, y, s);
-        self.kept_sym[i] = sym;
-    }
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@ use crate::ccl::{
 use crate::energy::cuda::DeviceEnergy;
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, Census, CensusInputs, ChangeCensus, ColorModelKind,
-    ColorModels, EnergyBuilder, EnergyInputs, Region, SeedLabel, Seeds, Side, Smoothness,
-    TemporalPrior, estimate_sigma, hold_sigma, is_still,
+    ColorModels, EnergyBuilder, EnergyInputs, Region, SeedLabel, Seeds, Side, SigmaSums,
+    Smoothness, TemporalPrior, estimate_sigma, hold_sigma, is_still,
 };
 use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
@@ -128,6 +128,8 @@ pub struct Segmenter {
     /// σ held from frame to frame where it is estimated ([`hold_sigma`]); `None` at
     /// the start of a sequence.
     held_sigma: Option<f32>,
+    /// The sums behind the frames' σ estimates, redone where a frame changed.
+    sigma_sums: SigmaSums,
     /// Pixels that moved behind the noise gate in the frame being segmented (`None`
     /// with the gate off).
     gate_moved: Option<u64>,
@@ -319,6 +321,7 @@ impl Segmenter {
             fallback: None,
             background_sigma: None,
             held_sigma: None,
+            sigma_sums: SigmaSums::default(),
             gate_moved: None,
             device: None,
             device_energy: true,
@@ -930,7 +933,13 @@ impl Segmenter {
     /// as the device energy holds it.
     fn held_sigma_of(&mut self, frame: &Frame) -> f32 {
         let (w, h) = (frame.width as usize, frame.height as usize);
-        let estimate = estimate_sigma(&frame.rgb, w, h, self.params.connectivity);
+        let connectivity = self.params.connectivity;
+        // without dynamic cuts every frame pays for the whole picture
+        let estimate = if self.incremental && self.params.dynamic {
+            self.sigma_sums.estimate(&frame.rgb, w, h, connectivity)
+        } else {
+            estimate_sigma(&frame.rgb, w, h, connectivity)
+        };
         let still = is_still(self.gate_moved, (w * h) as u64);
         let sigma = hold_sigma(self.held_sigma, estimate, still);
         self.held_sigma = Some(sigma);
