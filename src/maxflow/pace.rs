@@ -6,8 +6,13 @@
 //! moving, a σ moved) continuing can cost more than a fresh solve, and where they stay
 //! local it costs less, whatever their share of the arcs.
 
-/// Frames between probes of the way not taken, so that its estimate follows the stream.
+/// Frames between probes of the way not taken, so that its estimate follows the stream,
+/// where both ways cost alike; a way that costs k times the other is probed k times
+/// less often (up to [`PROBE_MOST_EVERY`]), so that probes add a bounded share to what
+/// the frames cost.
 const PROBE_EVERY: u32 = 16;
+/// The longest wait between probes.
+const PROBE_MOST_EVERY: u32 = 256;
 /// Weight of the newest call in each running estimate.
 const NEW_WEIGHT: f64 = 0.25;
 
@@ -27,14 +32,16 @@ pub struct Pace {
 impl Pace {
     /// Whether the next update should continue from the kept graph: each way until it
     /// has an estimate (continuing first), then the cheaper one, and the other one every
-    /// [`PROBE_EVERY`] calls.
+    /// [`PROBE_EVERY`] calls or less often, by how much more it costs.
     pub fn resume(&mut self) -> bool {
         let (Some(fresh), Some(resumed)) = (self.fresh_ms, self.resumed_ms) else {
             return self.resumed_ms.is_none();
         };
         self.since_probe += 1;
         let cheaper = resumed <= fresh;
-        if self.since_probe >= PROBE_EVERY {
+        let ratio = fresh.max(resumed) / fresh.min(resumed).max(f64::MIN_POSITIVE);
+        let every = (f64::from(PROBE_EVERY) * ratio).min(f64::from(PROBE_MOST_EVERY)) as u32;
+        if self.since_probe >= every {
             self.since_probe = 0;
             return !cheaper;
         }
@@ -76,9 +83,10 @@ mod tests {
         pace.record(true, 3.0);
         assert!(!pace.resume(), "then a fresh solve, for its estimate");
         pace.record(false, 2.0);
-        let picks: Vec<bool> = (0..2 * PROBE_EVERY).map(|_| pace.resume()).collect();
+        // continuing costs 1.5 times a fresh solve: probed every 24 calls
+        let picks: Vec<bool> = (0..48).map(|_| pace.resume()).collect();
         assert_eq!(picks.iter().filter(|&&r| r).count(), 2, "{picks:?}");
-        assert!(picks[PROBE_EVERY as usize - 1], "the probe");
+        assert!(picks[23], "the probe");
         // continuing becomes cheaper: it is taken from then on
         for _ in 0..8 {
             pace.record(true, 0.5);
@@ -86,5 +94,23 @@ mod tests {
         assert!((0..PROBE_EVERY - 1).all(|_| pace.resume()));
         pace.reset();
         assert!(pace.resume());
+    }
+
+    #[test]
+    fn a_way_that_costs_much_more_is_probed_rarely() {
+        let mut pace = Pace::default();
+        for (resumed, ms) in [(false, 30.0), (false, 30.0), (true, 1.0), (true, 1.0)] {
+            pace.record(resumed, ms);
+        }
+        // a fresh solve costs 30 times as much: one probe in PROBE_MOST_EVERY calls
+        let picks: Vec<bool> = (0..2 * PROBE_MOST_EVERY).map(|_| pace.resume()).collect();
+        let fresh: Vec<usize> = (0..picks.len()).filter(|&i| !picks[i]).collect();
+        assert_eq!(
+            fresh,
+            [
+                PROBE_MOST_EVERY as usize - 1,
+                2 * PROBE_MOST_EVERY as usize - 1
+            ]
+        );
     }
 }
