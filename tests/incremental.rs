@@ -247,3 +247,80 @@ fn the_segmenter_with_tiles_gives_the_full_frames_masks() {
         segmenter_sequence(&frames, learned, false, "pedestrians");
     }
 }
+
+/// `frame` with Gaussian sensor noise of deviation `sigma` added (a sum of uniforms,
+/// deterministic from `seed`).
+fn noisy(frame: &Frame, sigma: f32, seed: u64) -> Frame {
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut uniform = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let rgb = frame
+        .rgb
+        .iter()
+        .map(|&v| {
+            // twelve uniforms: mean 6, variance 1
+            let g: f32 = (0..12).map(|_| uniform()).sum::<f32>() - 6.0;
+            (f32::from(v) + sigma * g).round().clamp(0.0, 255.0) as u8
+        })
+        .collect();
+    Frame {
+        rgb,
+        ..frame.clone()
+    }
+}
+
+/// Segments `frames` with a background learned from the first [`LEARN`]; returns the
+/// median shares of pixels that passed the noise gate and that the energy recomputed
+/// per frame, and the noise gate of the last frame.
+fn changed_shares(frames: &[Frame]) -> (f64, f64, u8) {
+    let params = SegmentParams {
+        background_frames: LEARN as u32,
+        ..SegmentParams::default()
+    };
+    let mut segmenter = Segmenter::new(Box::new(CpuEngine::new()), params);
+    segmenter.set_device_energy(false);
+    segmenter.set_census(true);
+    let (mut passed, mut recomputed, mut gate) = (Vec::new(), Vec::new(), 0);
+    for (k, frame) in frames.iter().enumerate() {
+        let out = segmenter.segment(frame).unwrap();
+        if k <= LEARN {
+            continue; // learning, then the first frame cut: every capacity is new
+        }
+        let census = out.census.expect("counted");
+        let pixels = f64::from(frame.width * frame.height);
+        passed.push(census.passed_gate.expect("gated") as f64 / pixels);
+        recomputed.push(census.recomputed as f64 / pixels);
+        gate = out.noise_gate;
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(passed), median(recomputed), gate)
+}
+
+#[test]
+fn a_noisy_camera_on_a_still_scene_passes_almost_nothing_through_the_gate() {
+    // one frame of the scene, filmed again and again by a noisy camera
+    let still = DemoScene::new(320, 240, 30, 3).render(0).0;
+    let frames: Vec<Frame> = (0..LEARN as u64 + 12)
+        .map(|i| Frame {
+            index: i,
+            ..noisy(&still, 4.0, i)
+        })
+        .collect();
+    let (passed, recomputed, gate) = changed_shares(&frames);
+    assert!(
+        gate > SegmentParams::default().noise_gate,
+        "the gate stays at {gate}"
+    );
+    assert!(passed < 0.002, "{passed:.4} of the pixels passed the gate");
+    assert!(
+        recomputed < 0.02,
+        "{recomputed:.3} of the pixels recomputed"
+    );
+}

@@ -74,6 +74,7 @@ impl FrameProcessor for FakeProcessor {
             fallback,
             learning: false,
             census: None,
+            noise_gate: 0,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

@@ -65,7 +65,7 @@ fn json_lines(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Every field of a JSON line, in order (`iou` follows where the source has a truth).
-const FIELDS: [&str; 18] = [
+const FIELDS: [&str; 19] = [
     "frame",
     "mask",
     "width",
@@ -84,6 +84,7 @@ const FIELDS: [&str; 18] = [
     "foreground",
     "learning",
     "changed",
+    "noise_gate",
 ];
 
 /// Checks that one raw JSON line has exactly [`FIELDS`] (and `iou` last, with

@@ -140,6 +140,7 @@ mod tests {
                 fallback: None,
                 learning,
                 census: None,
+                noise_gate: 0,
             }),
             error: None,
             timings: FrameTiming::default(),

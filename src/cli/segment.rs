@@ -76,7 +76,9 @@ pub struct SegmentArgs {
     pub stochastic: bool,
     /// Largest change of a pixel's channels between frames taken as sensor noise: the
     /// pixel keeps its colour, so the still parts of consecutive frames stay identical
-    /// and dynamic updates pay with a still camera (0 = off).
+    /// and dynamic updates pay with a still camera (0 = off). With --background, a
+    /// camera noisier than this allows for gets the gate its noise seen while learning
+    /// needs (the JSON's `noise_gate`).
     #[arg(long, value_name = "LEVELS", default_value_t = SegmentParams::default().noise_gate)]
     pub noise_gate: u8,
     /// Cut at 1/K of the frame's width and height (1 = full size, at most 4) and bring

@@ -119,6 +119,9 @@ pub struct BackgroundModel {
     steady: Vec<u8>,
     /// Frames a still foreground pixel takes to become background.
     pub(crate) absorb_frames: u16,
+    /// The camera's sensor noise seen while learning: the median over the pixels of
+    /// their colours' standard deviation, in grey levels.
+    noise: Option<f32>,
 }
 
 /// Signed capacities of the background term by quantised z², one table per weight.
@@ -188,6 +191,7 @@ impl BackgroundModel {
             observed_previous: Vec::new(),
             steady: Vec::new(),
             absorb_frames: ABSORB_FRAMES,
+            noise: None,
         }
     }
 
@@ -241,6 +245,7 @@ impl BackgroundModel {
 
     /// Turns the sums into means and noise variances.
     fn finish_learning(&mut self) {
+        self.noise = Some(self.median_noise());
         let k = u64::from(self.frames);
         self.mean = self
             .sum
@@ -262,6 +267,34 @@ impl BackgroundModel {
         self.sum = Vec::new();
         self.sum_sq = Vec::new();
         self.observed.clear();
+    }
+
+    /// The median over the pixels of their learned standard deviation (grey levels,
+    /// the channels' mean variance, no floor): the camera's sensor noise, which moving
+    /// things in view hardly shift.
+    fn median_noise(&self) -> f32 {
+        let k = u64::from(self.frames);
+        if k < 2 {
+            return 0.0;
+        }
+        let mut variances: Vec<u64> = self
+            .sum
+            .chunks_exact(3)
+            .zip(self.sum_sq.chunks_exact(3))
+            .map(|(s, q)| s.iter().zip(q).map(|(&s, &q)| k * q - s * s).sum::<u64>())
+            .collect();
+        if variances.is_empty() {
+            return 0.0;
+        }
+        let mid = variances.len() / 2;
+        let (_, &mut median, _) = variances.select_nth_unstable(mid);
+        (median as f64 / (3 * k * (k - 1)) as f64).sqrt() as f32
+    }
+
+    /// The camera's sensor noise seen while learning (grey levels; `None` before
+    /// learning is complete): what the noise gate must hold back.
+    pub fn noise(&self) -> Option<f32> {
+        self.noise.filter(|_| self.is_ready())
     }
 
     /// The learned background as RGB bytes (rounded means).
@@ -706,6 +739,20 @@ mod tests {
         let mut data = vec![0; rgb.len() / 3];
         model.add_capacities(&CostTable::new(1.0, 10.0), &mut data);
         data
+    }
+
+    #[test]
+    fn the_noise_is_the_median_pixels_spread() {
+        let mut model = BackgroundModel::new(5, 1, 4);
+        assert_eq!(model.noise(), None);
+        for (f, v) in [10u8, 14, 10, 14].into_iter().enumerate() {
+            // four still pixels two levels either side of 12, one that something crossed
+            let mut rgb = vec![v; 15];
+            rgb[12..].fill(if f == 1 { 250 } else { 0 });
+            model.learn(&rgb);
+        }
+        let noise = model.noise().expect("learned");
+        assert!((noise - (16.0f32 / 3.0).sqrt()).abs() < 1e-4, "{noise}");
     }
 
     #[test]

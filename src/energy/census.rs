@@ -36,6 +36,13 @@ pub struct ChangeCensus {
     /// The rest: pixels of unchanged colour, prior and seeds (colour models, the
     /// learned background's adaptation and gain).
     pub terminals_by_model: u64,
+    /// Pixels whose capacities the incremental energy recomputed (the boxes of its
+    /// changed tiles, every pixel where it rebuilt the frame): what the frame cost,
+    /// where the counts above say what it had to.
+    pub recomputed: u64,
+    /// Pixels whose colour passed the noise gate (`None` with the gate off): what moved
+    /// in the frame, sensor noise above the gate included.
+    pub passed_gate: Option<u64>,
     /// No previous frame of this shape: every capacity is new.
     pub whole: bool,
     /// More than half of the arcs changed: the frame changed throughout (a pan, a light

@@ -95,6 +95,19 @@ impl ChangedTiles {
         }
     }
 
+    /// Pixels in the marked tiles' boxes (every pixel while whole): what a frame
+    /// recomputes.
+    pub fn area(&self) -> u64 {
+        if self.whole {
+            return u64::from(self.width) * u64::from(self.height);
+        }
+        self.boxes
+            .iter()
+            .filter(|b| !is_empty(b))
+            .map(|[x0, x1, y0, y1]| u64::from(x1 - x0) * u64::from(y1 - y0))
+            .sum()
+    }
+
     /// Whether tile (`tx`, `ty`) is marked.
     pub fn is_marked(&self, tx: u32, ty: u32) -> bool {
         self.whole || !is_empty(&self.boxes[(ty * self.cols + tx) as usize])
@@ -275,7 +288,7 @@ mod tests {
         let mut tiles = ChangedTiles::none(100, 70);
         tiles.mark_pixels(35, 40..41);
         tiles.mark_pixels(37, 45..47);
-        assert_eq!(tiles.count(), 1);
+        assert_eq!((tiles.count(), tiles.area()), (1, 7 * 3));
         assert_eq!(
             tiles.rects(0),
             vec![PixelRect {

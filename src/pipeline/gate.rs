@@ -5,6 +5,24 @@
 //! the gate the still parts of consecutive frames stay identical, and `update`
 //! reworks only where the scene moved.
 
+/// Sensor noise standard deviations within which [`threshold_for`] holds a pixel: two
+/// noisy samples differ by √2 σ, so a still pixel passes this gate about once in
+/// thousands of frames.
+pub const GATE_SIGMAS: f32 = 5.0;
+
+/// The gate threshold for a camera of sensor noise `noise` (grey levels, `None`
+/// where unknown): the `chosen` one, raised to [`GATE_SIGMAS`] noise deviations where
+/// the camera is noisier than it allows for. A gate below the noise lets a share of
+/// every frame's still pixels through, and each such pixel costs the frame as much as
+/// one that moved. 0 (the gate off) stays 0.
+pub fn threshold_for(chosen: u8, noise: Option<f32>) -> u8 {
+    if chosen == 0 {
+        return 0;
+    }
+    let needed = noise.map_or(0.0, |n| (GATE_SIGMAS * n).ceil());
+    chosen.max(needed.min(f32::from(u8::MAX)) as u8)
+}
+
 /// Holds the colours of the last gated frame.
 #[derive(Clone, Debug, Default)]
 pub struct NoiseGate {
@@ -110,7 +128,20 @@ fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::NoiseGate;
+    use super::{NoiseGate, threshold_for};
+
+    #[test]
+    fn a_noisy_camera_raises_the_gate() {
+        assert_eq!(threshold_for(10, None), 10);
+        assert_eq!(
+            threshold_for(10, Some(1.5)),
+            10,
+            "a quiet camera keeps the chosen gate"
+        );
+        assert_eq!(threshold_for(10, Some(3.3)), 17);
+        assert_eq!(threshold_for(0, Some(3.3)), 0, "off stays off");
+        assert_eq!(threshold_for(10, Some(1e6)), 255);
+    }
 
     #[test]
     fn small_changes_keep_the_held_colour_and_large_ones_replace_it() {

@@ -67,6 +67,9 @@ pub struct FrameRecord {
     /// they were counted (`segment --json`; energies built on the CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changed: Option<ChangeCensus>,
+    /// The noise gate's threshold in grey levels (0: off), raised above the chosen one
+    /// for a camera noisier than it allows for.
+    pub noise_gate: u8,
     /// Agreement with the source's ground truth, where it has one (the demo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iou: Option<f64>,
@@ -93,6 +96,7 @@ impl FrameRecord {
             learning: output.learning,
             iou: result.iou(),
             changed: output.census,
+            noise_gate: output.noise_gate,
         })
     }
 }

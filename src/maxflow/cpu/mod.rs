@@ -150,14 +150,13 @@ impl Engine for CpuEngine {
     }
 
     /// [`Self::update`] reading only the changed tiles; a frame that changed nearly
-    /// all of its tiles is judged as `update` judges any frame.
+    /// all of its pixels is judged as `update` judges any frame.
     fn update_changed(
         &mut self,
         problem: &GridProblem,
         changed: &ChangedTiles,
     ) -> Result<Solution, EngineError> {
-        let (cols, rows) = changed.tiles();
-        if changed.count() * 4 > cols as usize * rows as usize * 3 {
+        if changed.area() * 4 > problem.pixels() as u64 * 3 {
             return self.update_in(problem, None);
         }
         let rects = changed.rects(1);

@@ -102,12 +102,13 @@ impl Segmenter {
                 return Some(Err(e));
             }
         }
+        let noise_gate = self.gate_threshold();
         let p = &self.params;
         let input = DeviceFrame {
             width: frame.width,
             height: frame.height,
             rgb: &frame.rgb,
-            noise_gate: p.noise_gate,
+            noise_gate,
             gate: self.gate.held(frame.width, frame.height),
             smoothness: Smoothness {
                 connectivity: p.connectivity,

@@ -15,7 +15,7 @@
 
 mod device;
 
-use super::gate::NoiseGate;
+use super::gate::{NoiseGate, threshold_for};
 use super::timing::FrameTiming;
 use super::working::{reduce, restore, working_size};
 use crate::capture::Frame;
@@ -70,7 +70,8 @@ pub struct SegmentParams {
     pub background_weight: f32,
     /// Largest change of a pixel's channels between frames still taken as sensor
     /// noise ([`NoiseGate`]; 0 = off): the still parts of a still camera's frames then
-    /// stay identical, so dynamic updates pay.
+    /// stay identical, so dynamic updates pay. A learned background's camera noisier
+    /// than this allows for raises it ([`threshold_for`]).
     pub noise_gate: u8,
     /// Cut at 1/k of the frame's width and height (1 = full size, at most
     /// [`super::MAX_WORKING_SCALE`]) and bring the mask back to full size along the
@@ -98,6 +99,9 @@ pub struct SegmentOutput {
     /// The frame's changed capacities by cause, where the segmenter was asked to count
     /// them ([`Segmenter::set_census`]) and the energy was built on the CPU.
     pub census: Option<ChangeCensus>,
+    /// The noise gate's threshold for this frame in grey levels (0: off): the chosen
+    /// one or, for a noisier camera, what its noise needs.
+    pub noise_gate: u8,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -520,14 +524,13 @@ impl Segmenter {
         if let Some(output) = self.segment_on_device(frame, start) {
             return output;
         }
-        if self.params.noise_gate == 0 {
+        let threshold = self.gate_threshold();
+        if threshold == 0 {
             self.gate.reset();
             self.gate_moved = None;
             return self.segment_gated(frame, start);
         }
-        self.gate_moved = self
-            .gate
-            .pass(&frame.rgb, width, height, self.params.noise_gate);
+        self.gate_moved = self.gate.pass(&frame.rgb, width, height, threshold);
         let gated = Frame {
             rgb: self.gate.take_held(),
             ..*frame
@@ -624,6 +627,7 @@ impl Segmenter {
             fallback: self.fallback.take(),
             learning: false,
             census: self.frame_census.take(),
+            noise_gate: self.gate_threshold(),
         }
     }
 
@@ -667,6 +671,17 @@ impl Segmenter {
     }
 
     /// Whether a learned background is ready to cut by.
+    /// The noise gate's threshold for this stream: the chosen one, raised to what the
+    /// camera's noise seen while learning the background needs ([`threshold_for`]).
+    fn gate_threshold(&self) -> u8 {
+        let noise = self
+            .background
+            .as_ref()
+            .filter(|_| self.background_ready())
+            .and_then(BackgroundModel::noise);
+        threshold_for(self.params.noise_gate, noise)
+    }
+
     fn background_ready(&self) -> bool {
         self.params.background_frames > 0
             && self
@@ -734,6 +749,7 @@ impl Segmenter {
             stats: SolveStats::default(),
             learning: true,
             census: None,
+            noise_gate: self.gate_threshold(),
         })
     }
 
@@ -1012,7 +1028,12 @@ impl Segmenter {
             temporal: temporal_input(self.previous.as_ref(), &self.params, seeded_frame),
             seeds,
         };
-        self.frame_census = self.census.as_mut().map(|c| c.observe(&inputs));
+        let (recomputed, passed_gate) = (self.builder.changed().area(), self.gate_moved);
+        self.frame_census = self.census.as_mut().map(|c| ChangeCensus {
+            recomputed,
+            passed_gate,
+            ..c.observe(&inputs)
+        });
     }
 
     /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was
