@@ -469,6 +469,61 @@ fn a_lost_camera_is_offered_for_reopening() {
     h.get_by_label("camera 99 was lost");
 }
 
+#[test]
+fn a_machine_that_falls_behind_is_told_and_offered_a_smaller_cut() {
+    let hurried = Hurried {
+        scene: DemoScene::new(640, 480, 30, 1),
+        next: 0,
+    };
+    let mut h = harness(app_on(Box::new(hurried), None));
+    step_until_shown(&mut h, "Cut at 1/2 size");
+    let app = h.state();
+    assert!(
+        app.notices()
+            .iter()
+            .any(|n| n.text.contains("not keeping up") && n.text.contains("frames are dropped")),
+        "{}",
+        seen(app)
+    );
+    click(&mut h, "Cut at 1/2 size");
+    assert_eq!(h.state().settings().working_scale, 2);
+    h.get_by_label("1/2").scroll_to_me();
+}
+
+/// A live source of 640×480 frames, one every millisecond: faster than any machine
+/// cuts one, and a stream that the latest-wins channel drops frames of as a camera's.
+struct Hurried {
+    scene: DemoScene,
+    next: u64,
+}
+
+impl FrameSource for Hurried {
+    fn describe(&self) -> String {
+        "camera 98: a hurried test camera".into()
+    }
+    fn reopen_spec(&self) -> Option<SourceSpec> {
+        None
+    }
+    fn size(&self) -> (u32, u32) {
+        (640, 480)
+    }
+    fn is_live(&self) -> bool {
+        true
+    }
+    fn next_frame(&mut self) -> Result<Option<CapturedFrame>, CaptureError> {
+        let (mut frame, truth) = self.scene.render(self.next);
+        frame.index = self.next;
+        frame.timestamp = Duration::from_millis(self.next);
+        self.next += 1;
+        Ok(Some(CapturedFrame {
+            frame,
+            decode_ms: 0.0,
+            name: None,
+            truth: Some(truth),
+        }))
+    }
+}
+
 /// A camera that delivers one frame and is then unplugged. Its index is one no
 /// machine has, so reopening it fails wherever the tests run.
 struct Unplugged {
