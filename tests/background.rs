@@ -271,3 +271,16 @@ fn eval_scores_a_learned_background_run() {
     );
     assert!(flicker < 0.001, "flicker {flicker}");
 }
+
+#[test]
+fn eval_help_defines_its_scores() {
+    let out = livecut(&["eval", "--help"]);
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for words in ["F-measure", "flicker", "keeps its label", "128"] {
+        assert!(
+            help.contains(words),
+            "`eval --help` does not say {words}:\n{help}"
+        );
+    }
+}

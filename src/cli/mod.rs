@@ -37,6 +37,13 @@ enum Command {
     /// Segment an image, a folder, a video, the demo scene or a camera into masks.
     Segment(segment::SegmentArgs),
     /// Segment images with seed files and score them against ground truth (IoU).
+    ///
+    /// Images are scored by intersection over union. Videos are scored, from the
+    /// frame after the seeded or the last learning one, by mean IoU, by CDnet's
+    /// F-measure (precision and recall of the foreground over all scored frames) and
+    /// by flicker: of the pixels whose ground truth keeps its label from one frame to
+    /// the next, the share whose mask label flips; a pixel marked 128 (unknown) in
+    /// either frame's ground truth is left out of every score.
     Eval(eval::EvalArgs),
     /// List the cameras and the modes livecut can read from them.
     Cameras(cameras::CamerasArgs),
