@@ -5,9 +5,12 @@
 //! (CUDA or CPU) cuts it, [`ccl`] cleans the mask up, [`pipeline`] runs these stages on
 //! threads, and [`app`] shows the result. [`composite`] turns frames and masks into
 //! cut-outs and replaced backgrounds, which [`output`] sends to a virtual camera.
-//! [`gpu`] is the one CUDA runtime the GPU engine and labeller share.
+//! [`gpu`] is the one CUDA runtime the GPU engine and labeller share. The passes over
+//! every pixel (gate, colour conversion, composite, YUYV) run in row bands on every
+//! core ([`bands`]).
 
 pub mod app;
+pub mod bands;
 pub mod capture;
 pub mod ccl;
 pub mod composite;

@@ -8,11 +8,12 @@ use super::command::Command;
 use super::compose::Look;
 use super::recorder::Shot;
 use super::settings::ViewMode;
-use crate::composite::Composite;
+use crate::composite::{Buffers, Composite};
 use crate::grid::Mask;
 use crate::output::VirtualCamera;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
 use egui::{RichText, Ui};
+use image::RgbaImage;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
@@ -129,6 +130,8 @@ fn composite_of(look: &Look) -> Composite {
 /// opened again when the source's size changes.
 fn writer(path: &str, frames: Receiver<(Shot, Look)>, failures: Sender<String>, sent: &AtomicU64) {
     let mut camera: Option<VirtualCamera> = None;
+    // kept from frame to frame: composing allocates nothing while the size holds
+    let (mut buffers, mut image) = (Buffers::default(), RgbaImage::default());
     for (shot, look) in frames {
         let frame = &shot.captured.frame;
         let (w, h) = (frame.width, frame.height);
@@ -152,7 +155,7 @@ fn writer(path: &str, frames: Receiver<(Shot, Look)>, failures: Sender<String>, 
                 &whole
             }
         };
-        let image = composite_of(&look).compose(frame, mask);
+        composite_of(&look).compose_into(frame, mask, &mut buffers, &mut image);
         if let Err(e) = open.send(&image, frame.timestamp) {
             let _ = failures.send(e.to_string());
             return;

@@ -3,7 +3,7 @@
 //! and decoding MJPEG/YUYV (and the other colour formats nokhwa knows) to RGB.
 
 use super::{
-    CaptureError, CapturedFrame, Frame, FrameSource, SourceSpec, StreamSettings, millis_since,
+    CaptureError, CapturedFrame, Frame, FrameSource, SourceSpec, StreamSettings, millis_since, yuv,
 };
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
 use nokhwa::Camera;
@@ -339,11 +339,17 @@ fn grab(
 
 /// Decodes one buffer to RGB of the stream's size; `None` for a corrupt frame. MJPEG
 /// goes through zune-jpeg (the `image` crate's JPEG decoder, faster than nokhwa's:
-/// `benches/decode.rs` times both), other formats through nokhwa.
+/// `benches/decode.rs` times both), YUYV and NV12 through [`super::yuv`] (nokhwa's
+/// formula, on every core), other formats through nokhwa.
 fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
     let (width, height) = (format.width(), format.height());
-    if buffer.source_frame_format() == FrameFormat::MJPEG {
-        return decode_jpeg(buffer.buffer(), width, height);
+    match buffer.source_frame_format() {
+        FrameFormat::MJPEG => return decode_jpeg(buffer.buffer(), width, height),
+        FrameFormat::YUYV if width.is_multiple_of(2) => {
+            return yuv::yuyv_to_rgb(buffer.buffer(), width, height);
+        }
+        FrameFormat::NV12 => return yuv::nv12_to_rgb(buffer.buffer(), width, height),
+        _ => {}
     }
     let decoded = catch_unwind(AssertUnwindSafe(|| buffer.decode_image::<RgbFormat>()))
         .ok()?
@@ -353,19 +359,10 @@ fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
 
 /// A JPEG frame as the RGB bytes of a `width`×`height` picture; `None` if it does not
 /// decode whole (strict: a cut-off frame is refused, not filled in) or has another size.
-/// Frames without Huffman tables (MJPEG's usual shortcut) take the standard ones.
+/// Frames without Huffman tables (MJPEG's usual shortcut) take the standard ones;
+/// frames with restart markers decode on every core ([`super::jpeg`]).
 pub fn decode_jpeg(bytes: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
-    let options = zune_core::options::DecoderOptions::default()
-        .set_strict_mode(true)
-        .jpeg_set_out_colorspace(zune_core::colorspace::ColorSpace::RGB);
-    let mut decoder =
-        zune_jpeg::JpegDecoder::new_with_options(std::io::Cursor::new(bytes), options);
-    decoder.decode_headers().ok()?;
-    if decoder.dimensions()? != (width as usize, height as usize) {
-        return None;
-    }
-    let rgb = decoder.decode().ok()?;
-    (rgb.len() == 3 * width as usize * height as usize).then_some(rgb)
+    super::jpeg::decode(bytes, width, height)
 }
 
 impl FrameSource for CameraSource {

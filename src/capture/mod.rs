@@ -9,8 +9,10 @@ pub mod camera;
 pub mod demo;
 mod error;
 pub mod files;
+mod jpeg;
 mod spec;
 pub mod video;
+pub mod yuv;
 
 pub use camera::{CameraDescription, CameraMode, CameraSource, list_cameras};
 pub use demo::{DemoConfig, DemoMotion, DemoScene, DemoSource};

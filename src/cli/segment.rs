@@ -7,9 +7,10 @@
 //! solver falls behind, and the JSON lines say how many.
 
 use anyhow::{Context, bail, ensure};
+use image::RgbaImage;
 use indicatif::{ProgressBar, ProgressStyle};
 use livecut::capture::{FrameSource, SourceSpec, StreamSettings};
-use livecut::composite::{Backdrop, Composite};
+use livecut::composite::{Backdrop, Buffers, Composite};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Connectivity;
 use livecut::maxflow::{EngineChoice, create_engine};
@@ -381,6 +382,9 @@ fn consume(
 struct CameraOut {
     camera: VirtualCamera,
     composite: Composite,
+    /// The composite's buffers, kept from frame to frame.
+    buffers: Buffers,
+    image: RgbaImage,
 }
 
 impl CameraOut {
@@ -391,8 +395,10 @@ impl CameraOut {
             .output
             .as_ref()
             .with_context(|| format!("frame {} has no mask to composite", frame.index))?;
-        let image = self.composite.compose(frame, &mask.mask);
-        Ok(self.camera.send(&image, frame.timestamp)?)
+        let (buffers, image) = (&mut self.buffers, &mut self.image);
+        self.composite
+            .compose_into(frame, &mask.mask, buffers, image);
+        Ok(self.camera.send(image, frame.timestamp)?)
     }
 }
 
@@ -412,7 +418,12 @@ fn open_camera(args: &SegmentArgs, size: (u32, u32)) -> anyhow::Result<Option<Ca
         }
     };
     let camera = VirtualCamera::open(target, size.0, size.1, args.fps)?;
-    Ok(Some(CameraOut { camera, composite }))
+    Ok(Some(CameraOut {
+        camera,
+        composite,
+        buffers: Buffers::default(),
+        image: RgbaImage::default(),
+    }))
 }
 
 /// Frames missing from the stream: indices skipped by the source (a damaged stretch of

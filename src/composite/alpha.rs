@@ -4,6 +4,7 @@
 //! band around the cut is filtered; everywhere else the alpha is the mask itself,
 //! so the mask stays the decision and the filter only softens its edge.
 
+use crate::bands;
 use crate::capture::Frame;
 use crate::grid::Mask;
 use std::ops::Range;
@@ -21,40 +22,99 @@ pub const EPSILON: f64 = 100.0;
 /// Only tiles within reach of the cut are filtered, each from sums over its own
 /// neighbourhood: the cost follows the outline's length, not the frame's area.
 pub fn soft_alpha(frame: &Frame, mask: &Mask) -> Vec<u8> {
-    let mut alpha = mask.data.clone();
-    if (frame.width, frame.height) != (mask.width, mask.height) {
-        return alpha;
-    }
-    let (w, h) = (mask.width as usize, mask.height as usize);
-    let cols = w.div_ceil(TILE);
-    let rows = h.div_ceil(TILE);
-    // per tile: 1 all background, 2 all foreground, 3 both
-    let mut kinds = vec![0u8; cols * rows];
-    for (y, row) in mask.data.chunks_exact(w.max(1)).enumerate() {
-        for (tx, run) in row.chunks(TILE).enumerate() {
-            let (background, foreground) = (run.contains(&0), run.iter().any(|&m| m != 0));
-            kinds[y / TILE * cols + tx] |= u8::from(background) | u8::from(foreground) << 1;
+    let mut buffers = AlphaBuffers::default();
+    buffers.compute(frame, mask);
+    buffers.alpha
+}
+
+/// [`soft_alpha`]'s buffers, kept from frame to frame: a stream of frames of one size
+/// is filtered without allocating. The bands of tile rows run on every core.
+#[derive(Default)]
+pub struct AlphaBuffers {
+    alpha: Vec<u8>,
+    /// Per tile: 1 all background, 2 all foreground, 3 both.
+    kinds: Vec<u8>,
+}
+
+impl AlphaBuffers {
+    /// The soft alpha of `mask` along `frame`'s edges, as [`soft_alpha`] gives it.
+    pub fn compute(&mut self, frame: &Frame, mask: &Mask) -> &[u8] {
+        let (w, h) = (mask.width as usize, mask.height as usize);
+        if (frame.width, frame.height) != (mask.width, mask.height)
+            || mask.data.len() != w * h
+            || frame.rgb.len() < 3 * w * h
+        {
+            self.alpha.clone_from(&mask.data);
+            return &self.alpha;
         }
-    }
-    let mut scratch = Scratch::default();
-    for ty in 0..rows {
-        for tx in 0..cols {
-            // the filter reaches 2·RADIUS < TILE: a tile whose neighbours and itself
-            // hold one label only keeps the mask
-            let mut seen = 0;
-            for ny in ty.saturating_sub(1)..(ty + 2).min(rows) {
-                for nx in tx.saturating_sub(1)..(tx + 2).min(cols) {
-                    seen |= kinds[ny * cols + nx];
+        let (cols, rows) = (w.div_ceil(TILE), h.div_ceil(TILE));
+        self.kinds.clear();
+        self.kinds.resize(cols * rows, 0);
+        bands::for_each_band(&mut self.kinds, cols, 1, |first, band| {
+            for (r, kinds) in band.chunks_exact_mut(cols).enumerate() {
+                tile_kinds(mask, first + r, kinds);
+            }
+        });
+        self.alpha.resize(w * h, 0);
+        let kinds = &self.kinds;
+        bands::for_each_band(&mut self.alpha, w * TILE, 1, |first, band| {
+            band.copy_from_slice(&mask.data[first * w * TILE..][..band.len()]);
+            SCRATCH.with_borrow_mut(|scratch| {
+                for ty in first..first + band.len().div_ceil(w * TILE) {
+                    filter_tile_row(frame, mask, kinds, ty, scratch, (first * w * TILE, band));
                 }
-            }
-            if seen == 3 {
-                let xs = tx * TILE..((tx + 1) * TILE).min(w);
-                let ys = ty * TILE..((ty + 1) * TILE).min(h);
-                scratch.filter_tile(frame, mask, (xs, ys), &mut alpha);
-            }
+            });
+        });
+        &self.alpha
+    }
+}
+
+thread_local! {
+    /// Each thread's buffers of one tile's filter, kept from tile to tile and frame to
+    /// frame.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+}
+
+/// The kinds of the tiles of tile row `ty` (1 all background, 2 all foreground, 3
+/// both) into `kinds`.
+fn tile_kinds(mask: &Mask, ty: usize, kinds: &mut [u8]) {
+    let (w, h) = (mask.width as usize, mask.height as usize);
+    for y in ty * TILE..((ty + 1) * TILE).min(h) {
+        let row = &mask.data[y * w..][..w];
+        for (kind, run) in kinds.iter_mut().zip(row.chunks(TILE)) {
+            let (background, foreground) = (run.contains(&0), run.iter().any(|&m| m != 0));
+            *kind |= u8::from(background) | u8::from(foreground) << 1;
         }
     }
-    alpha
+}
+
+/// Filters the tiles of tile row `ty` that lie within reach of the cut into
+/// `alpha`, the rows of the image from index `offset` on.
+fn filter_tile_row(
+    frame: &Frame,
+    mask: &Mask,
+    kinds: &[u8],
+    ty: usize,
+    scratch: &mut Scratch,
+    (offset, alpha): (usize, &mut [u8]),
+) {
+    let (w, h) = (mask.width as usize, mask.height as usize);
+    let (cols, rows) = (w.div_ceil(TILE), h.div_ceil(TILE));
+    for tx in 0..cols {
+        // the filter reaches 2·RADIUS < TILE: a tile whose neighbours and itself
+        // hold one label only keeps the mask
+        let mut seen = 0;
+        for ny in ty.saturating_sub(1)..(ty + 2).min(rows) {
+            for nx in tx.saturating_sub(1)..(tx + 2).min(cols) {
+                seen |= kinds[ny * cols + nx];
+            }
+        }
+        if seen == 3 {
+            let xs = tx * TILE..((tx + 1) * TILE).min(w);
+            let ys = ty * TILE..((ty + 1) * TILE).min(h);
+            scratch.filter_tile(frame, mask, (xs, ys), (offset, alpha));
+        }
+    }
 }
 
 /// Side of the tiles filtered one at a time.
@@ -75,13 +135,14 @@ struct Scratch {
 
 impl Scratch {
     /// Writes the alpha of the pixels of tile `(xs, ys)` that lie within reach of the
-    /// cut, from the frame and mask around it (clipped to the image).
+    /// cut, from the frame and mask around it (clipped to the image), into `alpha`:
+    /// the image's rows from pixel index `offset` on, the tile's rows among them.
     fn filter_tile(
         &mut self,
         frame: &Frame,
         mask: &Mask,
         (xs, ys): (Range<usize>, Range<usize>),
-        alpha: &mut [u8],
+        (offset, alpha): (usize, &mut [u8]),
     ) {
         let (w, h) = (mask.width as usize, mask.height as usize);
         let reach = 2 * RADIUS;
@@ -141,7 +202,7 @@ impl Scratch {
                 }
                 let (sa, sb, n) = window_sums(&self.a, &self.b, cw, ch, x, y);
                 let value = (sa * grey[y * cw + x] as f64 + sb) / n as f64;
-                alpha[at(y * cw + x)] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
+                alpha[at(y * cw + x) - offset] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
             }
         }
     }
@@ -294,7 +355,7 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 33) as u32
         };
-        for (w, h) in [(7, 5), (70, 45), (100, 80)] {
+        for (w, h) in [(7, 5), (70, 45), (100, 80), (150, 131)] {
             let rgb = (0..w * h * 3).map(|_| (next() % 256) as u8).collect();
             let frame = Frame {
                 width: w,
@@ -310,6 +371,12 @@ mod tests {
                 dx * dx + dy * dy <= i64::from(r * r) || next() % 50 == 0
             });
             let (fast, slow) = (soft_alpha(&frame, &mask), reference(&frame, &mask));
+            let mut buffers = AlphaBuffers::default();
+            for threads in [1, 2] {
+                let banded =
+                    crate::bands::with_threads(threads, || buffers.compute(&frame, &mask).to_vec());
+                assert!(banded == fast, "{w}x{h} on {threads} threads");
+            }
             for (i, (&f, &s)) in fast.iter().zip(&slow).enumerate() {
                 assert!(f.abs_diff(s) <= 1, "{w}x{h}, pixel {i}: {f} against {s}");
             }

@@ -15,6 +15,7 @@ mod loopback;
 pub use file::FileSink;
 pub use loopback::Loopback;
 
+use crate::bands;
 use image::RgbaImage;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -150,24 +151,38 @@ fn even(width: u32) -> u32 {
 }
 
 /// Converts an image to YUYV 4:2:2 (BT.601, limited range), each pair of pixels
-/// sharing the mean of their chroma.
+/// sharing the mean of their chroma, into `out` (its memory reused), in row bands on
+/// every core.
 pub fn yuyv_of(image: &RgbaImage, out: &mut Vec<u8>) {
-    let (w, h) = image.dimensions();
-    out.clear();
-    out.reserve(even(w) as usize * h as usize * 2);
-    let px = |x: u32, y: u32| {
-        let p = image.get_pixel(x.min(w - 1), y).0;
-        [i32::from(p[0]), i32::from(p[1]), i32::from(p[2])]
-    };
-    let luma = |[r, g, b]: [i32; 3]| (((66 * r + 129 * g + 25 * b + 128) >> 8) + 16) as u8;
-    for y in 0..h {
-        for x in (0..w).step_by(2) {
-            let (a, b) = (px(x, y), px(x + 1, y));
-            let [r, g, bl] = [0, 1, 2].map(|c| a[c] + b[c]);
-            let u = (((-38 * r - 74 * g + 112 * bl + 256) >> 9) + 128) as u8;
-            let v = (((112 * r - 94 * g - 18 * bl + 256) >> 9) + 128) as u8;
-            out.extend_from_slice(&[luma(a), u, luma(b), v]);
+    let (w, h) = (image.width() as usize, image.height() as usize);
+    let row = even(w as u32) as usize * 2;
+    out.resize(row * h, 0); // every byte is written below
+    let rgba = image.as_raw();
+    bands::for_each_band(out, row, 1, |first, band| {
+        for (r, out) in band.chunks_exact_mut(row).enumerate() {
+            yuyv_row(&rgba[(first + r) * w * 4..][..w * 4], out);
         }
+    });
+}
+
+/// One row of RGBA pixels as YUYV pairs (an odd last pixel paired with itself).
+fn yuyv_row(rgba: &[u8], out: &mut [u8]) {
+    let px = |p: &[u8]| [i32::from(p[0]), i32::from(p[1]), i32::from(p[2])];
+    let luma = |[r, g, b]: [i32; 3]| (((66 * r + 129 * g + 25 * b + 128) >> 8) + 16) as u8;
+    let pair = |a: [i32; 3], b: [i32; 3], out: &mut [u8]| {
+        let [r, g, bl] = [0, 1, 2].map(|c| a[c] + b[c]);
+        let u = (((-38 * r - 74 * g + 112 * bl + 256) >> 9) + 128) as u8;
+        let v = (((112 * r - 94 * g - 18 * bl + 256) >> 9) + 128) as u8;
+        out.copy_from_slice(&[luma(a), u, luma(b), v]);
+    };
+    let mut pairs = out.chunks_exact_mut(4);
+    let mut pixels = rgba.chunks_exact(8);
+    for (p, out) in pixels.by_ref().zip(pairs.by_ref()) {
+        pair(px(&p[..4]), px(&p[4..]), out);
+    }
+    if let (Some(out), [r, g, b, _]) = (pairs.next(), pixels.remainder()) {
+        let last = [i32::from(*r), i32::from(*g), i32::from(*b)];
+        pair(last, last, out);
     }
 }
 
@@ -210,6 +225,43 @@ mod tests {
         yuyv_of(&red, &mut out);
         assert_eq!(out[0], 82);
         assert!(out[1] < 128 && out[3] > 200, "{out:?}");
+    }
+
+    /// The conversion pixel by pixel, as it was before row bands: the reference.
+    fn reference(image: &RgbaImage) -> Vec<u8> {
+        let (w, h) = image.dimensions();
+        let mut out = Vec::new();
+        let px = |x: u32, y: u32| {
+            let p = image.get_pixel(x.min(w - 1), y).0;
+            [i32::from(p[0]), i32::from(p[1]), i32::from(p[2])]
+        };
+        let luma = |[r, g, b]: [i32; 3]| (((66 * r + 129 * g + 25 * b + 128) >> 8) + 16) as u8;
+        for y in 0..h {
+            for x in (0..w).step_by(2) {
+                let (a, b) = (px(x, y), px(x + 1, y));
+                let [r, g, bl] = [0, 1, 2].map(|c| a[c] + b[c]);
+                let u = (((-38 * r - 74 * g + 112 * bl + 256) >> 9) + 128) as u8;
+                let v = (((112 * r - 94 * g - 18 * bl + 256) >> 9) + 128) as u8;
+                out.extend_from_slice(&[luma(a), u, luma(b), v]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn row_bands_on_one_thread_and_two_give_the_reference() {
+        for (w, h) in [(64, 40), (101, 33), (1, 3)] {
+            let img = RgbaImage::from_fn(w, h, |x, y| {
+                let v = (x * 7 + y * 13) as u8;
+                [v, v.wrapping_mul(3), 255 - v, 255].into()
+            });
+            let want = reference(&img);
+            for threads in [1, 2] {
+                let mut out = vec![9; 5]; // a used buffer
+                crate::bands::with_threads(threads, || yuyv_of(&img, &mut out));
+                assert!(out == want, "{w}x{h} on {threads} threads");
+            }
+        }
     }
 
     #[test]

@@ -5,6 +5,8 @@
 //! the gate the still parts of consecutive frames stay identical, and `update`
 //! reworks only where the scene moved.
 
+use crate::bands;
+
 /// Sensor noise standard deviations within which [`threshold_for`] holds a pixel: two
 /// noisy samples differ by √2 σ, so a still pixel passes this gate about once in
 /// thousands of frames.
@@ -41,7 +43,7 @@ impl NoiseGate {
     pub fn apply(&mut self, rgb: &mut [u8], width: u32, height: u32, threshold: u8) -> Option<u64> {
         let moved = self.pass(rgb, width, height, threshold);
         if moved.is_some() {
-            rgb.copy_from_slice(&self.held);
+            bands::copy(rgb, &self.held, 3 * width as usize);
         }
         moved
     }
@@ -60,18 +62,10 @@ impl NoiseGate {
             self.size = (width, height);
             return Some((rgb.len() / 3) as u64);
         }
-        let mut count = 0u64;
-        for (run, held) in rgb.chunks(3 * RUN).zip(self.held.chunks_mut(3 * RUN)) {
-            // a run whose bytes all stay within the threshold (most of a still frame)
-            // is passed over after one compare that vectorises
-            let stirred = run
-                .iter()
-                .zip(held.iter())
-                .fold(false, |any, (&a, &b)| any | (a.abs_diff(b) > threshold));
-            if stirred {
-                count += gate_run(run, held, threshold);
-            }
-        }
+        let row = 3 * width as usize;
+        let count = bands::sum_over_bands(&mut self.held, row, 1, |first, held| {
+            gate_band(&rgb[first * row..][..held.len()], held, threshold)
+        });
         Some(count)
     }
 
@@ -108,6 +102,23 @@ impl NoiseGate {
 
 /// Pixels compared together before any is looked at alone.
 const RUN: usize = 32;
+
+/// Gates a band of pixels against the held ones; returns how many moved.
+fn gate_band(rgb: &[u8], held: &mut [u8], threshold: u8) -> u64 {
+    let mut count = 0;
+    for (run, held) in rgb.chunks(3 * RUN).zip(held.chunks_mut(3 * RUN)) {
+        // a run whose bytes all stay within the threshold (most of a still frame)
+        // is passed over after one compare that vectorises
+        let stirred = run
+            .iter()
+            .zip(held.iter())
+            .fold(false, |any, (&a, &b)| any | (a.abs_diff(b) > threshold));
+        if stirred {
+            count += gate_run(run, held, threshold);
+        }
+    }
+    count
+}
 
 /// Gates one run of pixels against the held ones pixel by pixel; returns how many
 /// moved.
@@ -195,5 +206,50 @@ mod tests {
         }
         gate.restore_held(held);
         assert!(gate.held(w, 1).is_some());
+    }
+
+    #[test]
+    fn one_thread_and_two_gate_alike() {
+        let (w, h, t) = (203u32, 151u32, 10u8);
+        let mut seed = 5u64;
+        let mut noise = move || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 59) as u8
+        };
+        let base: Vec<u8> = (0..3 * w * h).map(|i| (i * 13 % 251) as u8).collect();
+        // noise everywhere, a block that moves past the gate in some frames
+        let frames: Vec<Vec<u8>> = (0..4u32)
+            .map(|k| {
+                let mut f: Vec<u8> = base.iter().map(|&v| v.wrapping_add(noise())).collect();
+                for y in 20 * k..20 * k + 40 {
+                    let row = &mut f[(3 * w * y) as usize..][..3 * w as usize];
+                    row[30 * 3..90 * 3]
+                        .iter_mut()
+                        .for_each(|v| *v = v.wrapping_add(99));
+                }
+                f
+            })
+            .collect();
+        let run = |threads| {
+            crate::bands::with_threads(threads, || {
+                let mut gate = NoiseGate::default();
+                let mut out = Vec::new();
+                for f in &frames {
+                    let mut f = f.clone();
+                    let moved = gate.apply(&mut f, w, h, t);
+                    out.push((moved, f));
+                }
+                out
+            })
+        };
+        let one = run(1);
+        assert!(
+            one[1..]
+                .iter()
+                .all(|(moved, _)| moved.is_some_and(|m| m > 0))
+        );
+        assert!(one == run(2) && one == run(3));
     }
 }

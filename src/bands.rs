@@ -1,0 +1,458 @@
+//! Row bands: a pass over every pixel of a frame split into horizontal bands of whole
+//! rows, which the calling thread and helper threads (one per further core) take one
+//! at a time. Each band writes its own rows only, so the result does not depend on
+//! how many threads ran it.
+//!
+//! The caller works from the first band on and never waits for a helper to wake up:
+//! a helper that comes late finds fewer bands or none, so a pass is never slower than
+//! on the caller alone. Idle helpers sleep instead of spinning (an idle thread that
+//! spins takes a core from the solver on a small machine), and while one caller's
+//! pass runs, another caller's runs on its own thread. Helpers are started by the
+//! first pass and keep its thread's priority; a caller of higher priority (the
+//! window) still runs its own bands at its own.
+
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+
+/// Bands per thread: many, so that a helper that starts late (waking up) or is held
+/// up by other work leaves the others little to wait for at the end of the pass.
+const BANDS_PER_THREAD: usize = 16;
+
+thread_local! {
+    /// The most threads a pass started on this thread may use, if limited.
+    static LIMIT: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// How many threads a pass started on this thread uses: one per core, or the limit
+/// of [`with_threads`].
+pub fn threads() -> usize {
+    LIMIT.get().unwrap_or_else(cores).max(1)
+}
+
+/// Runs `f` with the passes it starts on this thread using at most `threads`
+/// threads (1: the calling thread alone). Tests and benches compare thread counts.
+pub fn with_threads<R>(threads: usize, f: impl FnOnce() -> R) -> R {
+    let before = LIMIT.replace(Some(threads.max(1)));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    LIMIT.set(before);
+    result.unwrap_or_else(|panic| resume_unwind(panic))
+}
+
+/// The cores this process may use.
+fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Rows in each band of a frame `height` rows tall (a multiple of `align` rows, at
+/// least one).
+fn rows_per_band(height: usize, align: usize) -> usize {
+    let align = align.max(1);
+    let bands = threads() * BANDS_PER_THREAD;
+    height.div_ceil(bands).div_ceil(align).max(1) * align
+}
+
+/// Runs `pass(first_row, band)` on bands of `out`, whose rows are `row_len` items
+/// long (bands of a multiple of `align` rows), and sums what the bands return.
+pub(crate) fn sum_over_bands<T: Send>(
+    out: &mut [T],
+    row_len: usize,
+    align: usize,
+    pass: impl Fn(usize, &mut [T]) -> u64 + Sync,
+) -> u64 {
+    if row_len == 0 || out.is_empty() {
+        return 0;
+    }
+    let rows = rows_per_band(out.len().div_ceil(row_len), align);
+    let size = rows * row_len;
+    let bands = out.len().div_ceil(size);
+    let (base, len) = (Shared(out.as_mut_ptr()), out.len());
+    let total = std::sync::atomic::AtomicU64::new(0);
+    let band = |i: usize| {
+        let start = i * size;
+        // SAFETY: each band index is run once (the pool hands every index out once),
+        // so the bands' slices of `out` are disjoint, and all end before this
+        // function returns, while `out` is still borrowed.
+        let chunk =
+            unsafe { std::slice::from_raw_parts_mut(base.at(start), size.min(len - start)) };
+        let sum = pass(i * rows, chunk);
+        total.fetch_add(sum, std::sync::atomic::Ordering::Relaxed);
+    };
+    run_bands(bands, &band);
+    total.into_inner()
+}
+
+/// Runs `pass(first_row, band)` on bands of `out`, whose rows are `row_len` items
+/// long (bands of a multiple of `align` rows).
+pub(crate) fn for_each_band<T: Send>(
+    out: &mut [T],
+    row_len: usize,
+    align: usize,
+    pass: impl Fn(usize, &mut [T]) + Sync,
+) {
+    sum_over_bands(out, row_len, align, |row, band| {
+        pass(row, band);
+        0
+    });
+}
+
+/// Copies `src` into `dst` (of the same length) band by band.
+pub fn copy(dst: &mut [u8], src: &[u8], row_len: usize) {
+    for_each_band(dst, row_len, 1, |row, band| {
+        band.copy_from_slice(&src[row * row_len..][..band.len()]);
+    });
+}
+
+/// A pointer to the items of a slice that the bands share.
+struct Shared<T>(*mut T);
+
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
+
+// SAFETY: the bands reach disjoint items through it (see `sum_over_bands`).
+unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// The pointer to item `i`.
+    fn at(self, i: usize) -> *mut T {
+        // SAFETY: callers pass indices within the slice.
+        unsafe { self.0.add(i) }
+    }
+}
+
+/// Runs `band(i)` for every `i` below `bands`, each once, on the calling thread and
+/// the helpers that join in time.
+fn run_bands(bands: usize, band: &(dyn Fn(usize) + Sync)) {
+    let helpers = threads().min(bands) - 1;
+    match pool().post(bands, helpers, band) {
+        Some(posted) => posted.finish(),
+        None => (0..bands).for_each(band),
+    }
+}
+
+/// The helper threads and the one pass they work on.
+struct Pool {
+    state: Mutex<State>,
+    /// The helpers' thread ids, for placing them on cores.
+    helpers: Mutex<Vec<place::Tid>>,
+    /// The core the helpers were last placed away from.
+    placed_beside: Mutex<Option<usize>>,
+    /// Helpers wait here for a pass.
+    work: Condvar,
+    /// The caller waits here for the bands helpers run.
+    done: Condvar,
+}
+
+/// The pass being run, if any.
+#[derive(Default)]
+struct State {
+    /// The pass's band function, its lifetime erased: valid while `job` is set (the
+    /// caller clears it only once every band handed out has finished).
+    job: Option<Job>,
+    bands: usize,
+    /// The next band to hand out.
+    next: usize,
+    /// Bands handed out and not finished.
+    running: usize,
+    /// Helpers that may still join the pass.
+    seats: usize,
+    /// A band panicked on a helper.
+    panicked: bool,
+}
+
+/// A pass's band function, lifetime erased.
+#[derive(Clone, Copy)]
+struct Job(*const (dyn Fn(usize) + Sync + 'static));
+
+// SAFETY: the function is `Sync`, and it is called only while its pass runs.
+unsafe impl Send for Job {}
+
+/// The pool, its helpers started on first use (one per core beyond the first).
+fn pool() -> &'static Pool {
+    static POOL: OnceLock<&'static Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let pool: &'static Pool = Box::leak(Box::new(Pool {
+            state: Mutex::default(),
+            helpers: Mutex::default(),
+            placed_beside: Mutex::default(),
+            work: Condvar::new(),
+            done: Condvar::new(),
+        }));
+        for i in 1..cores() {
+            // without a helper the caller runs every band itself
+            let _ = std::thread::Builder::new()
+                .name(format!("livecut-bands-{i}"))
+                .spawn(move || {
+                    if let Some(tid) = place::current_tid() {
+                        pool.helpers
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(tid);
+                    }
+                    pool.help();
+                });
+        }
+        pool
+    })
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Posts a pass of `bands` bands that up to `helpers` helpers may join; `None`
+    /// if another pass runs (or there is nothing to share), which leaves the caller
+    /// to run its bands alone.
+    fn post<'a>(
+        &'a self,
+        bands: usize,
+        helpers: usize,
+        band: &'a (dyn Fn(usize) + Sync),
+    ) -> Option<Posted<'a>> {
+        if helpers == 0 {
+            return None;
+        }
+        let mut state = self.lock();
+        if state.job.is_some() {
+            return None;
+        }
+        // SAFETY: only the lifetime is erased; `Posted::finish` clears the job before
+        // `band` goes out of scope, and no band runs after that.
+        let job = unsafe {
+            std::mem::transmute::<&'a (dyn Fn(usize) + Sync), &'static (dyn Fn(usize) + Sync)>(band)
+        };
+        *state = State {
+            job: Some(Job(job)),
+            bands,
+            seats: helpers,
+            ..State::default()
+        };
+        drop(state);
+        self.place_helpers();
+        self.work.notify_all();
+        Some(Posted { pool: self, band })
+    }
+
+    /// Keeps the helpers off the calling thread's core. A woken thread may be put on
+    /// its waker's core (in virtual machines, where idle cores look busy, it mostly
+    /// is), where it waits for the caller, or the caller for it, while the other
+    /// cores idle. Placed again only when the caller runs on another core.
+    fn place_helpers(&self) {
+        let Some(core) = place::current_core() else {
+            return;
+        };
+        let mut beside = self.placed_beside.lock().unwrap_or_else(|e| e.into_inner());
+        if *beside == Some(core) {
+            return;
+        }
+        *beside = Some(core);
+        let helpers = self.helpers.lock().unwrap_or_else(|e| e.into_inner());
+        place::keep_off(&helpers, core);
+    }
+
+    /// A helper's life: waits for a pass with a free seat, runs bands of it until
+    /// none is left, and waits again.
+    fn help(&self) {
+        let mut state = self.lock();
+        loop {
+            let open = state.job.is_some() && state.next < state.bands && state.seats > 0;
+            if !open {
+                state = self.work.wait(state).unwrap_or_else(|e| e.into_inner());
+                continue;
+            }
+            state.seats -= 1;
+            while let Some((job, i)) = claim(&mut state) {
+                drop(state);
+                // SAFETY: the band was handed out while the job was set, and the job
+                // stays set (its function alive) until this band has finished.
+                let ran = catch_unwind(AssertUnwindSafe(|| unsafe { (*job.0)(i) }));
+                state = self.lock();
+                state.running -= 1;
+                state.panicked |= ran.is_err();
+                if state.next >= state.bands && state.running == 0 {
+                    self.done.notify_all();
+                }
+            }
+        }
+    }
+}
+
+/// Hands out the next band of the pass, if any is left.
+fn claim(state: &mut State) -> Option<(Job, usize)> {
+    let job = state.job?;
+    (state.next < state.bands).then(|| {
+        state.next += 1;
+        state.running += 1;
+        (job, state.next - 1)
+    })
+}
+
+/// A pass posted by the calling thread.
+struct Posted<'a> {
+    pool: &'a Pool,
+    band: &'a (dyn Fn(usize) + Sync),
+}
+
+impl Posted<'_> {
+    /// Runs bands on the calling thread until none is left, waits for those the
+    /// helpers run, and clears the pass.
+    fn finish(self) {
+        let pool = self.pool;
+        let mut state = pool.lock();
+        while let Some((_, i)) = claim(&mut state) {
+            drop(state);
+            let ran = catch_unwind(AssertUnwindSafe(|| (self.band)(i)));
+            state = pool.lock();
+            state.running -= 1;
+            if let Err(panic) = ran {
+                state = wait_for_helpers(pool, state);
+                state.job = None;
+                drop(state);
+                resume_unwind(panic);
+            }
+        }
+        state = wait_for_helpers(pool, state);
+        let panicked = state.panicked;
+        state.job = None;
+        drop(state);
+        assert!(!panicked, "a band of a pass panicked on a helper thread");
+    }
+}
+
+/// Waits until no band of the pass is running on a helper, none being handed out.
+fn wait_for_helpers<'a>(pool: &'a Pool, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
+    state.next = state.bands; // bands not handed out yet stay undone (a panic)
+    while state.running > 0 {
+        state = pool.done.wait(state).unwrap_or_else(|e| e.into_inner());
+    }
+    state
+}
+
+/// Which core threads run on (Linux; elsewhere the scheduler decides alone).
+#[cfg(target_os = "linux")]
+mod place {
+    /// A thread's id.
+    pub(super) type Tid = libc::pid_t;
+
+    /// The calling thread's id.
+    pub(super) fn current_tid() -> Option<Tid> {
+        // SAFETY: gettid has no preconditions.
+        Some(unsafe { libc::gettid() })
+    }
+
+    /// The core the calling thread runs on.
+    pub(super) fn current_core() -> Option<usize> {
+        // SAFETY: sched_getcpu has no preconditions.
+        usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+    }
+
+    /// Lets threads `tids` run on any core the calling thread may run on but `core`
+    /// (unless that leaves none); failing is harmless (they run where the scheduler
+    /// puts them).
+    pub(super) fn keep_off(tids: &[Tid], core: usize) {
+        // SAFETY: a zeroed cpu_set_t is an empty set; the calls read and write sets of
+        // the size given.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+                return;
+            }
+            libc::CPU_CLR(core, &mut set);
+            if libc::CPU_COUNT(&set) == 0 {
+                return;
+            }
+            for &tid in tids {
+                libc::sched_setaffinity(tid, size_of::<libc::cpu_set_t>(), &set);
+            }
+        }
+    }
+}
+
+/// Which core threads run on: left to the scheduler.
+#[cfg(not(target_os = "linux"))]
+mod place {
+    pub(super) type Tid = ();
+
+    pub(super) fn current_tid() -> Option<Tid> {
+        None
+    }
+
+    pub(super) fn current_core() -> Option<usize> {
+        None
+    }
+
+    pub(super) fn keep_off(_tids: &[Tid], _core: usize) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_cover_every_row_once_whatever_the_threads() {
+        for threads in [1, 2, 3] {
+            for (h, align) in [(0, 1), (1, 1), (7, 1), (100, 12), (1080, 12)] {
+                let mut rows = vec![0u32; h * 5];
+                let total = with_threads(threads, || {
+                    sum_over_bands(&mut rows, 5, align, |first, band| {
+                        assert_eq!(first % align, 0);
+                        for (r, row) in band.chunks_mut(5).enumerate() {
+                            row.fill((first + r) as u32 + 1);
+                        }
+                        band.len() as u64
+                    })
+                });
+                assert_eq!(total, rows.len() as u64);
+                let want: Vec<u32> = (0..h * 5).map(|i| (i / 5) as u32 + 1).collect();
+                assert_eq!(rows, want, "{threads} threads, {h} rows");
+            }
+        }
+    }
+
+    #[test]
+    fn passes_from_several_threads_at_once_each_finish_whole() {
+        std::thread::scope(|s| {
+            for t in 0..4u32 {
+                s.spawn(move || {
+                    for _ in 0..50 {
+                        let mut out = vec![0u32; 64 * 40];
+                        let sum = sum_over_bands(&mut out, 64, 1, |first, band| {
+                            band.fill(t + first as u32);
+                            1
+                        });
+                        assert!(sum >= 1);
+                        for (y, row) in out.chunks(64).enumerate() {
+                            let first = row[0] - t;
+                            assert!(first as usize <= y && row.iter().all(|&v| v == row[0]));
+                        }
+                    }
+                });
+            }
+        });
+    }
+
+    #[test]
+    fn a_panicking_band_reaches_the_caller_and_the_pool_goes_on() {
+        let mut out = vec![0u8; 100];
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            with_threads(2, || {
+                for_each_band(&mut out, 1, 1, |first, band| {
+                    assert!(!(first..first + band.len()).contains(&50), "row 50")
+                })
+            })
+        }));
+        assert!(caught.is_err());
+        let mut out = vec![0u8; 100];
+        with_threads(2, || for_each_band(&mut out, 1, 1, |_, band| band.fill(1)));
+        assert!(out.iter().all(|&v| v == 1));
+    }
+}
