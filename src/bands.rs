@@ -97,6 +97,29 @@ pub(crate) fn for_each_band<T: Send>(
     });
 }
 
+/// Rows per band of a frame `height` rows tall, for a caller that splits its own
+/// arrays into bands ([`for_each_part`]).
+pub(crate) fn band_rows(height: usize) -> usize {
+    rows_per_band(height, 1)
+}
+
+/// Runs `pass` on each of `parts` (a frame's bands, split by the caller into what
+/// each one reads and writes), on the calling thread and the helpers: for passes that
+/// write several arrays at once.
+pub(crate) fn for_each_part<P: Send>(parts: Vec<P>, pass: impl Fn(P) + Sync) {
+    let slots: Vec<std::sync::Mutex<Option<P>>> = parts
+        .into_iter()
+        .map(|p| std::sync::Mutex::new(Some(p)))
+        .collect();
+    let band = |i: usize| {
+        let part = slots[i].lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(part) = part {
+            pass(part);
+        }
+    };
+    run_bands(slots.len(), &band);
+}
+
 /// Copies `src` into `dst` (of the same length) band by band.
 pub fn copy(dst: &mut [u8], src: &[u8], row_len: usize) {
     for_each_band(dst, row_len, 1, |row, band| {

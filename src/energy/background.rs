@@ -339,11 +339,7 @@ impl BackgroundModel {
             self.observed.clear();
             self.observed.extend_from_slice(rgb);
         }
-        for (c, range) in stretches.iter().enumerate() {
-            if redo_all || self.stretch_moved[c] {
-                self.z2_moved[c] = self.observe_stretch(rgb, range);
-            }
-        }
+        self.observe_moved(rgb, redo_all);
         self.observed_gain = self.gain;
         self.observed_previous.clear();
         if let Some(p) = previous {
@@ -359,35 +355,74 @@ impl BackgroundModel {
         }
     }
 
+    /// Row bands of this model's frames for [`crate::bands::for_each_part`]: pixels
+    /// and stretches per band.
+    fn band_sizes(&self) -> (usize, usize) {
+        let rows = crate::bands::band_rows(self.height as usize);
+        let width = self.width as usize;
+        (rows * width, rows * width.div_ceil(STRETCH))
+    }
+
     /// Re-estimates the gains from the stretch sums, redoing the sums of stretches
     /// whose inputs moved (every one where not `known`), and notes which stretches'
-    /// colours or means moved.
+    /// colours or means moved; in row bands, in parallel.
     fn sum_gain(&mut self, rgb: &[u8], previous: Option<&[u8]>, known: bool, previous_known: bool) {
-        let threshold = threshold_q();
-        let (mut seen, mut expected) = ([0u64; 3], [0u64; 3]);
-        for (c, range) in self.stretches().iter().enumerate() {
-            let bytes = 3 * range.start..3 * range.end;
-            let moved = !known
-                || self.observed[bytes.clone()] != rgb[bytes.clone()]
-                || self.moved_mean[range.clone()].contains(&true);
-            self.stretch_moved[c] = moved;
-            let labels_moved = !previous_known
-                || previous
-                    .is_some_and(|p| p[range.clone()] != self.observed_previous[range.clone()]);
-            if moved || labels_moved || self.z2_moved[c] {
-                let mut sums = [0u64; 6];
-                for i in range.clone() {
-                    if previous.is_some_and(|p| p[i] != 0) || self.z2[i] > threshold {
-                        continue;
+        let (pixels, stretches) = self.band_sizes();
+        let width = self.width as usize;
+        let bands = self.stretch_sums.len().div_ceil(stretches.max(1));
+        let mut partial = vec![[0u64; 6]; bands];
+        let parts: Vec<_> = self
+            .stretch_moved
+            .chunks_mut(stretches)
+            .zip(self.stretch_sums.chunks_mut(stretches))
+            .zip(self.z2_moved.chunks(stretches))
+            .zip(partial.iter_mut())
+            .enumerate()
+            .collect();
+        let (observed, moved_mean, observed_previous) =
+            (&self.observed, &self.moved_mean, &self.observed_previous);
+        let (z2, mean) = (&self.z2, &self.mean);
+        crate::bands::for_each_part(
+            parts,
+            |(b, (((stretch_moved, stretch_sums), z2_moved), total))| {
+                let first = b * pixels;
+                let end = (first + pixels).min(z2.len());
+                let band = Stretches {
+                    width,
+                    height: (end - first) / width.max(1),
+                };
+                let threshold = threshold_q();
+                for (c, local) in band.iter().enumerate() {
+                    let range = first + local.start..first + local.end;
+                    let bytes = 3 * range.start..3 * range.end;
+                    let moved = !known
+                        || observed[bytes.clone()] != rgb[bytes.clone()]
+                        || moved_mean[range.clone()].contains(&true);
+                    stretch_moved[c] = moved;
+                    let labels_moved = !previous_known
+                        || previous
+                            .is_some_and(|p| p[range.clone()] != observed_previous[range.clone()]);
+                    if moved || labels_moved || z2_moved[c] {
+                        let mut sums = [0u64; 6];
+                        for i in range {
+                            if previous.is_some_and(|p| p[i] != 0) || z2[i] > threshold {
+                                continue;
+                            }
+                            for ch in 0..3 {
+                                sums[ch] += u64::from(rgb[3 * i + ch]) << MEAN_BITS;
+                                sums[3 + ch] += u64::from(mean[3 * i + ch]);
+                            }
+                        }
+                        stretch_sums[c] = sums;
                     }
-                    for ch in 0..3 {
-                        sums[ch] += u64::from(rgb[3 * i + ch]) << MEAN_BITS;
-                        sums[3 + ch] += u64::from(self.mean[3 * i + ch]);
+                    for (t, s) in total.iter_mut().zip(stretch_sums[c]) {
+                        *t += s;
                     }
                 }
-                self.stretch_sums[c] = sums;
-            }
-            let sums = &self.stretch_sums[c];
+            },
+        );
+        let (mut seen, mut expected) = ([0u64; 3], [0u64; 3]);
+        for sums in &partial {
             for ch in 0..3 {
                 seen[ch] += sums[ch];
                 expected[ch] += sums[3 + ch];
@@ -396,24 +431,56 @@ impl BackgroundModel {
         self.apply_gain_sums(seen, expected);
     }
 
-    /// Recomputes the distances and steady colours of the pixels `range` and keeps
-    /// their colours as observed; returns whether a distance changed.
-    fn observe_stretch(&mut self, rgb: &[u8], range: std::ops::Range<usize>) -> bool {
-        let gain = self.gain;
-        let mut changed = false;
-        for i in range.clone() {
-            let px = &rgb[3 * i..3 * i + 3];
-            let mean = &self.mean[3 * i..3 * i + 3];
-            let q = observed_z2(px, mean, gain, self.inv_var[i]);
-            changed |= q != self.z2[i];
-            self.z2[i] = q;
-            let steady = steady_colour(px, mean, gain, q);
-            self.steady[3 * i..3 * i + 3].copy_from_slice(&steady);
-        }
-        let bytes = 3 * range.start..3 * range.end;
-        self.observed[bytes.clone()].copy_from_slice(&rgb[bytes]);
-        self.moved_mean[range].fill(false);
-        changed
+    /// Recomputes the distances and steady colours of the stretches whose inputs
+    /// moved (all of them where `redo_all`), keeps their colours as observed and notes
+    /// which of them changed a distance; in row bands, in parallel.
+    fn observe_moved(&mut self, rgb: &[u8], redo_all: bool) {
+        let (pixels, stretches) = self.band_sizes();
+        let (width, gain) = (self.width as usize, self.gain);
+        let parts: Vec<_> = self
+            .z2
+            .chunks_mut(pixels)
+            .zip(self.steady.chunks_mut(3 * pixels))
+            .zip(self.observed.chunks_mut(3 * pixels))
+            .zip(self.moved_mean.chunks_mut(pixels))
+            .zip(self.z2_moved.chunks_mut(stretches))
+            .zip(self.stretch_moved.chunks(stretches))
+            .zip(
+                self.mean
+                    .chunks(3 * pixels)
+                    .zip(self.inv_var.chunks(pixels)),
+            )
+            .zip(rgb.chunks(3 * pixels))
+            .map(
+                |(
+                    ((((((z2, steady), observed), moved_mean), z2_moved), moved), (mean, inv_var)),
+                    rgb,
+                )| {
+                    ObserveBand {
+                        z2,
+                        steady,
+                        observed,
+                        moved_mean,
+                        mean,
+                        inv_var,
+                        rgb,
+                        z2_moved,
+                        moved,
+                    }
+                },
+            )
+            .collect();
+        crate::bands::for_each_part(parts, |mut band: ObserveBand<'_>| {
+            let rows = Stretches {
+                width,
+                height: band.z2.len() / width.max(1),
+            };
+            for (c, range) in rows.iter().enumerate() {
+                if redo_all || band.moved[c] {
+                    band.z2_moved[c] = band.observe_stretch(range, gain);
+                }
+            }
+        });
     }
 
     /// The frame last observed in steady colours, lent out for its cut (hand it back
@@ -507,7 +574,6 @@ impl BackgroundModel {
         if !self.is_ready() || mask.data.len() != self.z2.len() {
             return;
         }
-        let threshold = threshold_q();
         let had_last = self.last_rgb.len() == rgb.len();
         if !had_last {
             self.last_rgb.clear();
@@ -520,44 +586,129 @@ impl BackgroundModel {
                 .map(|v| ((v << (MEAN_BITS + GAIN_BITS)) + g / 2) / g)
                 .collect::<Vec<_>>()
         });
-        for range in self.stretches().iter() {
+        let width = self.width as usize;
+        let pixels = width * crate::bands::band_rows(self.height as usize);
+        let parts = self
+            .mean
+            .chunks_mut(3 * pixels)
+            .zip(self.still.chunks_mut(pixels))
+            .zip(self.moved_mean.chunks_mut(pixels))
+            .zip(self.last_rgb.chunks_mut(3 * pixels))
+            .zip(self.z2.chunks(pixels).zip(rgb.chunks(3 * pixels)))
+            .zip(mask.data.chunks(pixels))
+            .map(
+                |(((((mean, still), moved_mean), last_rgb), (z2, rgb)), mask)| AdaptBand {
+                    mean,
+                    still,
+                    moved_mean,
+                    last_rgb,
+                    z2,
+                    rgb,
+                    mask,
+                },
+            )
+            .collect();
+        let absorb_frames = self.absorb_frames;
+        crate::bands::for_each_part(parts, |band: AdaptBand<'_>| {
+            band.adapt(width, had_last, absorb_frames, &ungained);
+        });
+    }
+}
+
+/// A band of whole rows of the model's state and of the frame it observes
+/// ([`BackgroundModel::observe`]).
+struct ObserveBand<'a> {
+    z2: &'a mut [u16],
+    steady: &'a mut [u8],
+    observed: &'a mut [u8],
+    moved_mean: &'a mut [bool],
+    mean: &'a [u32],
+    inv_var: &'a [u64],
+    rgb: &'a [u8],
+    /// Per stretch: a distance changed.
+    z2_moved: &'a mut [bool],
+    /// Per stretch: its colours or means moved.
+    moved: &'a [bool],
+}
+
+impl ObserveBand<'_> {
+    /// Recomputes the distances and steady colours of the band's pixels `range` at
+    /// `gain` and keeps their colours as observed; returns whether a distance changed.
+    fn observe_stretch(&mut self, range: std::ops::Range<usize>, gain: [u32; 3]) -> bool {
+        let mut changed = false;
+        for i in range.clone() {
+            let px = &self.rgb[3 * i..3 * i + 3];
+            let mean = &self.mean[3 * i..3 * i + 3];
+            let q = observed_z2(px, mean, gain, self.inv_var[i]);
+            changed |= q != self.z2[i];
+            self.z2[i] = q;
+            let steady = steady_colour(px, mean, gain, q);
+            self.steady[3 * i..3 * i + 3].copy_from_slice(&steady);
+        }
+        let bytes = 3 * range.start..3 * range.end;
+        self.observed[bytes.clone()].copy_from_slice(&self.rgb[bytes]);
+        self.moved_mean[range].fill(false);
+        changed
+    }
+}
+
+/// A band of whole rows of the model's state and of the frame and mask it adapts to
+/// ([`BackgroundModel::adapt`]): bands adapt on their own, in parallel.
+struct AdaptBand<'a> {
+    mean: &'a mut [u32],
+    still: &'a mut [u16],
+    moved_mean: &'a mut [bool],
+    last_rgb: &'a mut [u8],
+    z2: &'a [u16],
+    rgb: &'a [u8],
+    mask: &'a [u8],
+}
+
+impl AdaptBand<'_> {
+    /// Adapts the band's stretches of rows `width` pixels wide.
+    fn adapt(mut self, width: usize, had_last: bool, absorb_frames: u16, ungained: &[Vec<u32>; 3]) {
+        let threshold = threshold_q();
+        let stretches = Stretches {
+            width,
+            height: self.z2.len() / width.max(1),
+        };
+        for range in stretches.iter() {
             // a stretch all background, none of it counting still frames or drifted
             // past the dead zone, has nothing to learn
-            let busy = mask.data[range.clone()].iter().any(|&m| m != 0)
+            let busy = self.mask[range.clone()].iter().any(|&m| m != 0)
                 || self.still[range.clone()].iter().any(|&k| k != 0)
                 || self.z2[range.clone()]
                     .iter()
                     .any(|&q| (1..=threshold).contains(&q));
             if busy {
-                self.adapt_stretch(rgb, mask, range.clone(), had_last, &ungained);
+                self.adapt_stretch(range.clone(), had_last, absorb_frames, ungained);
             }
             let bytes = 3 * range.start..3 * range.end;
-            if self.last_rgb[bytes.clone()] != rgb[bytes.clone()] {
-                self.last_rgb[bytes.clone()].copy_from_slice(&rgb[bytes]);
+            if self.last_rgb[bytes.clone()] != self.rgb[bytes.clone()] {
+                self.last_rgb[bytes.clone()].copy_from_slice(&self.rgb[bytes]);
             }
         }
     }
 
-    /// [`Self::adapt`] for the pixels `range`; `ungained` maps each channel's values
-    /// to means.
+    /// [`BackgroundModel::adapt`] for the pixels `range` of the band; `ungained` maps
+    /// each channel's values to means.
     fn adapt_stretch(
         &mut self,
-        rgb: &[u8],
-        mask: &Mask,
         range: std::ops::Range<usize>,
         had_last: bool,
+        absorb_frames: u16,
         ungained: &[Vec<u32>; 3],
     ) {
         let threshold = threshold_q();
         for i in range {
-            let px = &rgb[3 * i..3 * i + 3];
+            let px = &self.rgb[3 * i..3 * i + 3];
             let target = [
                 ungained[0][usize::from(px[0])],
                 ungained[1][usize::from(px[1])],
                 ungained[2][usize::from(px[2])],
             ];
             let mean = &mut self.mean[3 * i..3 * i + 3];
-            if !mask.is_source(i) {
+            if self.mask[i] == 0 {
                 self.still[i] = 0;
                 // Within the dead zone the difference is noise: following it would
                 // only make the steady colours jitter.
@@ -571,7 +722,7 @@ impl BackgroundModel {
             }
             let stayed = had_last && self.last_rgb[3 * i..3 * i + 3] == *px;
             self.still[i] = if stayed { self.still[i] + 1 } else { 0 };
-            if self.still[i] >= self.absorb_frames {
+            if self.still[i] >= absorb_frames {
                 mean.copy_from_slice(&target);
                 self.moved_mean[i] = true;
                 self.still[i] = 0;
@@ -739,6 +890,43 @@ mod tests {
         let mut data = vec![0; rgb.len() / 3];
         model.add_capacities(&CostTable::new(1.0, 10.0), &mut data);
         data
+    }
+
+    #[test]
+    fn observing_and_adapting_in_bands_give_the_same_model_on_any_number_of_threads() {
+        let (w, h) = (70u32, 53u32);
+        let frame = |t: u32| -> Vec<u8> {
+            (0..w * h * 3)
+                .map(|i| ((i * 7 + t * (i % 5)) % 251) as u8)
+                .collect()
+        };
+        let mut model = BackgroundModel::new(w, h, 3).with_absorb_frames(2);
+        for t in 0..3 {
+            model.learn(&frame(t % 2));
+        }
+        let mask = Mask::from_fn(w, h, |i| (i as u32 % w) > 40 && (i as u32 / w) > 20);
+        let run = |threads: usize| {
+            let mut m = model.clone();
+            crate::bands::with_threads(threads, || {
+                for t in 0..6 {
+                    let rgb = frame(t / 2);
+                    m.observe(&rgb, Some(&mask));
+                    m.adapt(&rgb, &mask);
+                }
+            });
+            let adapted = (m.mean.clone(), m.still.clone(), m.moved_mean.clone());
+            let observed = (
+                m.z2.clone(),
+                m.steady.clone(),
+                m.gain,
+                m.stretch_sums.clone(),
+            );
+            (adapted, observed, m.last_rgb.clone())
+        };
+        let one = run(1);
+        assert!(one.0.2.iter().any(|&moved| moved), "nothing adapted");
+        assert_eq!(one, run(2));
+        assert_eq!(one, run(3));
     }
 
     #[test]
