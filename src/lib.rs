@@ -20,3 +20,5 @@ pub mod grid;
 pub mod maxflow;
 pub mod output;
 pub mod pipeline;
+#[cfg(test)]
+mod test_bits;

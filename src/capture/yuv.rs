@@ -87,12 +87,9 @@ mod tests {
 
     /// Bytes of a noisy gradient, as a camera would send them.
     fn bytes(n: usize) -> Vec<u8> {
-        let mut seed = 7u64;
+        let mut bits = crate::test_bits::lcg(7);
         (0..n)
-            .map(|i| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                ((i / 7) as u64 + (seed >> 60)) as u8
-            })
+            .map(|i| ((i / 7) as u64 + (bits() >> 60)) as u8)
             .collect()
     }
 

@@ -348,13 +348,8 @@ mod tests {
 
     #[test]
     fn tiles_give_the_whole_frame_filter() {
-        let mut seed = 99u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as u32
-        };
+        let mut bits = crate::test_bits::lcg(99);
+        let mut next = move || (bits() >> 33) as u32;
         for (w, h) in [(7, 5), (70, 45), (100, 80), (150, 131)] {
             let rgb = (0..w * h * 3).map(|_| (next() % 256) as u8).collect();
             let frame = Frame {

@@ -253,14 +253,9 @@ mod tests {
 
     #[test]
     fn row_bands_on_one_thread_and_two_give_the_reference() {
-        let mut seed = 3u64;
+        let mut bits = crate::test_bits::lcg(3);
         for (w, h) in [(1, 1), (25, 13), (130, 71)] {
-            let rgb = (0..w * h * 3)
-                .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    (seed >> 56) as u8
-                })
-                .collect();
+            let rgb = (0..w * h * 3).map(|_| (bits() >> 56) as u8).collect();
             let frame = Frame {
                 width: w,
                 height: h,

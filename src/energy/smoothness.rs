@@ -456,13 +456,8 @@ mod tests {
 
     #[test]
     fn kept_sums_equal_the_whole_frames_estimate() {
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize
-        };
+        let mut bits = crate::test_bits::lcg(7);
+        let mut next = move || (bits() >> 33) as usize;
         for (w, h) in [(1, 1), (1, 40), (45, 1), (33, 17), (100, 64)] {
             for connectivity in [Connectivity::Four, Connectivity::Eight] {
                 let mut sums = SigmaSums::default();

@@ -221,15 +221,10 @@ mod tests {
 
     #[test]
     fn row_passes_equal_the_raster_chamfer() {
-        let mut seed = 12345u64;
+        let mut bits = crate::test_bits::lcg(12345);
         for (w, h) in [(1, 1), (1, 9), (9, 1), (17, 13), (40, 31)] {
             for _ in 0..5 {
-                let mask = Mask::from_fn(w, h, |_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    (seed >> 33).is_multiple_of(7)
-                });
+                let mask = Mask::from_fn(w, h, |_| (bits() >> 33).is_multiple_of(7));
                 let mut fast = Vec::new();
                 boundary_distance(&mask, &mut fast);
                 assert_eq!(fast, raster_chamfer(&mask), "{w}x{h}");

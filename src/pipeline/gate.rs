@@ -211,13 +211,8 @@ mod tests {
     #[test]
     fn one_thread_and_two_gate_alike() {
         let (w, h, t) = (203u32, 151u32, 10u8);
-        let mut seed = 5u64;
-        let mut noise = move || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 59) as u8
-        };
+        let mut bits = crate::test_bits::lcg(5);
+        let mut noise = move || (bits() >> 59) as u8;
         let base: Vec<u8> = (0..3 * w * h).map(|i| (i * 13 % 251) as u8).collect();
         // noise everywhere, a block that moves past the gate in some frames
         let frames: Vec<Vec<u8>> = (0..4u32)
