@@ -3,6 +3,7 @@
 //! thread never waits on a dialog, a disk or a driver.
 
 use crate::capture::CameraDescription;
+use crate::capture::files::read_seeds;
 use crate::energy::Seeds;
 use crate::maxflow::{EngineChoice, create_engine};
 use crossbeam_channel::{Receiver, Sender, unbounded};
@@ -125,9 +126,7 @@ impl Tasks {
     /// Reads a seeds PNG.
     pub fn load_seeds(&mut self, path: PathBuf) {
         self.spawn(move || {
-            Done::SeedsLoaded(
-                Seeds::read_png(&path).map_err(|e| format!("{}: {e}", path.display())),
-            )
+            Done::SeedsLoaded(read_seeds(&path).map_err(|e| format!("{}: {e}", path.display())))
         });
     }
 
@@ -157,14 +156,12 @@ impl Tasks {
     pub fn probe_cuda(&mut self) {
         self.spawn(|| {
             let result = std::panic::catch_unwind(|| {
-                create_engine(EngineChoice::Cuda).map(|(engine, _)| engine.description())
+                create_engine(EngineChoice::Cuda)
+                    .map(|(engine, _)| engine.description())
+                    .map_err(|e| e.to_string())
             })
-            .unwrap_or_else(|_| {
-                Err(crate::maxflow::EngineError::Gpu(
-                    crate::gpu::GpuError::Unavailable("the CUDA probe panicked".into()),
-                ))
-            });
-            Done::CudaProbed(result.map_err(|e| e.to_string()))
+            .unwrap_or_else(|_| Err("the CUDA probe panicked".into()));
+            Done::CudaProbed(result)
         });
     }
 }

@@ -2,6 +2,7 @@
 //! as a sequence (every image the same size).
 
 use super::{CaptureError, CapturedFrame, Frame, FrameSource, millis_since};
+use crate::energy::{Seeds, SeedsError};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -64,6 +65,17 @@ pub fn read_image(path: &Path) -> Result<image::DynamicImage, image::ImageError>
     let mut reader = image::ImageReader::open(path)?.with_guessed_format()?;
     reader.limits(image_limits(len));
     reader.decode()
+}
+
+/// Reads a seeds image or trimap ([`Seeds::from_image`]) within the limits of
+/// [`decode_image`].
+pub fn read_seeds(path: &Path) -> Result<Seeds, SeedsError> {
+    Ok(Seeds::from_image(read_image(path)?))
+}
+
+/// Decodes seeds from an image file's bytes, as [`read_seeds`] does.
+pub fn decode_seeds(bytes: &[u8]) -> Result<Seeds, SeedsError> {
+    Ok(Seeds::from_image(decode_image(bytes)?))
 }
 
 /// Decodes an image file into RGB bytes.

@@ -38,8 +38,8 @@ fn union(parent: &mut [u32], a: u32, b: u32) {
 }
 
 impl Labeller for CpuLabeller {
-    fn kind(&self) -> crate::maxflow::EngineKind {
-        crate::maxflow::EngineKind::Cpu
+    fn on_gpu(&self) -> bool {
+        false
     }
 
     fn label(

@@ -253,8 +253,8 @@ impl CudaLabeller {
 }
 
 impl Labeller for CudaLabeller {
-    fn kind(&self) -> crate::maxflow::EngineKind {
-        crate::maxflow::EngineKind::Cuda
+    fn on_gpu(&self) -> bool {
+        true
     }
 
     fn label(

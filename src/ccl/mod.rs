@@ -46,8 +46,8 @@ pub enum CclError {
 
 /// Something that labels the connected components of a grid of byte values.
 pub trait Labeller: Send {
-    /// Whether it labels on the CPU or the GPU.
-    fn kind(&self) -> crate::maxflow::EngineKind;
+    /// Whether it labels on the GPU (else on the CPU).
+    fn on_gpu(&self) -> bool;
 
     /// Writes the canonical labels (see the module documentation) of `values`, a
     /// row-major `width`×`height` grid, into `labels` (resized to fit).

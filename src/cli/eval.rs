@@ -7,7 +7,7 @@
 
 use anyhow::{Context, bail, ensure};
 use livecut::capture::Frame;
-use livecut::capture::files::read_image;
+use livecut::capture::files::{read_image, read_seeds};
 use livecut::energy::{ColorModelKind, Seeds};
 use livecut::grid::{Connectivity, Mask};
 use livecut::maxflow::{EngineChoice, create_engine};
@@ -495,8 +495,7 @@ fn eval_images(
         let mut rows = Vec::new();
         for (name, file, seeds_path, gt_path) in &jobs {
             let frame = read_frame(file, 0)?;
-            let seeds =
-                Seeds::read_png(seeds_path).with_context(|| seeds_path.display().to_string())?;
+            let seeds = read_seeds(seeds_path).with_context(|| seeds_path.display().to_string())?;
             seeds
                 .check_size(frame.width, frame.height)
                 .with_context(|| seeds_path.display().to_string())?;
@@ -595,7 +594,7 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         Some(Seeds::from_mask(&mask, args.seed_margin))
     } else {
         let path = Path::new(&args.first_seeds);
-        let seeds = Seeds::read_png(path).with_context(|| path.display().to_string())?;
+        let seeds = read_seeds(path).with_context(|| path.display().to_string())?;
         seeds
             .check_size(first.width, first.height)
             .with_context(|| path.display().to_string())?;

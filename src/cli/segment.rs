@@ -9,6 +9,7 @@
 use anyhow::{Context, bail, ensure};
 use image::RgbaImage;
 use indicatif::{ProgressBar, ProgressStyle};
+use livecut::capture::files;
 use livecut::capture::{FrameSource, SourceSpec, StreamSettings};
 use livecut::composite::{Backdrop, Buffers, Composite};
 use livecut::energy::{SeedLabel, Seeds};
@@ -278,7 +279,7 @@ pub(super) fn read_seeds(
     (width, height): (u32, u32),
     both: bool,
 ) -> anyhow::Result<Seeds> {
-    let seeds = Seeds::read_png(path).with_context(|| format!("seeds {}", path.display()))?;
+    let seeds = files::read_seeds(path).with_context(|| format!("seeds {}", path.display()))?;
     seeds
         .check_size(width, height)
         .with_context(|| format!("seeds {}", path.display()))?;

@@ -1,7 +1,6 @@
 //! User seeds (scribbles or trimaps): per-pixel hard constraints.
 
 use crate::grid::Mask;
-use std::path::Path;
 use thiserror::Error;
 
 /// What a seed says about one pixel.
@@ -66,20 +65,11 @@ impl Seeds {
         }
     }
 
-    /// Reads a seeds PNG (RGB read as luma; fully transparent pixels unconstrained).
-    /// GrabCut trimaps (0/64 background, 128 unknown, 255 foreground) read as they are.
-    pub fn read_png(path: &Path) -> Result<Self, SeedsError> {
-        Ok(Self::from_image(crate::capture::files::read_image(path)?))
-    }
-
-    /// Decodes seeds from an image file's bytes, as [`Seeds::read_png`] does.
-    pub fn decode(bytes: &[u8]) -> Result<Self, SeedsError> {
-        Ok(Self::from_image(crate::capture::files::decode_image(
-            bytes,
-        )?))
-    }
-
-    fn from_image(img: image::DynamicImage) -> Self {
+    /// The seeds an image draws (RGB read as luma; fully transparent pixels
+    /// unconstrained). GrabCut trimaps (0/64 background, 128 unknown, 255 foreground)
+    /// read as they are. Files are read by `capture::files::read_seeds`, where every
+    /// image from outside is decoded within limits.
+    pub fn from_image(img: image::DynamicImage) -> Self {
         let img = img.into_luma_alpha8();
         let (width, height) = img.dimensions();
         let labels = img

@@ -400,9 +400,9 @@ impl Segmenter {
         self.engine.kind()
     }
 
-    /// Which labeller cleans the masks up.
-    pub fn labeller_kind(&self) -> EngineKind {
-        self.labeller.kind()
+    /// Whether the masks are cleaned up on the GPU (else on the CPU).
+    pub fn labeller_on_gpu(&self) -> bool {
+        self.labeller.on_gpu()
     }
 
     /// The last frame's mask, which the temporal prior of the next frame uses.
@@ -865,7 +865,7 @@ impl Segmenter {
         let mut mask = std::mem::replace(&mut solution.mask, Mask::empty(0, 0));
         // a region's cut is pasted into the frame's mask: the engine's copy is not it
         let as_cut = area.region.is_none();
-        if self.labeller.kind() == EngineKind::Cpu || !self.cleanup_runs() {
+        if !self.labeller.on_gpu() || !self.cleanup_runs() {
             self.clean(&mut mask, hard, as_cut)?;
         } else {
             let cut = mask.clone();
