@@ -284,3 +284,54 @@ fn eval_help_defines_its_scores() {
         );
     }
 }
+
+#[test]
+fn eval_scores_another_methods_masks_as_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let [frames, gt, masks] = ["frames", "gt", "masks"].map(|d| dir.path().join(d));
+    for d in [&frames, &gt, &masks] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut rng = Rng(8);
+    for i in 0..12u64 {
+        write_rgb(&frames.join(format!("{i:03}.png")), &plain(&mut rng, i));
+        truth(i).write_png(&gt.join(format!("{i:03}.png"))).unwrap();
+        // the method's masks: the truth, but one pixel of the object missed on frame 8
+        let mut mask = truth(i);
+        if i == 8 {
+            let at = mask.data.iter().position(|&v| v != 0).unwrap();
+            mask.data[at] = 0;
+        }
+        mask.write_png(&masks.join(format!("{i:03}.png"))).unwrap();
+    }
+    let run = |masks: &Path| {
+        livecut(&[
+            "eval",
+            "--frames",
+            frames.to_str().unwrap(),
+            "--gt",
+            gt.to_str().unwrap(),
+            "--background",
+            "4",
+            "--score-masks",
+            masks.to_str().unwrap(),
+            "--json",
+        ])
+    };
+    let json = json_output(&run(&masks));
+    assert_eq!(json["first_scored"], 4);
+    let object = f64::from(truth(8).count_source() as u32);
+    let (tp, missed) = (8.0 * object - 1.0, 1.0);
+    let f = json["f_measure"].as_f64().unwrap();
+    assert!(
+        (f - 2.0 * tp / (2.0 * tp + missed)).abs() < 1e-9,
+        "F-measure {f}"
+    );
+    // the pixel flips off on frame 8 and back on frame 9 while its truth stays
+    let flicker = json["flicker"].as_f64().unwrap();
+    assert!(flicker > 0.0 && flicker < 1e-3, "flicker {flicker}");
+    std::fs::remove_file(masks.join("005.png")).unwrap();
+    let out = run(&masks);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("005"));
+}

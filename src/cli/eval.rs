@@ -65,6 +65,12 @@ pub struct EvalArgs {
     /// Write the final masks as PNGs into this folder (created if needed).
     #[arg(long, value_name = "DIR")]
     pub masks_out: Option<PathBuf>,
+    /// Score the masks in this folder (the frames' stems, ≥ 128 foreground) instead of
+    /// segmenting: another method's masks scored by the same code and definitions as
+    /// livecut's. With --background N its first N frames are not scored, else the
+    /// first.
+    #[arg(long, value_name = "DIR", requires = "frames")]
+    pub score_masks: Option<PathBuf>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -439,6 +445,56 @@ fn score(
     })
 }
 
+/// The masks of another method, one per frame (`files`, ground truths `gts`), scored;
+/// the first `learning` frames marked as learning (not scored).
+fn given_masks(
+    dir: &Path,
+    files: &[PathBuf],
+    gts: &[PathBuf],
+    first: &Frame,
+    learning: u32,
+) -> anyhow::Result<Vec<Scored>> {
+    let mut rows = Vec::new();
+    for (i, (file, gt_path)) in files.iter().zip(gts).enumerate() {
+        let name = stem(file);
+        let path = find_by_stem(dir, &name, "mask")?;
+        let grey = read_image(&path)
+            .with_context(|| format!("cannot read mask {}", path.display()))?
+            .into_luma8();
+        ensure!(
+            grey.dimensions() == (first.width, first.height),
+            "mask {} is {}x{} but the frames are {}x{}",
+            path.display(),
+            grey.width(),
+            grey.height(),
+            first.width,
+            first.height
+        );
+        let mask = Mask {
+            width: first.width,
+            height: first.height,
+            data: grey
+                .into_raw()
+                .into_iter()
+                .map(|v| if v >= 128 { 255 } else { 0 })
+                .collect(),
+        };
+        let gt = read_gt(gt_path, first)?;
+        rows.push(Scored {
+            iou: iou(&mask, &gt),
+            ms: 0.0,
+            timing: FrameTiming::default(),
+            flow: 0,
+            learning: (i as u32) < learning,
+            counts: Counts::of(&mask, &gt),
+            mask,
+            gt,
+            name,
+        });
+    }
+    Ok(rows)
+}
+
 /// Checks that static and dynamic runs gave the same flows and masks.
 fn check_agree(a: &[Scored], b: &[Scored]) -> anyhow::Result<()> {
     for (x, y) in a.iter().zip(b) {
@@ -605,7 +661,18 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         ..params
     };
     let mut runs = Vec::new();
-    for &dynamic in modes(args.mode) {
+    if let Some(dir) = &args.score_masks {
+        runs.push((
+            true,
+            given_masks(dir, &files, &gts, &first, args.background)?,
+        ));
+    }
+    let segmented: &[bool] = if runs.is_empty() {
+        modes(args.mode)
+    } else {
+        &[]
+    };
+    for &dynamic in segmented {
         let mut segmenter = new_segmenter(
             args,
             SegmentParams {
@@ -696,14 +763,16 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         return Ok(());
     }
     print_scores("frame", 10, rows);
+    let timing = match &args.score_masks {
+        Some(dir) => format!("masks from {}", dir.display()),
+        None => format!("{mean_ms:.1} ms/frame (first frame {:.1} ms)", rows[0].ms),
+    };
     println!(
-        "frames {first_scored}..{}: mean IoU {:.4}, F-measure {f:.4} (precision {:.4}, recall {:.4}), flicker {flick:.5}, {:.1} ms/frame (first frame {:.1} ms)",
+        "frames {first_scored}..{}: mean IoU {:.4}, F-measure {f:.4} (precision {:.4}, recall {:.4}), flicker {flick:.5}, {timing}",
         rows.len() - 1,
         mean_iou,
         totals.precision(),
         totals.recall(),
-        mean_ms,
-        rows[0].ms
     );
     if runs.len() > 1 {
         for (dynamic, rows) in &runs {
