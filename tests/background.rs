@@ -211,6 +211,24 @@ fn dynamic_cuts_give_the_static_masks_and_flows_and_continue() {
     assert_eq!(continued, 30 - LEARN as usize - 1);
 }
 
+/// `livecut eval --json` of the frames in `frames` against `gt`, the background
+/// learned from the first `learn`, with `extra` arguments.
+fn eval_video(frames: &Path, gt: &Path, learn: u32, extra: &[&str]) -> std::process::Output {
+    let learn = learn.to_string();
+    let (frames, gt) = (frames.to_str().unwrap(), gt.to_str().unwrap());
+    let args = [
+        "eval",
+        "--frames",
+        frames,
+        "--gt",
+        gt,
+        "--background",
+        &learn,
+        "--json",
+    ];
+    livecut(&[&args[..], extra].concat())
+}
+
 fn write_rgb(path: &Path, frame: &Frame) {
     image::RgbImage::from_raw(frame.width, frame.height, frame.rgb.clone())
         .unwrap()
@@ -240,18 +258,7 @@ fn eval_scores_a_learned_background_run() {
         }
         t.write_png(&gt.join(format!("{i:03}.png"))).unwrap();
     }
-    let out = livecut(&[
-        "eval",
-        "--frames",
-        frames.to_str().unwrap(),
-        "--gt",
-        gt.to_str().unwrap(),
-        "--background",
-        &LEARN.to_string(),
-        "--engine",
-        "cpu",
-        "--json",
-    ]);
+    let out = eval_video(&frames, &gt, LEARN, &["--engine", "cpu"]);
     let json = json_output(&out);
     assert_eq!(json["first_scored"], LEARN);
     let learning = json["frames"].as_array().unwrap();
@@ -304,20 +311,8 @@ fn eval_scores_another_methods_masks_as_its_own() {
         }
         mask.write_png(&masks.join(format!("{i:03}.png"))).unwrap();
     }
-    let run = |masks: &Path| {
-        livecut(&[
-            "eval",
-            "--frames",
-            frames.to_str().unwrap(),
-            "--gt",
-            gt.to_str().unwrap(),
-            "--background",
-            "4",
-            "--score-masks",
-            masks.to_str().unwrap(),
-            "--json",
-        ])
-    };
+    let run =
+        |masks: &Path| eval_video(&frames, &gt, 4, &["--score-masks", masks.to_str().unwrap()]);
     let json = json_output(&run(&masks));
     assert_eq!(json["first_scored"], 4);
     let object = f64::from(truth(8).count_source() as u32);

@@ -372,17 +372,21 @@ fn read_frame(path: &Path, index: u64) -> anyhow::Result<Frame> {
 
 /// Ground truth as grey values, checked against the frame's size.
 fn read_gt(path: &Path, frame: &Frame) -> anyhow::Result<Vec<u8>> {
+    read_grey(path, "ground truth", (frame.width, frame.height))
+}
+
+/// An image read as grey values (`what`: ground truth, a mask), checked against the
+/// frames' size.
+fn read_grey(path: &Path, what: &str, (width, height): (u32, u32)) -> anyhow::Result<Vec<u8>> {
     let grey = read_image(path)
-        .with_context(|| format!("cannot read ground truth {}", path.display()))?
+        .with_context(|| format!("cannot read {what} {}", path.display()))?
         .into_luma8();
     ensure!(
-        grey.dimensions() == (frame.width, frame.height),
-        "ground truth {} is {}x{} but the image is {}x{}",
+        grey.dimensions() == (width, height),
+        "{what} {} is {}x{} but the image is {width}x{height}",
         path.display(),
         grey.width(),
         grey.height(),
-        frame.width,
-        frame.height
     );
     Ok(grey.into_raw())
 }
@@ -458,23 +462,11 @@ fn given_masks(
     for (i, (file, gt_path)) in files.iter().zip(gts).enumerate() {
         let name = stem(file);
         let path = find_by_stem(dir, &name, "mask")?;
-        let grey = read_image(&path)
-            .with_context(|| format!("cannot read mask {}", path.display()))?
-            .into_luma8();
-        ensure!(
-            grey.dimensions() == (first.width, first.height),
-            "mask {} is {}x{} but the frames are {}x{}",
-            path.display(),
-            grey.width(),
-            grey.height(),
-            first.width,
-            first.height
-        );
+        let grey = read_grey(&path, "mask", (first.width, first.height))?;
         let mask = Mask {
             width: first.width,
             height: first.height,
             data: grey
-                .into_raw()
                 .into_iter()
                 .map(|v| if v >= 128 { 255 } else { 0 })
                 .collect(),
