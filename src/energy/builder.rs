@@ -331,8 +331,10 @@ impl EnergyBuilder {
             xs: r.xs.start.saturating_sub(by)..(r.xs.end + by).min(width),
             ys: r.ys.start.saturating_sub(by)..(r.ys.end + by).min(height),
         };
-        for moved in std::mem::take(&mut self.moves) {
-            let near = grow(&moved, reach);
+        // the list keeps its allocation for the next frame
+        let moves = std::mem::take(&mut self.moves);
+        for moved in &moves {
+            let near = grow(moved, reach);
             let window = grow(&near, reach);
             boundary_distance_in(previous, &window, &mut self.window);
             let w = window.xs.len();
@@ -344,6 +346,7 @@ impl EnergyBuilder {
                 self.distance[to..to + n].copy_from_slice(&self.window[from..from + n]);
             }
         }
+        self.moves = moves;
     }
 
     /// Computes the terminal capacities of the pixels in `rect`.

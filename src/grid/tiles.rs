@@ -113,21 +113,6 @@ impl ChangedTiles {
         self.whole || !is_empty(&self.boxes[(ty * self.cols + tx) as usize])
     }
 
-    /// Marks all of tile (`tx`, `ty`).
-    pub fn mark(&mut self, tx: u32, ty: u32) {
-        let (x0, y0) = (tx * TILE, ty * TILE);
-        self.extend(
-            tx,
-            ty,
-            [
-                x0,
-                (x0 + TILE).min(self.width),
-                y0,
-                (y0 + TILE).min(self.height),
-            ],
-        );
-    }
-
     /// Marks the pixels `xs` of row `y` (clipped to the grid).
     pub fn mark_pixels(&mut self, y: u32, xs: Range<u32>) {
         let rect = PixelRect { xs, ys: y..y + 1 };
@@ -238,6 +223,16 @@ fn union(a: &TileBox, b: &TileBox) -> TileBox {
 mod tests {
     use super::*;
 
+    /// Marks all of tile (`tx`, `ty`).
+    fn mark_tile(tiles: &mut ChangedTiles, tx: u32, ty: u32) {
+        let (x, y) = (tx * TILE, ty * TILE);
+        let rect = PixelRect {
+            xs: x..x + TILE,
+            ys: y..y + TILE,
+        };
+        tiles.mark_rect(&rect, 0);
+    }
+
     #[test]
     fn marks_runs_and_halos() {
         let mut tiles = ChangedTiles::none(100, 70);
@@ -261,7 +256,7 @@ mod tests {
             }],
             "the run's changed pixels and a pixel around them"
         );
-        tiles.mark(0, 1);
+        mark_tile(&mut tiles, 0, 1);
         assert_eq!(
             tiles.rects(1),
             vec![PixelRect {
@@ -269,7 +264,7 @@ mod tests {
                 ys: 31..65
             }]
         );
-        tiles.mark(3, 2);
+        mark_tile(&mut tiles, 3, 2);
         assert_eq!(
             tiles.rects(0)[1],
             PixelRect {
@@ -308,7 +303,7 @@ mod tests {
             }]
         );
         let mut other = ChangedTiles::none(100, 70);
-        other.mark(0, 0);
+        mark_tile(&mut other, 0, 0);
         tiles.mark_all_of(&other);
         assert_eq!(tiles.count(), 4);
         assert_eq!(

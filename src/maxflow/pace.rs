@@ -83,10 +83,12 @@ mod tests {
         pace.record(true, 3.0);
         assert!(!pace.resume(), "then a fresh solve, for its estimate");
         pace.record(false, 2.0);
-        // continuing costs 1.5 times a fresh solve: probed every 24 calls
-        let picks: Vec<bool> = (0..48).map(|_| pace.resume()).collect();
+        // continuing costs more than a fresh solve: it is probed as many times less
+        // often as it costs more
+        let every = (f64::from(PROBE_EVERY) * 3.0 / 2.0) as usize;
+        let picks: Vec<bool> = (0..2 * every).map(|_| pace.resume()).collect();
         assert_eq!(picks.iter().filter(|&&r| r).count(), 2, "{picks:?}");
-        assert!(picks[23], "the probe");
+        assert!(picks[every - 1], "the probe");
         // continuing becomes cheaper: it is taken from then on
         for _ in 0..8 {
             pace.record(true, 0.5);
@@ -102,7 +104,7 @@ mod tests {
         for (resumed, ms) in [(false, 30.0), (false, 30.0), (true, 1.0), (true, 1.0)] {
             pace.record(resumed, ms);
         }
-        // a fresh solve costs 30 times as much: one probe in PROBE_MOST_EVERY calls
+        // a fresh solve costs more than the longest wait allows for: probed at that wait
         let picks: Vec<bool> = (0..2 * PROBE_MOST_EVERY).map(|_| pace.resume()).collect();
         let fresh: Vec<usize> = (0..picks.len()).filter(|&i| !picks[i]).collect();
         assert_eq!(

@@ -400,11 +400,6 @@ impl Segmenter {
         self.engine.kind()
     }
 
-    /// Whether the masks are cleaned up on the GPU (else on the CPU).
-    pub fn labeller_on_gpu(&self) -> bool {
-        self.labeller.on_gpu()
-    }
-
     /// The last frame's mask, which the temporal prior of the next frame uses.
     pub fn previous_mask(&self) -> Option<&Mask> {
         self.previous.as_ref()
