@@ -56,7 +56,8 @@ impl Pair {
         let (cols, rows) = changed.tiles();
         self.shares
             .push(changed.count() as f64 / f64::from(cols * rows));
-        let warm = self.continued.update_changed(&a, changed).unwrap();
+        let changes = self.incremental.changes();
+        let warm = self.continued.update_changed(&a, changes).unwrap();
         let cold = self.fresh.solve(&b).unwrap();
         assert_eq!(warm.flow, cold.flow, "{what}: flows");
         assert!(warm.mask == cold.mask, "{what}: masks");

@@ -21,7 +21,9 @@ use super::smoothness::{Smoothness, WeightTables};
 use super::temporal::{
     RampTable, TemporalPrior, add_ramp, boundary_distance, boundary_distance_in,
 };
-use crate::grid::{ChangedTiles, Connectivity, GridError, GridProblem, Mask, PixelRect, TILE};
+use crate::grid::{
+    ChangedTiles, Connectivity, GridError, GridProblem, Mask, PixelRect, ProblemChanges, TILE,
+};
 use std::ops::Range;
 
 /// Capacity units per nat of energy.
@@ -70,6 +72,10 @@ pub struct EnergyBuilder {
     fg_cost: Vec<f32>,
     bg_cost: Vec<f32>,
     data: Vec<i32>,
+    /// Per pixel, the data capacity before the temporal prior, kept from build to
+    /// build: where only the previous mask moved nearby, a pixel adds the new prior to
+    /// it instead of asking the colour models again.
+    base: Vec<i32>,
     background_table: CostTable,
     /// The previous mask's boundary distances, whole frame, kept from build to build
     /// and redone around where the mask moved.
@@ -87,6 +93,8 @@ pub struct EnergyBuilder {
     changed: ChangedTiles,
     /// Scratch for the tiles whose colours changed.
     rgb_changed: ChangedTiles,
+    /// Scratch for the tiles whose data before the prior changed.
+    base_changed: ChangedTiles,
     /// Recompute only what changed (on by default).
     incremental: bool,
 }
@@ -126,6 +134,7 @@ impl Default for EnergyBuilder {
             fg_cost: Vec::new(),
             bg_cost: Vec::new(),
             data: Vec::new(),
+            base: Vec::new(),
             background_table: CostTable::default(),
             distance: Vec::new(),
             window: Vec::new(),
@@ -136,6 +145,7 @@ impl Default for EnergyBuilder {
             last: LastInputs::default(),
             changed: ChangedTiles::none(0, 0),
             rgb_changed: ChangedTiles::none(0, 0),
+            base_changed: ChangedTiles::none(0, 0),
             incremental: true,
         }
     }
@@ -169,6 +179,15 @@ impl EnergyBuilder {
     /// [`Self::recycle`], or something frame-wide changed).
     pub fn changed(&self) -> &ChangedTiles {
         &self.changed
+    }
+
+    /// [`Self::changed`], and within it where the neighbour capacities may have
+    /// changed: what the engine is told.
+    pub fn changes(&self) -> ProblemChanges<'_> {
+        ProblemChanges {
+            any: &self.changed,
+            edges: &self.rgb_changed,
+        }
     }
 
     /// Hands the last built problem's arrays back for the next frame, which then
@@ -247,6 +266,10 @@ impl EnergyBuilder {
         let ramp = inputs
             .temporal
             .map(|(_, prior)| prior.ramp_table(CAPACITY_SCALE));
+        self.base.resize(n, 0);
+        for rect in self.base_changed.rects(0) {
+            self.base_in(&mut inputs, &rect);
+        }
         let halo = u32::from(!whole);
         let mut terminals = Terminals {
             source: &mut source,
@@ -254,7 +277,7 @@ impl EnergyBuilder {
             edges: &edges,
         };
         for rect in self.changed.rects(halo) {
-            self.data_in(&mut inputs, &rect, ramp.as_ref(), &mut terminals);
+            self.data_in(&inputs, &rect, ramp.as_ref(), &mut terminals);
         }
         let problem = GridProblem::from_built_arrays(
             width,
@@ -275,9 +298,11 @@ impl EnergyBuilder {
         if (self.changed.width(), self.changed.height()) != (width, height) {
             self.changed = ChangedTiles::none(width, height);
             self.rgb_changed = ChangedTiles::none(width, height);
+            self.base_changed = ChangedTiles::none(width, height);
         }
         self.changed.clear();
         self.rgb_changed.clear();
+        self.base_changed.clear();
         let last = &mut self.last;
         let rows = RowDiff {
             width: width as usize,
@@ -288,6 +313,7 @@ impl EnergyBuilder {
         if let Some((model, _)) = inputs.background {
             rows.diff(model.observed_z2(), &mut last.z2, 1, &mut self.changed);
         }
+        self.base_changed.mark_all_of(&self.changed);
         self.moves.clear();
         if let Some((previous, prior)) = inputs.temporal {
             rows.mark_near_moves(
@@ -305,6 +331,7 @@ impl EnergyBuilder {
         if whole {
             self.changed.mark_whole();
             self.rgb_changed.mark_whole();
+            self.base_changed.mark_whole();
         }
     }
 
@@ -349,36 +376,53 @@ impl EnergyBuilder {
         self.moves = moves;
     }
 
-    /// Computes the terminal capacities of the pixels in `rect`.
+    /// Computes the data capacities before the prior of the pixels in `rect` into
+    /// `base`.
+    fn base_in(&mut self, inputs: &mut EnergyInputs<'_>, rect: &PixelRect) {
+        let width = inputs.width as usize;
+        for y in rect.ys.clone() {
+            let row = y as usize * width;
+            self.row_base(
+                inputs,
+                row + rect.xs.start as usize..row + rect.xs.end as usize,
+            );
+        }
+    }
+
+    /// Writes the terminal capacities of the pixels in `rect`: their kept data before
+    /// the prior, plus the prior (`ramp`, where there is one).
     fn data_in(
         &mut self,
-        inputs: &mut EnergyInputs<'_>,
+        inputs: &EnergyInputs<'_>,
         rect: &PixelRect,
         ramp: Option<&RampTable>,
         out: &mut Terminals<'_>,
     ) {
         let width = inputs.width as usize;
-        self.data.resize(width * inputs.height as usize, 0);
-        let distance = std::mem::take(&mut self.distance);
+        let len = rect.xs.len();
+        self.data.resize(len, 0);
         for y in rect.ys.clone() {
             let row = y as usize * width;
             let range = row + rect.xs.start as usize..row + rect.xs.end as usize;
-            let seen = ramp.map(|r| (r, &distance[range.clone()]));
-            self.row_data(inputs, range.clone(), seen);
-            out.write(&self.data[range.clone()], range, inputs.seeds);
+            let data = &mut self.data[..len];
+            data.copy_from_slice(&self.base[range.clone()]);
+            if let (Some((previous, _)), Some(ramp)) = (inputs.temporal, ramp) {
+                add_ramp(
+                    previous,
+                    ramp,
+                    &self.distance[range.clone()],
+                    range.start,
+                    data,
+                );
+            }
+            out.write(data, range, inputs.seeds);
         }
-        self.distance = distance;
     }
 
-    /// The signed data capacities of the pixels in `range` of one row, into `data`;
-    /// `prior`: the prior's ramp and the pixels' boundary distances.
-    fn row_data(
-        &mut self,
-        inputs: &mut EnergyInputs<'_>,
-        range: Range<usize>,
-        prior: Option<(&RampTable, &[u32])>,
-    ) {
-        let data = &mut self.data[range.clone()];
+    /// The signed data capacities before the prior of the pixels in `range` of one
+    /// row, into `base`.
+    fn row_base(&mut self, inputs: &mut EnergyInputs<'_>, range: Range<usize>) {
+        let data = &mut self.base[range.clone()];
         data.fill(0);
         if let Some(models) = inputs.colors.as_deref_mut() {
             let len = range.len();
@@ -396,9 +440,6 @@ impl EnergyBuilder {
         }
         if let Some((model, _)) = inputs.background {
             model.add_capacities_from(&self.background_table, range.start, data);
-        }
-        if let (Some((previous, _)), Some((ramp, distance))) = (inputs.temporal, prior) {
-            add_ramp(previous, ramp, distance, range.start, data);
         }
     }
 }

@@ -7,7 +7,7 @@ mod tiles;
 mod volume;
 
 pub use mask::{Mask, cut_capacity};
-pub use tiles::{ChangedTiles, PixelRect, TILE};
+pub use tiles::{ChangedTiles, PixelRect, ProblemChanges, TILE};
 pub use volume::{OFFSETS, VolumeConnectivity, VolumeError, VolumeProblem};
 
 use thiserror::Error;

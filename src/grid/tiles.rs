@@ -30,6 +30,18 @@ type TileBox = [u32; 4];
 /// The box of no pixel: any union with it is the other box.
 const EMPTY: TileBox = [u32::MAX, 0, u32::MAX, 0];
 
+/// Where a problem can differ from the last one built, each within a pixel of the
+/// tiles' boxes: what an energy that knows what it recomputed tells the engine, so
+/// that the engine reads only there.
+#[derive(Clone, Copy, Debug)]
+pub struct ProblemChanges<'a> {
+    /// Where any capacity can differ: terminal or neighbour.
+    pub any: &'a ChangedTiles,
+    /// Where neighbour capacities can differ (within `any`): a move of the previous
+    /// mask changes only terminals.
+    pub edges: &'a ChangedTiles,
+}
+
 /// A rectangle of pixels: columns `xs` of rows `ys`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PixelRect {

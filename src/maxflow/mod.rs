@@ -10,7 +10,7 @@ pub mod dimacs;
 mod pace;
 
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
-use crate::grid::{ChangedTiles, GridProblem, Mask, VolumeProblem};
+use crate::grid::{GridProblem, Mask, ProblemChanges, VolumeProblem};
 use serde::Serialize;
 use thiserror::Error;
 
@@ -168,13 +168,13 @@ pub trait Engine: Send {
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError>;
 
     /// [`Self::update`] told where the capacities can differ from the last problem's:
-    /// only in `changed`'s tiles or within a pixel of them (an energy that knows what
-    /// it recomputed says so). Engines that can, look only there;
-    /// the others update as usual. Same flow and cut either way.
+    /// only within a pixel of `changes`' tiles (an energy that knows what it
+    /// recomputed says so). Engines that can, look only there; the others update as
+    /// usual. Same flow and cut either way.
     fn update_changed(
         &mut self,
         problem: &GridProblem,
-        _changed: &ChangedTiles,
+        _changes: ProblemChanges<'_>,
     ) -> Result<Solution, EngineError> {
         self.update(problem)
     }

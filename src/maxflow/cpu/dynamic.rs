@@ -31,6 +31,13 @@ const TERMINAL_RUN: usize = 32;
 /// rows: a strided sample of pixels would read every cache line anyway).
 const SAMPLE_STRIDE: usize = 8;
 
+/// Where an update reads the new problem (each rectangle already grown by the pixel
+/// an arc reaches): terminal capacities in `terminals`, pairs that start in `edges`.
+pub(super) struct Rects {
+    pub terminals: Vec<PixelRect>,
+    pub edges: Vec<PixelRect>,
+}
+
 impl<T: Topology> Solver<T> {
     /// Whether more than `FRESH_NUM` in `FRESH_DEN` neighbour capacities of `problem`
     /// differ from those of the kept residual graph (same shape), judged on the
@@ -109,11 +116,12 @@ impl<T: Topology> Solver<T> {
         changed
     }
 
-    /// [`Self::apply_changes`] where only the pixels of `rects` can differ from the
-    /// kept problem (the changed tiles grown by a pixel, [`crate::grid::ChangedTiles::rects`]):
-    /// nothing outside them is read. The first update after a fresh solve, which has
-    /// no kept terminals yet, looks at every pixel.
-    pub(super) fn apply_changes_in(&mut self, problem: &GridProblem, rects: &[PixelRect]) -> u64 {
+    /// [`Self::apply_changes`] where only the terminals and pairs of `rects` can
+    /// differ from the kept problem (the changed tiles grown by a pixel,
+    /// [`crate::grid::ChangedTiles::rects`]): nothing outside them is read. The first
+    /// update after a fresh solve, which has no kept terminals yet, looks at every
+    /// pixel.
+    pub(super) fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64 {
         if self.kept_td.len() != problem.pixels() {
             return self.apply_changes(problem);
         }
@@ -123,8 +131,11 @@ impl<T: Topology> Solver<T> {
         self.activity.fill(0);
         self.iterations = 0;
         let mut changed = 0;
-        for rect in rects {
-            changed += self.terminal_changes_in(problem, rect) + self.arc_changes_in(problem, rect);
+        for rect in &rects.terminals {
+            changed += self.terminal_changes_in(problem, rect);
+        }
+        for rect in &rects.edges {
+            changed += self.arc_changes_in(problem, rect);
         }
         changed
     }

@@ -34,7 +34,8 @@ pub use volume::CpuVolumeEngine;
 
 use super::pace::Pace;
 use super::{CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
-use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect};
+use crate::grid::{Connectivity, GridProblem, Mask, ProblemChanges};
+use dynamic::Rects;
 use layout::Layout;
 use solver::Solver;
 use state::{Eight, Four, Topology};
@@ -69,7 +70,7 @@ impl CpuEngine {
 
     /// Applies `problem`'s changes to the kept residual graph (only those in `rects`
     /// where given) and continues its search.
-    fn resume(&mut self, problem: &GridProblem, rects: Option<&[PixelRect]>) -> Solution {
+    fn resume(&mut self, problem: &GridProblem, rects: Option<&Rects>) -> Solution {
         let start = Instant::now();
         self.ready = false;
         let solver = self.solver.as_deref_mut().expect("a kept solver");
@@ -154,12 +155,15 @@ impl Engine for CpuEngine {
     fn update_changed(
         &mut self,
         problem: &GridProblem,
-        changed: &ChangedTiles,
+        changes: ProblemChanges<'_>,
     ) -> Result<Solution, EngineError> {
-        if changed.area() * 4 > problem.pixels() as u64 * 3 {
+        if changes.any.area() * 4 > problem.pixels() as u64 * 3 {
             return self.update_in(problem, None);
         }
-        let rects = changed.rects(1);
+        let rects = Rects {
+            terminals: changes.any.rects(1),
+            edges: changes.edges.rects(1),
+        };
         self.update_in(problem, Some(&rects))
     }
 }
@@ -170,7 +174,7 @@ impl CpuEngine {
     fn update_in(
         &mut self,
         problem: &GridProblem,
-        rects: Option<&[PixelRect]>,
+        rects: Option<&Rects>,
     ) -> Result<Solution, EngineError> {
         let kept = self
             .solver
@@ -230,7 +234,7 @@ trait Backend: Send {
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError>;
     fn changed_throughout(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
-    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &[PixelRect]) -> u64;
+    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64;
     fn push_short_paths(&mut self);
     fn plan_search(&mut self);
     fn reuse_trees(&mut self);
@@ -254,7 +258,7 @@ impl<T: Topology> Backend for Solver<T> {
     fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
         Solver::apply_changes(self, problem)
     }
-    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &[PixelRect]) -> u64 {
+    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64 {
         Solver::apply_changes_in(self, problem, rects)
     }
     fn push_short_paths(&mut self) {

@@ -885,7 +885,7 @@ impl Segmenter {
         if !(self.params.dynamic && self.engine_warm) {
             self.engine.solve(problem)
         } else if self.incremental {
-            self.engine.update_changed(problem, self.builder.changed())
+            self.engine.update_changed(problem, self.builder.changes())
         } else {
             self.engine.update(problem)
         }
