@@ -490,6 +490,34 @@ fn a_machine_that_falls_behind_is_told_and_offered_a_smaller_cut() {
     h.get_by_label("1/2").scroll_to_me();
 }
 
+/// With the frame budget on, the window says that the cut stopped and how close to the
+/// minimum it is; switched off, the cuts run to the end again.
+#[test]
+fn a_frame_budget_stops_the_cut_and_the_window_says_how_close_it_is() {
+    let mut storage = MemoryStorage::default();
+    let budgeted = Settings {
+        budget_on: true,
+        budget_ms: 0.5,
+        ..Settings::default()
+    };
+    budgeted.store(&mut storage);
+    // frames large enough that no cut of them ends within half a millisecond
+    let source = DemoSource::new(DemoConfig {
+        width: 640,
+        height: 480,
+        realtime: false,
+        ..DemoConfig::default()
+    })
+    .unwrap();
+    let mut h = harness(app_on(Box::new(source), Some(&storage)));
+    step_until_shown(&mut h, "stopped at the budget");
+    click(&mut h, "Frame budget");
+    assert!(!h.state().settings().budget_on);
+    step_until_seen(&mut h, "a cut run to the end", |h| {
+        h.query_by_label_contains("stopped at the budget").is_none()
+    });
+}
+
 /// A live source of 640×480 frames, one every millisecond: faster than any machine
 /// cuts one, and a stream that the latest-wins channel drops frames of as a camera's.
 struct Hurried {

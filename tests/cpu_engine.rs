@@ -338,3 +338,60 @@ fn shared_instances_updated_like_video_frames_match_fresh_solves() {
         }
     }
 }
+
+/// Checks a call made under a budget against `p`'s maximum flow `exact`: stopped, its
+/// certificate is its mask's cut and brackets the maximum flow; not stopped, it is
+/// exact. Returns whether it stopped.
+fn check_budgeted(p: &GridProblem, s: &Solution, exact: &Solution) -> Result<bool, TestCaseError> {
+    let Some(c) = s.stats.stopped else {
+        prop_assert_eq!(s.flow, exact.flow, "a call that ran to the end is exact");
+        prop_assert_eq!(&s.mask, &exact.mask);
+        return Ok(false);
+    };
+    prop_assert_eq!(c.flow, s.flow, "the certificate's flow is the call's");
+    prop_assert_eq!(
+        cut_capacity(p, &s.mask),
+        c.cut,
+        "the certificate's cut is the mask's"
+    );
+    prop_assert!(
+        c.flow <= exact.flow && exact.flow <= c.cut,
+        "{c:?} vs {}",
+        exact.flow
+    );
+    Ok(true)
+}
+
+/// Solves and updates stopped at once by a zero budget return cuts whose
+/// certificates hold, and the calls after them continue where they stopped: the
+/// first call without a budget gives the exact flow and mask.
+#[test]
+fn budgeted_calls_certify_their_cuts_and_the_next_calls_finish_them() {
+    let mut stops = 0;
+    for seed in 0..120u64 {
+        let mut rng = Rng(seed);
+        let (w, h) = (8 + rng.below(40) as u32, 8 + rng.below(40) as u32);
+        let mut p = random_problem(&mut rng, w, h, connectivity(seed % 2 == 0));
+        let mut engine = CpuEngine::new();
+        engine.set_always_resume(true);
+        assert!(engine.set_budget(Some(std::time::Duration::ZERO)));
+        let mut run = || -> Result<usize, TestCaseError> {
+            let mut stopped = 0;
+            let s = engine.solve(&p)?;
+            stopped += usize::from(check_budgeted(&p, &s, &CpuEngine::new().solve(&p)?)?);
+            for _ in 0..3 {
+                p = perturb(&mut rng, &p, 15);
+                let s = engine.update(&p)?;
+                stopped += usize::from(check_budgeted(&p, &s, &CpuEngine::new().solve(&p)?)?);
+            }
+            engine.set_budget(None);
+            check_resumed_update(&p, &engine.update(&p)?)?;
+            Ok(stopped)
+        };
+        stops += run().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+    }
+    assert!(
+        stops > 100,
+        "only {stops} of 480 calls stopped at their budget"
+    );
+}

@@ -271,6 +271,31 @@ fn the_demo_needs_no_seeds_and_segments_well() {
     }
 }
 
+/// A budget too short for any cut: frames stop, their JSON certifies the cut they
+/// kept (flow pushed ≤ cut capacity, and the gap between), and the summary says so.
+#[test]
+fn a_frame_budget_stops_cuts_and_certifies_them() {
+    let c = case();
+    let out = c.segment(
+        "demo",
+        &["--size", "320x240", "--frames", "4", "--budget-ms", "0.001"],
+    );
+    assert_success(&out);
+    let stopped: Vec<_> = json_lines(&c.json)
+        .into_iter()
+        .filter_map(|line| line.get("stopped").cloned())
+        .collect();
+    assert!(!stopped.is_empty(), "no frame stopped at its budget");
+    for s in &stopped {
+        let (flow, cut, gap) = (s["flow"].as_u64(), s["cut"].as_u64(), s["gap"].as_u64());
+        let (flow, cut, gap) = (flow.unwrap(), cut.unwrap(), gap.unwrap());
+        assert!(flow <= cut && gap == cut - flow, "{s}");
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let said = format!("{} of 4 frame(s) stopped at the budget", stopped.len());
+    assert!(stdout.contains(&said), "{stdout}");
+}
+
 #[test]
 fn a_video_gives_numbered_masks() {
     if !video::program_available("ffmpeg") || !video::program_available("ffprobe") {
@@ -359,6 +384,10 @@ fn bad_inputs_fail_cleanly_without_output() {
         (
             run(&good, &seeds, &["--lambda=-1"]),
             "--lambda must be a number",
+        ),
+        (
+            run(&good, &seeds, &["--budget-ms", "0"]),
+            "--budget-ms must be a number of milliseconds > 0",
         ),
     ];
     for (out, needle) in &cases {

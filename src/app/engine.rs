@@ -3,7 +3,7 @@
 
 use super::command::Command;
 use super::lag::Behind;
-use super::settings::Settings;
+use super::settings::{BUDGET_RANGE, Settings};
 use super::shortcuts::{Action, hint};
 use crate::maxflow::{EngineChoice, EngineKind};
 use crate::pipeline::MAX_WORKING_SCALE;
@@ -159,6 +159,7 @@ impl EngineStatus {
                 .changed();
         });
         changed |= self.working_scale_ui(ui, s);
+        changed |= budget_ui(ui, s);
         if changed {
             commands.push(Command::ParamsChanged);
         }
@@ -201,4 +202,29 @@ impl EngineStatus {
         }
         changed
     }
+}
+
+/// The cut's frame budget: off by default; returns whether it changed.
+fn budget_ui(ui: &mut Ui, s: &mut Settings) -> bool {
+    ui.horizontal(|ui| {
+        let on = ui
+            .checkbox(&mut s.budget_on, "Frame budget")
+            .on_hover_text(
+                "Stop each frame's cut after this long and show the cut reached, with how \
+                 far from the minimum it can be; the next frame carries on from there. \
+                 Off: every cut is exact. The CUDA engine always cuts exactly.",
+            )
+            .changed();
+        let ms = ui
+            .add_enabled(
+                s.budget_on,
+                Slider::new(&mut s.budget_ms, BUDGET_RANGE)
+                    .logarithmic(true)
+                    .suffix(" ms")
+                    .text("per frame"),
+            )
+            .changed();
+        on | ms
+    })
+    .inner
 }

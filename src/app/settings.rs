@@ -9,6 +9,7 @@ use crate::maxflow::EngineChoice;
 use crate::pipeline::{MAX_WORKING_SCALE, SegmentParams};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::time::Duration;
 use thiserror::Error;
 
 /// Key under which the settings are stored.
@@ -161,11 +162,25 @@ pub struct Settings {
     /// cannot keep up.
     #[serde(default = "full_size")]
     pub working_scale: u32,
+    /// Stop each frame's cut at `budget_ms` and show the cut reached (off: exact).
+    #[serde(default)]
+    pub budget_on: bool,
+    /// The frame budget of the cut, in milliseconds.
+    #[serde(default = "default_budget_ms")]
+    pub budget_ms: f32,
 }
 
 /// The working scale of settings stored before it existed.
 fn full_size() -> u32 {
     1
+}
+
+/// The budget slider's range, in milliseconds.
+pub const BUDGET_RANGE: std::ops::RangeInclusive<f32> = 0.5..=100.0;
+
+/// Where the budget slider starts: a third of a 30 frames/s interval.
+fn default_budget_ms() -> f32 {
+    10.0
 }
 
 impl Default for Settings {
@@ -194,6 +209,8 @@ impl Default for Settings {
             record_kind: RecordKind::Composites,
             record_folder: None,
             working_scale: params.working_scale,
+            budget_on: params.budget.is_some(),
+            budget_ms: default_budget_ms(),
         }
     }
 }
@@ -220,6 +237,9 @@ impl Settings {
             },
             drop_unanchored: self.drop_unanchored,
             working_scale: self.working_scale,
+            budget: self
+                .budget_on
+                .then(|| Duration::from_secs_f32(self.budget_ms / 1e3)),
             ..SegmentParams::default()
         }
     }
@@ -267,6 +287,7 @@ impl Settings {
                 "the working resolution",
                 (1..=MAX_WORKING_SCALE).contains(&self.working_scale),
             ),
+            ("the frame budget", BUDGET_RANGE.contains(&self.budget_ms)),
         ];
         match checks.into_iter().find(|(_, ok)| !ok) {
             Some((name, _)) => Err(SettingsError::OutOfRange(name)),

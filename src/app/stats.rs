@@ -83,6 +83,7 @@ impl Stats {
                 iterations: output.stats.iterations,
                 flow: output.flow,
                 dynamic: output.stats.dynamic,
+                stopped_gap: output.stats.stopped.map(|c| c.relative_gap()),
             };
             self.timing.push(sample, now);
         }
@@ -149,6 +150,19 @@ impl Stats {
                     "{} iterations · flow {}",
                     last.iterations, last.flow
                 ));
+                if let Some(gap) = last.stopped_gap {
+                    ui.label(
+                        RichText::new(format!(
+                            "stopped at the budget: within {:.2}% of the minimum cut",
+                            gap * 100.0
+                        ))
+                        .color(ui.visuals().warn_fg_color),
+                    )
+                    .on_hover_text(
+                        "The cut shown costs at most this much more than the minimum \
+                         (its capacity minus the flow pushed, over that flow)",
+                    );
+                }
             }
             None => {
                 ui.label("No segmented frame yet");

@@ -27,6 +27,9 @@ pub struct FrameSample {
     pub flow: u64,
     /// Whether the cut continued from the previous residual graph.
     pub dynamic: bool,
+    /// Where the cut stopped at the frame budget: how far its capacity can be above
+    /// the minimum, as a share of the flow.
+    pub stopped_gap: Option<f64>,
 }
 
 impl FrameSample {

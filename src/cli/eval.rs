@@ -127,6 +127,17 @@ pub struct ParamArgs {
     /// Weight of the learned-background data term.
     #[arg(long)]
     pub background_weight: Option<f32>,
+    /// Stop each frame's cut after MS milliseconds of the engine's call (its
+    /// certificate's gap is reported); off: every cut exact.
+    #[arg(long, value_name = "MS", value_parser = parse_budget)]
+    pub budget_ms: Option<f64>,
+}
+
+fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms > 0.0 => Ok(ms),
+        _ => Err(format!("expected milliseconds > 0, got {s:?}")),
+    }
 }
 
 fn parse_connectivity(s: &str) -> Result<Connectivity, String> {
@@ -164,6 +175,9 @@ impl ParamArgs {
         given!(color_model => color_model, temporal => temporal, temporal_ramp => temporal_ramp);
         given!(min_area => cleanup_min_area, drop_unanchored => drop_unanchored);
         given!(noise_gate => noise_gate, background_weight => background_weight);
+        if let Some(ms) = self.budget_ms {
+            p.budget = Some(Duration::from_secs_f64(ms / 1e3));
+        }
         p
     }
 }
@@ -193,6 +207,9 @@ struct Scored {
     #[serde(flatten)]
     timing: FrameTiming,
     flow: u64,
+    /// Where the cut stopped at its budget: its gap as a share of the flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    relative_gap: Option<f64>,
     /// The frame taught the background and was not cut (nor scored).
     learning: bool,
     #[serde(skip)]
@@ -441,6 +458,7 @@ fn score(
         ms,
         timing: out.timings,
         flow: out.flow,
+        relative_gap: out.stats.stopped.map(|c| c.relative_gap()),
         learning: out.learning,
         counts: Counts::of(&out.mask, gt),
         mask: out.mask,
@@ -477,6 +495,7 @@ fn given_masks(
             ms: 0.0,
             timing: FrameTiming::default(),
             flow: 0,
+            relative_gap: None,
             learning: (i as u32) < learning,
             counts: Counts::of(&mask, &gt),
             mask,
@@ -652,6 +671,10 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         background_frames: args.background,
         ..params
     };
+    ensure!(
+        params.budget.is_none() || args.mode != Mode::Both,
+        "--budget-ms makes masks differ between static and dynamic cuts: give --mode static or dynamic"
+    );
     let mut runs = Vec::new();
     if let Some(dir) = &args.score_masks {
         runs.push((
@@ -766,6 +789,16 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         totals.precision(),
         totals.recall(),
     );
+    let gaps: Vec<f64> = later.iter().filter_map(|r| r.relative_gap).collect();
+    if !gaps.is_empty() {
+        println!(
+            "{} of {} scored frames stopped at the budget; certified gap median {:.3} %, largest {:.3} % of the flow",
+            gaps.len(),
+            later.len(),
+            100.0 * super::bench::median(gaps.clone()),
+            100.0 * gaps.iter().fold(0.0f64, |a, &b| a.max(b)),
+        );
+    }
     if runs.len() > 1 {
         for (dynamic, rows) in &runs {
             let label = if *dynamic { "dynamic" } else { "static" };

@@ -21,7 +21,7 @@ use livecut::pipeline::{
 };
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Frames of the demo scene when `--frames` is not given (10 s at 30 fps).
 const DEMO_FRAMES: u64 = 300;
@@ -88,6 +88,13 @@ pub struct SegmentArgs {
     /// keep up with the source.
     #[arg(long, value_name = "K", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=livecut::pipeline::MAX_WORKING_SCALE as i64))]
     pub working_scale: u32,
+    /// Stop each frame's cut after MS milliseconds of the engine's call and keep the
+    /// cut reached: the JSON's `stopped` gives the flow pushed and that cut's capacity,
+    /// whose gap bounds how far it is from minimum; the next frame continues from
+    /// there. Off by default: every cut is exact. The CPU engine honours it; the CUDA
+    /// engine cuts exactly and says so.
+    #[arg(long, value_name = "MS")]
+    pub budget_ms: Option<f64>,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -176,11 +183,14 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     };
     check_outputs(&spec, &args.out)?;
     let mut camera = open_camera(&args, source.size())?;
-    let (engine, note) = create_engine(args.engine)?;
+    let (mut engine, note) = create_engine(args.engine)?;
     if let Some(note) = note {
         eprintln!("note: {note}");
     }
     let engine_kind = engine.kind();
+    if params.budget.is_some() && !engine.set_budget(params.budget) {
+        eprintln!("note: the {engine_kind} engine has no frame budget; its cuts stay exact");
+    }
     let live = source.is_live();
     let total = match (source.len_hint(), limit) {
         (Some(n), Some(m)) => Some(n.min(m)),
@@ -250,6 +260,13 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
     }
     if let Some(iterations) = args.iterations {
         params.iterations = iterations;
+    }
+    if let Some(ms) = args.budget_ms {
+        ensure!(
+            ms.is_finite() && ms > 0.0,
+            "--budget-ms must be a number of milliseconds > 0, got {ms}"
+        );
+        params.budget = Some(Duration::from_secs_f64(ms / 1e3));
     }
     Ok(params)
 }
@@ -338,9 +355,11 @@ fn consume(
 ) -> anyhow::Result<(u64, f64, u64)> {
     let mut total_ms = 0.0;
     let mut gaps = Gaps::default();
-    let summary = |recorder: &Recorder, total_ms: f64, lost: u64| {
+    let mut stops = Stops::default();
+    let summary = |recorder: &Recorder, total_ms: f64, lost: u64, stops: &Stops| {
         let n = recorder.written();
         ensure!(n > 0, "the input has no frames");
+        stops.report(n);
         Ok((n, total_ms / n as f64, lost))
     };
     for event in pipeline.events() {
@@ -363,12 +382,13 @@ fn consume(
                     camera.send(&result)?;
                 }
                 total_ms += result.timings.total_ms;
+                stops.count(&result);
                 progress.inc(1);
                 if limit.is_some_and(|n| recorder.written() >= n) {
-                    return summary(recorder, total_ms, gaps.lost);
+                    return summary(recorder, total_ms, gaps.lost, &stops);
                 }
             }
-            Event::SourceEnded(_) => return summary(recorder, total_ms, gaps.lost),
+            Event::SourceEnded(_) => return summary(recorder, total_ms, gaps.lost, &stops),
             Event::SourceFailed { message, .. } | Event::CommandFailed(message) => {
                 bail!("{message}")
             }
@@ -377,6 +397,34 @@ fn consume(
         }
     }
     bail!("the segmentation worker stopped unexpectedly")
+}
+
+/// The frames whose cut stopped at the budget, and the largest gap among them.
+#[derive(Default)]
+struct Stops {
+    frames: u64,
+    worst: f64,
+}
+
+impl Stops {
+    fn count(&mut self, result: &FrameResult) {
+        let stopped = result.output.as_ref().and_then(|o| o.stats.stopped);
+        if let Some(c) = stopped {
+            self.frames += 1;
+            self.worst = self.worst.max(c.relative_gap());
+        }
+    }
+
+    /// Says how many of `frames` stopped at the budget, if any did.
+    fn report(&self, frames: u64) {
+        if self.frames > 0 {
+            println!(
+                "{} of {frames} frame(s) stopped at the budget; the largest gap was {:.3} % of the flow",
+                self.frames,
+                100.0 * self.worst
+            );
+        }
+    }
 }
 
 /// The virtual camera of `--virtual-camera` and what it shows.

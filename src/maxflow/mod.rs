@@ -12,6 +12,7 @@ mod pace;
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
 use crate::grid::{GridProblem, Mask, ProblemChanges, VolumeProblem};
 use serde::Serialize;
+use std::time::Duration;
 use thiserror::Error;
 
 /// Which minimum cut an engine reports; both are unique for a given problem.
@@ -75,14 +76,49 @@ pub struct SolveStats {
     /// grid); `None` for the CPU engine.
     #[serde(flatten)]
     pub gpu: Option<cuda::GpuSolveStats>,
+    /// Where the call stopped at its budget ([`Engine::set_budget`]) before the
+    /// maximum flow: how far its cut can be from a minimum one. `None` where it ran to
+    /// the end (the cut is minimum).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<Certificate>,
+}
+
+/// What a call stopped at its budget proves about its cut: the flow it pushed is at
+/// most the maximum flow, which is at most the cut's capacity, so the minimum cut is
+/// within `gap` of the cut returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Certificate {
+    /// Flow pushed from s to t so far.
+    pub flow: u64,
+    /// Capacity of the cut returned.
+    pub cut: u64,
+}
+
+impl Certificate {
+    /// How far the cut's capacity can be above the minimum: 0 means it is minimum.
+    pub fn gap(&self) -> u64 {
+        self.cut - self.flow
+    }
+
+    /// [`Self::gap`] as a share of the flow pushed (0 where no flow was pushed and
+    /// the cut is empty).
+    pub fn relative_gap(&self) -> f64 {
+        match self.flow {
+            0 if self.cut == 0 => 0.0,
+            0 => f64::INFINITY,
+            flow => self.gap() as f64 / flow as f64,
+        }
+    }
 }
 
 /// The answer of one call: the max-flow value, a minimum cut and the statistics.
 #[derive(Clone, Debug)]
 pub struct Solution {
-    /// Max-flow value (= capacity of `mask`'s cut).
+    /// Max-flow value (= capacity of `mask`'s cut); the flow pushed so far where the
+    /// call stopped at its budget (`stats.stopped`).
     pub flow: u64,
-    /// Minimum cut, 255 on the source side.
+    /// Minimum cut, 255 on the source side; where the call stopped at its budget,
+    /// the cut `stats.stopped` bounds.
     pub mask: Mask,
     /// What the call cost.
     pub stats: SolveStats,
@@ -166,6 +202,14 @@ pub trait Engine: Send {
     /// residual graph. Gives the same flow value and cut as `solve`. Falls back to
     /// `solve` when nothing is kept or the grid's shape changed.
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError>;
+
+    /// Makes later calls stop their search once `budget` has passed since the call
+    /// began, and return the cut of the state reached with a [`Certificate`]; the next
+    /// call continues from that state. `None` (the default) runs every call to the
+    /// exact answer. Returns whether this engine honours budgets (others stay exact).
+    fn set_budget(&mut self, _budget: Option<Duration>) -> bool {
+        false
+    }
 
     /// [`Self::update`] told where the capacities can differ from the last problem's:
     /// only within a pixel of `changes`' tiles (an energy that knows what it

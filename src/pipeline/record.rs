@@ -9,7 +9,7 @@
 use super::timing::FrameTiming;
 use super::worker::FrameResult;
 use crate::energy::ChangeCensus;
-use crate::maxflow::EngineKind;
+use crate::maxflow::{Certificate, EngineKind};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
@@ -73,6 +73,35 @@ pub struct FrameRecord {
     /// Agreement with the source's ground truth, where it has one (the demo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iou: Option<f64>,
+    /// Where the engine stopped at the frame's budget before the minimum cut: what
+    /// the mask's cut is proven to be worth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<StopRecord>,
+}
+
+/// A cut stopped at its budget, as the JSON says it: the flow pushed, the cut's
+/// capacity, and their difference, which bounds how far the cut is from minimum.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StopRecord {
+    /// Flow pushed so far (at most the maximum flow).
+    pub flow: u64,
+    /// Capacity of the mask's cut (at least the minimum cut).
+    pub cut: u64,
+    /// `cut - flow`: 0 would mean the cut is minimum.
+    pub gap: u64,
+    /// `gap / flow`.
+    pub relative_gap: f64,
+}
+
+impl From<Certificate> for StopRecord {
+    fn from(c: Certificate) -> Self {
+        Self {
+            flow: c.flow,
+            cut: c.cut,
+            gap: c.gap(),
+            relative_gap: c.relative_gap(),
+        }
+    }
 }
 
 impl FrameRecord {
@@ -97,6 +126,7 @@ impl FrameRecord {
             iou: result.iou(),
             changed: output.census,
             noise_gate: output.noise_gate,
+            stopped: output.stats.stopped.map(StopRecord::from),
         })
     }
 }

@@ -2,6 +2,7 @@
 //! trees from active nodes, augment along the path where they meet, adopt the
 //! orphans the augmentation left, until no active node remains.
 
+use super::budget::CHECK_EVERY;
 use super::solver::{Held, PA_NONE, PA_TERMINAL, Solver, TreeArc};
 use super::state::{
     ACTIVE, FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, growth_mask,
@@ -26,7 +27,14 @@ impl<T: Topology> Solver<T> {
     /// growth tests no flag per arc.
     fn search<const REHANG: bool>(&mut self) {
         let mut current: Option<u32> = None;
+        self.stopped = false;
+        let mut grown = 0u32;
         loop {
+            grown = grown.wrapping_add(1);
+            if grown.is_multiple_of(CHECK_EVERY) && self.past_deadline() {
+                self.stop();
+                return;
+            }
             let resumed = current.take().and_then(|p| {
                 let w = self.w(p) & !ACTIVE;
                 self.set(p, w);
@@ -60,6 +68,16 @@ impl<T: Topology> Solver<T> {
         debug_assert!(self.held.is_none());
         #[cfg(debug_assertions)]
         self.check_invariants();
+    }
+
+    /// Ends a search at its deadline in a state the next call can continue: the flow
+    /// the current grower holds back goes along its tree path, and that grower keeps
+    /// its active flag (the next call sweeps every node for the flag).
+    fn stop(&mut self) {
+        self.tick();
+        self.release_held();
+        self.adopt();
+        self.stopped = true;
     }
 
     /// Next node to grow: first the sweep over nodes flagged in bulk, then the queue.

@@ -406,8 +406,9 @@ impl<T: Topology> Solver<T> {
         // Timestamps of the previous call must not count as verified in this phase.
         self.tick();
         // the changed nodes are few: BK takes them from its queue instead of sweeping
-        // over every node for their flags
-        self.sweep = self.st.len();
+        // over every node for their flags, unless a search stopped at its budget left
+        // nodes flagged to grow
+        self.sweep = if self.stopped { 0 } else { self.st.len() };
         for idx in 0..self.marked.len() {
             let i = self.marked[idx];
             self.set(i, self.w(i) & !MARK);

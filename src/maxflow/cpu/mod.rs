@@ -15,6 +15,7 @@
 //! `src/maxflow/cpu/NOTES.md`.
 
 mod bk;
+mod budget;
 #[cfg(debug_assertions)]
 mod check;
 mod dynamic;
@@ -33,13 +34,13 @@ mod volume;
 pub use volume::CpuVolumeEngine;
 
 use super::pace::Pace;
-use super::{CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
+use super::{Certificate, CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
 use crate::grid::{Connectivity, GridProblem, Mask, ProblemChanges};
 use dynamic::Rects;
 use layout::Layout;
 use solver::Solver;
 use state::{Eight, Four, Topology};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Boykov–Kolmogorov max-flow on the compact blocked grid layout. Keeps the residual
 /// graph and search trees of the last call for `update` and reuses its memory for
@@ -53,6 +54,8 @@ pub struct CpuEngine {
     always_resume: bool,
     /// What continuing and solving afresh have cost on this stream.
     pace: Pace,
+    /// How long a call may search before it stops ([`Engine::set_budget`]).
+    budget: Option<Duration>,
 }
 
 impl CpuEngine {
@@ -74,6 +77,7 @@ impl CpuEngine {
         let start = Instant::now();
         self.ready = false;
         let solver = self.solver.as_deref_mut().expect("a kept solver");
+        solver.set_deadline(self.budget.map(|b| start + b));
         let changed = match rects {
             Some(rects) => solver.apply_changes_in(problem, rects),
             None => solver.apply_changes(problem),
@@ -126,10 +130,17 @@ impl Engine for CpuEngine {
         CutSide::ReachableFromSource
     }
 
+    fn set_budget(&mut self, budget: Option<Duration>) -> bool {
+        self.budget = budget;
+        true
+    }
+
     fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         let start = Instant::now();
         self.ready = false;
+        let deadline = self.budget.map(|b| start + b);
         let solver = self.solver_for(problem)?;
+        solver.set_deadline(deadline);
         solver.load(problem)?;
         let loaded = Instant::now();
         solver.push_short_paths();
@@ -207,12 +218,20 @@ fn finish(
     dynamic: bool,
     changed_arcs: u64,
 ) -> Solution {
-    let mask = solver.mask();
+    let (flow, mask, stopped) = if solver.stopped() {
+        let (mask, gap) = solver.budgeted_cut();
+        let pushed = solver.flow_so_far();
+        let flow = pushed.max(0) as u64;
+        let cut = (pushed + gap as i64) as u64;
+        (flow, mask, Some(Certificate { flow, cut }))
+    } else {
+        (solver.total_flow(), solver.mask(), None)
+    };
     let done = Instant::now();
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
     let (iterations, engine_bytes, activity) = solver.stats();
     Solution {
-        flow: solver.total_flow(),
+        flow,
         mask,
         stats: SolveStats {
             upload_ms: ms(start, loaded),
@@ -223,6 +242,7 @@ fn finish(
             dynamic,
             changed_arcs,
             activity: Some(activity),
+            stopped,
             ..SolveStats::default()
         },
     }
@@ -241,6 +261,12 @@ trait Backend: Send {
     fn run(&mut self);
     fn mask(&self) -> Mask;
     fn total_flow(&self) -> u64;
+    fn flow_so_far(&self) -> i64;
+    fn set_deadline(&mut self, deadline: Option<Instant>);
+    /// Whether the last search stopped at its deadline.
+    fn stopped(&self) -> bool;
+    /// The cut of a stopped search's state, and its capacity minus the flow.
+    fn budgeted_cut(&self) -> (Mask, u64);
     /// Augmentations, bytes held, block activity.
     fn stats(&self) -> (u64, u64, super::BlockActivity);
 }
@@ -278,6 +304,18 @@ impl<T: Topology> Backend for Solver<T> {
     }
     fn total_flow(&self) -> u64 {
         Solver::total_flow(self)
+    }
+    fn flow_so_far(&self) -> i64 {
+        Solver::flow_so_far(self)
+    }
+    fn set_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+    fn stopped(&self) -> bool {
+        self.stopped
+    }
+    fn budgeted_cut(&self) -> (Mask, u64) {
+        Solver::budgeted_cut(self)
     }
     fn stats(&self) -> (u64, u64, super::BlockActivity) {
         (self.iterations, self.bytes(), self.block_activity())

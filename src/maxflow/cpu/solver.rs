@@ -8,6 +8,7 @@ use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology,
 use crate::grid::{Direction, GridProblem, Mask};
 use crate::maxflow::{BlockActivity, EngineError, EngineKind};
 use std::mem::size_of;
+use std::time::Instant;
 
 /// `pa` value of a tree root (its parent is the terminal).
 pub(super) const PA_TERMINAL: u32 = u32::MAX;
@@ -101,6 +102,11 @@ pub(super) struct Solver<T: Topology> {
     /// constraints among them, are left out), as `load` found them: the plan's
     /// measure of which kind of terminal is scarce in amount.
     pub(super) amounts: (u64, u64),
+    /// When the search must stop (the frame's budget), if it must.
+    pub(super) deadline: Option<Instant>,
+    /// The last search stopped at its deadline: the state is a flow short of the
+    /// maximum, and nodes still to grow carry their active flag for the next call.
+    pub(super) stopped: bool,
 }
 
 impl<T: Topology> Solver<T> {
@@ -130,6 +136,8 @@ impl<T: Topology> Solver<T> {
             iterations: 0,
             terminals: (0, 0),
             amounts: (0, 0),
+            deadline: None,
+            stopped: false,
         }
     }
 
@@ -431,6 +439,11 @@ impl<T: Topology> Solver<T> {
     /// Source tree as a row-major mask: after `run` it is exactly the set of pixels
     /// reachable from s in the residual graph.
     pub(super) fn mask(&self) -> Mask {
+        self.mask_where(|tree| tree == SOURCE)
+    }
+
+    /// Row-major mask of the pixels whose tree bits (`TREE`) satisfy `source_side`.
+    pub(super) fn mask_where(&self, source_side: impl Fn(u32) -> bool) -> Mask {
         let (w, h) = (self.layout.width(), self.layout.height());
         let mut data = vec![0u8; w as usize * h as usize];
         // a block's row of nodes is contiguous: read it as one run
@@ -439,7 +452,7 @@ impl<T: Topology> Solver<T> {
                 let first = self.layout.index(bx as u32 * BLOCK, y as u32) as usize;
                 let words = &self.st[first..first + run.len()];
                 let label = |word: T::Word| {
-                    if T::get(word) & TREE == SOURCE {
+                    if source_side(T::get(word) & TREE) {
                         255
                     } else {
                         0
@@ -463,6 +476,13 @@ impl<T: Topology> Solver<T> {
             height: h,
             data,
         }
+    }
+
+    /// Flow of the loaded problem so far: during an update it can be below zero, the
+    /// reparameterisation having taken back flow that the search has not yet pushed
+    /// again (it is still a lower bound of the maximum flow).
+    pub(super) fn flow_so_far(&self) -> i64 {
+        self.offset as i64 + self.flow
     }
 
     /// Max-flow value of the loaded problem (after `run`).

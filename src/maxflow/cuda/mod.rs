@@ -410,6 +410,7 @@ impl CudaEngine {
                     .copy_bandwidth(&stream)
                     .map(|bandwidth| sweeps * sweep_ms(&tiling, bandwidth)),
             }),
+            stopped: None,
         };
         Ok(Solution {
             // the offsets added the same constant to every cut (pr_reparam*)

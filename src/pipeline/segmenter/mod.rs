@@ -33,7 +33,7 @@ use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
 use crate::maxflow::{Engine, EngineError, EngineKind, Solution, SolveStats};
 use device::device_energy_for;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// User-facing segmentation parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,6 +77,10 @@ pub struct SegmentParams {
     /// [`super::MAX_WORKING_SCALE`]) and bring the mask back to full size along the
     /// frame's edges: for a machine that cannot keep up with the source.
     pub working_scale: u32,
+    /// How long the engine may search each frame before it stops and returns the cut
+    /// reached, with how far from minimum it can be (`None`: every cut exact); the
+    /// next frame continues from there. Engines without budgets cut exactly.
+    pub budget: Option<Duration>,
 }
 
 /// The result for one frame.
@@ -243,6 +247,7 @@ impl Default for SegmentParams {
             background_weight: 2.0,
             noise_gate: NOISE_GATE,
             working_scale: 1,
+            budget: None,
         }
     }
 }
@@ -306,6 +311,7 @@ impl Segmenter {
     /// A segmenter cutting with `engine`.
     pub fn new(mut engine: Box<dyn Engine>, params: SegmentParams) -> Self {
         engine.set_stochastic(params.stochastic);
+        engine.set_budget(params.budget);
         let labeller = labeller_for(engine.as_ref());
         Self {
             engine,
@@ -361,6 +367,7 @@ impl Segmenter {
             self.seeds_pending = true;
         }
         self.engine.set_stochastic(params.stochastic);
+        self.engine.set_budget(params.budget);
         self.params = params;
     }
 
@@ -389,6 +396,7 @@ impl Segmenter {
     pub fn set_engine(&mut self, mut engine: Box<dyn Engine>) {
         self.leave_device();
         engine.set_stochastic(self.params.stochastic);
+        engine.set_budget(self.params.budget);
         self.labeller = labeller_for(engine.as_ref());
         self.engine = engine;
         self.engine_warm = false;
