@@ -241,7 +241,7 @@ impl Default for SegmentParams {
             temporal: 5.0,
             cleanup_min_area: 0,
             color_model: ColorModelKind::Histogram { bits: 4 },
-            temporal_ramp: 10.0,
+            temporal_ramp: 3.0,
             drop_unanchored: false,
             background_frames: 0,
             background_weight: 2.0,
