@@ -127,7 +127,7 @@ struct Snap {
     u32 stamp;         // pass number after the barrier
     u32 gr_epoch;
     u32 more;          // the flow-rate rule asks for another discharge round
-    u32 pad;
+    u32 late;          // the solve's budget is spent (Params::budget_ns)
 };
 
 struct Ctl {
@@ -172,6 +172,10 @@ struct Ctl {
                        // after it (relabel_cap)
     u32 gr_capped;     // global relabels whose BFS stopped at a cap
     u32 pad2;
+    u64 deadline_ns;   // global timer at which the budget is spent (Params::budget_ns)
+    u64 cut_capacity;  // capacity of a stopped solve's cut in the input capacities (pr_cut*)
+    u32 stopped;       // the solve stopped at its budget after a whole global relabel
+    u32 pad3;
 };
 
 struct Params {
@@ -230,7 +234,12 @@ struct Params {
     const int* old_edges;
     u32* off;            // npix: constant added to both terminal capacities of the pixel
     u64* sums;           // REPARAM_SUMS words: what pr_reparam* added up
+    u64 budget_ns;       // the persistent solve stops after the first whole global relabel
+                         // this long after it began (NO_BUDGET: runs to the maximum flow)
 };
+
+// Params::budget_ns of a solve that runs to the maximum flow.
+#define NO_BUDGET 0xffffffffffffffffull
 
 // ---------------------------------------------------------------------------------
 // Small helpers
@@ -512,6 +521,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
             const u32 active = vc->active_tiles, mail = vc->mail_tiles;
             u32 stamp = vc->stamp, epoch = vc->gr_epoch;
             c->snap.more = rule ? rate_rule(rp, c, rule) : 0u;
+            c->snap.late = rp && rp->budget_ns != NO_BUDGET && now_ns() >= vc->deadline_ns;
             if (next) {
                 c->q_head = 0;
                 c->q_tail = 0;
@@ -543,6 +553,7 @@ __device__ bool grid_sync(Ctl* c, u32 nblocks, Snap* s_snap, u32* s_ok, u32 next
         s_snap->stamp = vs->stamp;
         s_snap->gr_epoch = vs->gr_epoch;
         s_snap->more = vs->more;
+        s_snap->late = vs->late;
         if (ld_acquire(&c->status) == ST_HANG) ok = 0;
         *s_ok = ok;
         PROFILE(atomicAdd(&c->barrier_cycles, (u64)(clock64() - b0));)
@@ -2094,6 +2105,9 @@ __device__ void solve_persistent(const Params& p) {
     const bool caps = CAPS(D) && p.gr_cap_margin && !follows;
     __shared__ u32 s_cap;  // the last relabel's cap (in shared memory: no register across the solve)
     if (CAPS(D) && threadIdx.x == 0) s_cap = INF;
+    // the budget's end, on the clock every SM shares; block 0 writes it before it arrives
+    // at the first barrier, whose last block is the first to read it
+    if (p.budget_ns != NO_BUDGET && blockIdx.x == 0 && threadIdx.x == 0) c->deadline_ns = now_ns() + p.budget_ns;
     for (;;) {
         // 1. exact global relabel, with no barrier in front where the barrier after the
         // last one set it up (NEXT_GR below)
@@ -2129,6 +2143,12 @@ __device__ void solve_persistent(const Params& p) {
         if (snap.active_tiles == 0) {
             if (cap == INF) break;  // optimal: no active pixel can reach t
             continue;               // only a whole relabel decides (none noted: relabel_cap)
+        }
+        // the budget is spent: the cut of this whole relabel (the pixels that cannot reach
+        // t) is the answer, and the preflow stays for the next call to continue from
+        if (cap == INF && snap.late) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) c->stopped = 1u;
+            break;
         }
         if (caps) note_active_heights(p, c, gr_epoch);
 
@@ -2180,6 +2200,37 @@ __device__ void solve_persistent(const Params& p) {
 
 extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve4(const Params p) { solve_persistent<4>(p); }
 extern "C" __global__ void __launch_bounds__(BDIM, 1024 / BDIM) pr_solve8(const Params p) { solve_persistent<8>(p); }
+
+// The capacity of the cut in Params::mask (255: source side) in the input capacities, into
+// Ctl::cut_capacity (zero before): what a solve stopped at its budget certifies, its flow
+// into t being at most the maximum flow.
+template <int D>
+__device__ void cut_capacity_entry(const Params& p) {
+    __shared__ u64 block_sum;
+    if (threadIdx.x == 0) block_sum = 0;
+    __syncthreads();
+    const u32 wh = p.width * p.height;
+    u64 sum = 0;
+    for (u32 q = blockIdx.x * BDIM + threadIdx.x; q < wh; q += gridDim.x * BDIM) {
+        if (!p.mask[q]) {
+            sum += (u32)p.in_src[q];
+            continue;
+        }
+        sum += (u32)p.in_sink[q];
+        const int x = (int)(q % p.width), y = (int)(q / p.width);
+        for (int d = 0; d < D; ++d) {
+            const int nx = x + dir_dx(d), ny = y + dir_dy(d);
+            const bool inside = nx >= 0 && ny >= 0 && nx < (int)p.width && ny < (int)p.height;
+            if (inside && !p.mask[(u32)ny * p.width + (u32)nx]) sum += (u32)p.in_edges[(size_t)d * wh + q];
+        }
+    }
+    if (sum) atomicAdd(&block_sum, sum);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_sum) atomicAdd(&p.ctl->cut_capacity, block_sum);
+}
+
+extern "C" __global__ void __launch_bounds__(BDIM) pr_cut4(const Params p) { cut_capacity_entry<4>(p); }
+extern "C" __global__ void __launch_bounds__(BDIM) pr_cut8(const Params p) { cut_capacity_entry<8>(p); }
 
 #endif
 

@@ -813,3 +813,69 @@ fn sanitizer_small_persistent() {
 fn sanitizer_small_host_loop() {
     sanitizer_solves(Schedule::HostLoop);
 }
+
+/// Solves and updates stopped at once by a zero budget return cuts whose certificates
+/// hold, and the first call without a budget gives the exact flow and mask: it
+/// continues from the stopped preflow or solves afresh, exact either way.
+#[test]
+fn budgeted_calls_certify_their_cuts_and_the_next_calls_finish_them() {
+    let Some(mut engine) = product_engine_or_skip() else {
+        return;
+    };
+    let mut exact = product_engine_or_skip().expect("a device, as above");
+    let (mut calls, mut stops) = (0, 0);
+    for seed in 0..24u64 {
+        let mut rng = Rng(seed + 1);
+        let mut changes = SplitMix(seed);
+        let (w, h) = (64 + 16 * (seed as u32 % 5), 48 + 24 * (seed as u32 % 4));
+        let mut p = random_grid(&mut rng, w, h, seed % 2 == 1, 1000, 60);
+        engine.set_always_resume(true);
+        assert!(engine.set_budget(Some(std::time::Duration::ZERO)));
+        for step in 0..4 {
+            if step > 0 {
+                p = change(&mut changes, &p, Change::ALL[(seed as usize + step) % 7]);
+            }
+            let s = if step == 0 {
+                engine.solve(&p)
+            } else {
+                engine.update(&p)
+            }
+            .unwrap();
+            let best = exact.solve(&p).unwrap();
+            calls += 1;
+            let Some(c) = s.stats.stopped else {
+                assert_eq!(
+                    (s.flow, &s.mask),
+                    (best.flow, &best.mask),
+                    "seed {seed}: exact"
+                );
+                continue;
+            };
+            stops += 1;
+            assert_eq!(c.flow, s.flow, "seed {seed} step {step}");
+            assert_eq!(
+                cut_capacity(&p, &s.mask),
+                c.cut,
+                "seed {seed} step {step}: cut"
+            );
+            assert!(
+                c.flow <= best.flow && best.flow <= c.cut,
+                "seed {seed} step {step}: {c:?} vs {}",
+                best.flow
+            );
+        }
+        engine.set_budget(None);
+        let s = engine.update(&p).unwrap();
+        let best = exact.solve(&p).unwrap();
+        assert!(s.stats.stopped.is_none());
+        assert_eq!(
+            (s.flow, &s.mask),
+            (best.flow, &best.mask),
+            "seed {seed}: finished"
+        );
+    }
+    assert!(
+        stops * 2 > calls,
+        "only {stops} of {calls} calls stopped at their budget"
+    );
+}

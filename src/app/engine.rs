@@ -212,7 +212,7 @@ fn budget_ui(ui: &mut Ui, s: &mut Settings) -> bool {
             .on_hover_text(
                 "Stop each frame's cut after this long and show the cut reached, with how \
                  far from the minimum it can be; the next frame carries on from there. \
-                 Off: every cut is exact. The CUDA engine always cuts exactly.",
+                 Off: every cut is exact.",
             )
             .changed();
         let ms = ui

@@ -91,8 +91,8 @@ pub struct SegmentArgs {
     /// Stop each frame's cut after MS milliseconds of the engine's call and keep the
     /// cut reached: the JSON's `stopped` gives the flow pushed and that cut's capacity,
     /// whose gap bounds how far it is from minimum; the next frame continues from
-    /// there. Off by default: every cut is exact. The CPU engine honours it; the CUDA
-    /// engine cuts exactly and says so.
+    /// there (the CUDA engine stops at its next whole global relabel). Off by default:
+    /// every cut is exact.
     #[arg(long, value_name = "MS")]
     pub budget_ms: Option<f64>,
     /// Frame size of the demo scene, and the size asked of a camera.

@@ -1,7 +1,9 @@
 //! Device memory of one grid shape: the residual graph in the tiled layout, the per-tile
 //! flags, the counters and the row-major input and output arrays.
 
-use super::layout::{CTL_WORDS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, Params, REPARAM_SUMS, Tiling};
+use super::layout::{
+    CTL_WORDS, MAIL_SLOTS, MAX_COLOURS, MAX_PIXELS, NO_BUDGET, Params, REPARAM_SUMS, Tiling,
+};
 #[cfg(feature = "experiments")]
 use super::layout::{LOG_COLS, LOG_ROWS};
 use crate::gpu::{DeviceGrid, driver};
@@ -265,6 +267,7 @@ impl DeviceState {
             old_edges: self.old_edges.device_ptr(stream).0,
             off: self.off.device_ptr(stream).0,
             sums: self.sums.device_ptr(stream).0,
+            budget_ns: NO_BUDGET,
             ..Params::default()
         }
     }

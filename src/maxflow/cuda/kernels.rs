@@ -24,6 +24,8 @@ pub const PUSH_RELABEL: KernelSource = KernelSource {
         "pr_mask",
         "pr_solve4",
         "pr_solve8",
+        "pr_cut4",
+        "pr_cut8",
     ],
 };
 
@@ -42,6 +44,9 @@ pub struct ConnKernels {
     pub discharge: CudaFunction,
     /// The whole persistent solve (`pr_solve*`).
     pub solve: CudaFunction,
+    /// The capacity of the cut in the mask, for a solve stopped at its budget
+    /// (`pr_cut*`).
+    pub cut: CudaFunction,
     /// Dynamic shared memory of a discharge block, in bytes.
     pub tile_smem: u32,
     /// Blocks of a persistent solve resident on the device at once; 0 where the device
@@ -113,6 +118,7 @@ impl KernelFamily for PushRelabelKernels {
                 gr_round: function(&format!("pr_gr_round{dirs}"))?,
                 discharge: function(&format!("pr_discharge{dirs}"))?,
                 solve: function(&format!("pr_solve{dirs}"))?,
+                cut: function(&format!("pr_cut{dirs}"))?,
                 tile_smem,
                 coop_blocks: 0,
             };

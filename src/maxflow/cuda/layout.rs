@@ -247,7 +247,13 @@ pub struct Params {
     pub old_edges: u64,
     pub off: u64,
     pub sums: u64,
+    /// Nanoseconds after which the persistent solve stops at its next whole global
+    /// relabel ([`NO_BUDGET`]: never).
+    pub budget_ns: u64,
 }
+
+/// `Params::budget_ns` of a solve that runs to the maximum flow.
+pub const NO_BUDGET: u64 = u64::MAX;
 
 // SAFETY: plain old data with the C layout of the kernels' `Params`; checked against
 // `sizeof(Params)` reported by the compiled module before any launch.
@@ -263,7 +269,7 @@ pub struct Snap {
     pub stamp: u32,
     pub gr_epoch: u32,
     pub more: u32,
-    pub pad: u32,
+    pub late: u32,
 }
 
 /// Mirror of the kernels' `Ctl`: counters and status of one solve (the cycle counters
@@ -315,6 +321,10 @@ pub struct Ctl {
     pub gr_hact: [u32; 2],
     pub gr_capped: u32,
     pub pad2: u32,
+    pub deadline_ns: u64,
+    pub cut_capacity: u64,
+    pub stopped: u32,
+    pub pad3: u32,
 }
 
 /// `Ctl` is read back as this many 64-bit words.

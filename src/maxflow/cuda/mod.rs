@@ -30,17 +30,17 @@ pub use schedule::Schedule;
 pub use terminals::Terminals;
 
 use super::pace::Pace;
-use super::{BlockActivity, CutSide, Engine, EngineError, Solution, SolveStats};
+use super::{BlockActivity, Certificate, CutSide, Engine, EngineError, Solution, SolveStats};
 use crate::gpu::{DeviceGrid, DeviceMask, Gpu, driver};
 use crate::grid::{Connectivity, GridProblem, Mask};
 use buffers::DeviceState;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaStream};
 use kernels::PushRelabelKernels;
-use layout::{Ctl, SUM_CHANGED, SUM_OFFSET, SUM_OVERFLOW, Status, Tiling};
+use layout::{Ctl, NO_BUDGET, SUM_CHANGED, SUM_OFFSET, SUM_OVERFLOW, Status, Tiling};
 use serde::Serialize;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// What the CUDA engine reports of each call beyond every engine's statistics
 /// ([`SolveStats::gpu`]), for the CLI's tables and JSON.
@@ -139,6 +139,8 @@ pub struct CudaEngine {
     pace: Pace,
     /// `update` always continues from the kept graph (tests, measurements).
     always_resume: bool,
+    /// How long a call may take before its solve stops ([`Engine::set_budget`]).
+    budget: Option<Duration>,
 }
 
 impl CudaEngine {
@@ -175,6 +177,7 @@ impl CudaEngine {
             details: CudaDetails::default(),
             pace: Pace::default(),
             always_resume: false,
+            budget: None,
         })
     }
 
@@ -221,6 +224,7 @@ impl CudaEngine {
     /// Solves `problem`, from scratch or, where `resume` and the kept residual graph has
     /// the same tiling, as a dynamic update of it.
     fn run(&mut self, problem: Input<'_>, resume: bool) -> Result<Solution, EngineError> {
+        let called = Instant::now();
         let config = self.config;
         let gpu = self.gpu.clone();
         let sms = gpu.sm_count();
@@ -266,6 +270,11 @@ impl CudaEngine {
         params.max_rounds = config.max_rounds.max(1);
         params.concurrent = u32::from(config.concurrent);
         let persistent = config.schedule == Schedule::Persistent && coop > 0;
+        // what is left of the budget when the solve starts (the persistent solve keeps it)
+        params.budget_ns = match self.budget.filter(|_| persistent) {
+            Some(budget) => budget.saturating_sub(called.elapsed()).as_nanos() as u64,
+            None => NO_BUDGET,
+        };
         params.nblocks = if persistent {
             coop.min(params.ntiles)
         } else {
@@ -338,6 +347,15 @@ impl CudaEngine {
             Ok(Status::Running) => return Err(KernelFailure::Status(ctl.status).into()),
             Err(code) => return Err(KernelFailure::Status(code).into()),
         }
+        let stopped = if ctl.stopped != 0 {
+            schedule::launch_cut(&kernels, &stream, &params, dirs)?;
+            let words = stream
+                .clone_dtoh(&state.ctl)
+                .map_err(driver("reading the cut's capacity"))?;
+            Some(Ctl::from_words(&words).cut_capacity)
+        } else {
+            None
+        };
         let mask = stream
             .clone_dtoh(&state.mask)
             .map_err(driver("reading the cut"))?;
@@ -412,11 +430,20 @@ impl CudaEngine {
             }),
             stopped: None,
         };
+        // the offsets added the same constant to every cut (pr_reparam*)
+        let offsets = sums.as_ref().map_or(0, |s| s[SUM_OFFSET]);
+        let (flow, stats) = match stopped {
+            // short of the maximum, the flow less the offsets may be below zero: still
+            // a lower bound of the maximum flow
+            Some(cut) => {
+                let flow = ctl.sink_flow.saturating_sub(offsets);
+                let stopped = Some(Certificate { flow, cut });
+                (flow, SolveStats { stopped, ..stats })
+            }
+            None => (ctl.sink_flow.wrapping_sub(offsets), stats),
+        };
         Ok(Solution {
-            // the offsets added the same constant to every cut (pr_reparam*)
-            flow: ctl
-                .sink_flow
-                .wrapping_sub(sums.as_ref().map_or(0, |s| s[SUM_OFFSET])),
+            flow,
             mask: Mask {
                 width,
                 height,
@@ -526,6 +553,13 @@ impl Engine for CudaEngine {
 
     fn cut_side(&self) -> CutSide {
         CutSide::CannotReachSink
+    }
+
+    /// Honoured by the persistent solve (the product's schedule): it stops at the
+    /// first whole global relabel past the budget, with the cut of that relabel.
+    fn set_budget(&mut self, budget: Option<Duration>) -> bool {
+        self.budget = budget;
+        true
     }
 
     fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {

@@ -111,6 +111,35 @@ pub fn run_persistent(
     })
 }
 
+/// Adds the capacity of the cut in the mask to `Ctl::cut_capacity` (`pr_cut*`): the
+/// certificate of a solve stopped at its budget.
+pub fn launch_cut(
+    k: &PushRelabelKernels,
+    stream: &Arc<CudaStream>,
+    params: &Params,
+    dirs: u32,
+) -> Result<(), EngineError> {
+    let pixels = params.width * params.height;
+    let blocks = pixels.div_ceil(k.block_threads).clamp(1, CUT_BLOCKS);
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (k.block_threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `params` points at arrays of the shape it describes, the mask written.
+    unsafe {
+        stream
+            .launch_builder(&k.conn(dirs).cut)
+            .arg(params)
+            .launch(cfg)
+    }
+    .map_err(driver("cut capacity kernel"))?;
+    Ok(())
+}
+
+/// Blocks of the cut capacity's launch at most (each strides over the pixels).
+const CUT_BLOCKS: u32 = 1024;
+
 fn read_ctl(stream: &Arc<CudaStream>, state: &DeviceState) -> Result<Ctl, EngineError> {
     let words = stream
         .clone_dtoh(&state.ctl)
