@@ -69,8 +69,6 @@ type ProblemArrays = (Vec<i32>, Vec<i32>, Vec<Vec<i32>>);
 #[derive(Debug)]
 pub struct EnergyBuilder {
     arrays: Option<ProblemArrays>,
-    fg_cost: Vec<f32>,
-    bg_cost: Vec<f32>,
     data: Vec<i32>,
     /// Per pixel, the data capacity before the temporal prior, kept from build to
     /// build: where only the previous mask moved nearby, a pixel adds the new prior to
@@ -131,8 +129,6 @@ impl Default for EnergyBuilder {
     fn default() -> Self {
         Self {
             arrays: None,
-            fg_cost: Vec::new(),
-            bg_cost: Vec::new(),
             data: Vec::new(),
             base: Vec::new(),
             background_table: CostTable::default(),
@@ -423,20 +419,14 @@ impl EnergyBuilder {
     /// row, into `base`.
     fn row_base(&mut self, inputs: &mut EnergyInputs<'_>, range: Range<usize>) {
         let data = &mut self.base[range.clone()];
-        data.fill(0);
-        if let Some(models) = inputs.colors.as_deref_mut() {
-            let len = range.len();
-            self.fg_cost.resize(len, 0.0);
-            self.bg_cost.resize(len, 0.0);
-            let (fg, bg) = (&mut self.fg_cost[..len], &mut self.bg_cost[..len]);
-            let seeds = inputs.seeds;
-            let seeded =
-                |j: usize| seeds.is_some_and(|s| s.labels[range.start + j] != SeedLabel::Unknown);
-            let rgb = &inputs.rgb[3 * range.start..3 * range.end];
-            models.data_costs(rgb, |j| !seeded(j), fg, bg);
-            for (j, (d, (&f, &b))) in data.iter_mut().zip(fg.iter().zip(bg.iter())).enumerate() {
-                *d = if seeded(j) { 0 } else { data_capacity(f, b) };
+        match inputs.colors.as_deref_mut() {
+            Some(models) => {
+                let labels = inputs.seeds.map(|s| &s.labels[range.clone()]);
+                let unseeded = |j: usize| labels.is_none_or(|l| l[j] == SeedLabel::Unknown);
+                let rgb = &inputs.rgb[3 * range.start..3 * range.end];
+                models.data_capacities(rgb, unseeded, data);
             }
+            None => data.fill(0),
         }
         if let Some((model, _)) = inputs.background {
             model.add_capacities_from(&self.background_table, range.start, data);

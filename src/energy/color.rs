@@ -152,7 +152,15 @@ pub struct ColorModels {
     /// Which learning made these models (copies share it), so that an energy built
     /// from them can tell whether its data term is still theirs.
     generation: u64,
+    /// Per colour cell, the quantised data capacity, filled as cells are met
+    /// (`UNSEEN` until then): a pixel then costs one lookup instead of two costs and
+    /// a rounding.
+    capacities: Vec<i32>,
 }
+
+/// A cell of [`ColorModels::capacities`] not evaluated yet (no capacity is this low:
+/// they are clamped to ±`MAX_DATA_NATS` in capacity units).
+const UNSEEN: i32 = i32::MIN;
 
 /// Which side a pixel's colour is a sample of when learning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -188,6 +196,7 @@ impl ColorModels {
             foreground: ColorModel::learn(kind, &fg),
             background: ColorModel::learn(kind, &bg),
             generation: LEARNED.fetch_add(1, Ordering::Relaxed),
+            capacities: vec![UNSEEN; 1 << (3 * kind.sanitized().table_bits())],
         })
     }
 
@@ -197,37 +206,45 @@ impl ColorModels {
         self.generation
     }
 
-    /// Writes −ln p(colour | foreground) and −ln p(colour | background) for every pixel
-    /// whose `wanted` flag is set (others are left as they are).
     /// The quantised data capacity of every colour cell (as [`super::EnergyBuilder`]
     /// gives a pixel of that cell), with the cells' bits per channel: the device
     /// energy's colour table.
     pub(crate) fn data_table(&mut self) -> (u32, Vec<i32>) {
         let bits = self.foreground.bits;
         let table = (0..1usize << (3 * bits))
-            .map(|cell| {
-                let fg = self.foreground.cost_of_cell(cell);
-                let bg = self.background.cost_of_cell(cell);
-                super::builder::data_capacity(fg, bg)
-            })
+            .map(|cell| self.capacity_of_cell(cell))
             .collect();
         (bits, table)
     }
 
-    pub fn data_costs(
+    /// The quantised data capacity of colour cell `index`.
+    fn capacity_of_cell(&mut self, index: usize) -> i32 {
+        let known = self.capacities[index];
+        if known != UNSEEN {
+            return known;
+        }
+        let fg = self.foreground.cost_of_cell(index);
+        let bg = self.background.cost_of_cell(index);
+        let capacity = super::builder::data_capacity(fg, bg);
+        self.capacities[index] = capacity;
+        capacity
+    }
+
+    /// Writes the quantised data capacity of every pixel of `rgb` whose `wanted` flag
+    /// is set into `out` (as [`Self::data_table`] gives its cell), and 0 for the others.
+    pub(crate) fn data_capacities(
         &mut self,
         rgb: &[u8],
         wanted: impl Fn(usize) -> bool,
-        fg_cost: &mut [f32],
-        bg_cost: &mut [f32],
+        out: &mut [i32],
     ) {
         let bits = self.foreground.bits;
-        for (i, px) in rgb.chunks_exact(3).enumerate() {
-            if wanted(i) {
-                let index = cell([px[0], px[1], px[2]], bits);
-                fg_cost[i] = self.foreground.cost_of_cell(index);
-                bg_cost[i] = self.background.cost_of_cell(index);
-            }
+        for (i, (px, d)) in rgb.chunks_exact(3).zip(out.iter_mut()).enumerate() {
+            *d = if wanted(i) {
+                self.capacity_of_cell(cell([px[0], px[1], px[2]], bits))
+            } else {
+                0
+            };
         }
     }
 }
@@ -265,10 +282,14 @@ mod tests {
                 })
             })
             .unwrap();
-            let mut fg = vec![0.0; 40];
-            let mut bg = vec![0.0; 40];
-            models.data_costs(&rgb, |_| true, &mut fg, &mut bg);
-            assert!(fg[0] < bg[0] && fg[39] > bg[39], "{kind:?}");
+            // positive capacities pull towards the source (the foreground)
+            let mut capacity = vec![0; 40];
+            models.data_capacities(&rgb, |i| i != 1, &mut capacity);
+            assert!(capacity[0] > 0 && capacity[39] < 0, "{kind:?}");
+            assert_eq!(capacity[1], 0, "a pixel not wanted");
+            let (_, table) = models.data_table();
+            let red = cell([250, 10, 10], models.foreground.bits);
+            assert_eq!(table[red], capacity[0], "the device's table agrees");
         }
     }
 

@@ -141,22 +141,42 @@ impl<T: Topology> Solver<T> {
     }
 
     /// The terminal changes of the pixels in `rect`, with the offset corrected by
-    /// their change of min(s, t).
+    /// their change of min(s, t): a row's minima and changes are found in passes that
+    /// vectorise, and only the pixels that changed are looked at one by one.
     fn terminal_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) -> u64 {
         let width = problem.width() as usize;
         let (source, sink) = (problem.source(), problem.sink());
         let mut changed = 0;
+        let mut delta = 0i64;
         for y in rect.ys.clone() {
-            for x in rect.xs.clone() {
-                let r = y as usize * width + x as usize;
-                let (s, t) = (source[r], sink[r]);
-                let min = std::mem::replace(&mut self.kept_min[r], s.min(t));
-                self.offset = (self.offset as i64 + i64::from(s.min(t)) - i64::from(min)) as u64;
-                if self.kept_td[r] != s - t {
-                    changed += self.terminal_change(r, x, y, s - t, true);
+            let row = y as usize * width;
+            let span = row + rect.xs.start as usize..row + rect.xs.end as usize;
+            let (s, t) = (&source[span.clone()], &sink[span.clone()]);
+            for (m, (&a, &b)) in self.kept_min[span.clone()].iter_mut().zip(s.iter().zip(t)) {
+                let min = a.min(b);
+                delta += i64::from(min) - i64::from(*m);
+                *m = min;
+            }
+            for start in (span.start..span.end).step_by(TERMINAL_RUN) {
+                let end = (start + TERMINAL_RUN).min(span.end);
+                let same = source[start..end]
+                    .iter()
+                    .zip(&sink[start..end])
+                    .zip(&self.kept_td[start..end])
+                    .fold(true, |all, ((&a, &b), &k)| all & (a.wrapping_sub(b) == k));
+                if same {
+                    continue;
+                }
+                for r in start..end {
+                    let new = source[r] - sink[r];
+                    if self.kept_td[r] != new {
+                        let x = (r - row) as u32;
+                        changed += self.terminal_change(r, x, y, new, true);
+                    }
                 }
             }
         }
+        self.offset = (self.offset as i64 + delta) as u64;
         changed
     }
 
