@@ -261,10 +261,9 @@ fn clean_anchored(
     anchor: &dyn Fn(usize) -> bool,
     labeller: &mut dyn Labeller,
 ) -> CleanupReport {
-    let none = |_: usize| false;
     let constraints = Constraints {
-        fixed_foreground: &none,
-        fixed_background: &none,
+        fixed_foreground: None,
+        fixed_background: None,
         anchor: Some(anchor),
     };
     let params = CleanupParams {

@@ -20,9 +20,11 @@ pub struct CleanupParams {
 /// What the caller knows about the pixels, as predicates over row-major indices.
 pub struct Constraints<'a> {
     /// Pixels that must stay foreground (seeds): their component is always kept.
-    pub fixed_foreground: &'a dyn Fn(usize) -> bool,
-    /// Pixels that must stay background (seeds): their hole is never filled.
-    pub fixed_background: &'a dyn Fn(usize) -> bool,
+    /// `None` where there are none.
+    pub fixed_foreground: Option<&'a dyn Fn(usize) -> bool>,
+    /// Pixels that must stay background (seeds): their hole is never filled. `None`
+    /// where there are none.
+    pub fixed_background: Option<&'a dyn Fn(usize) -> bool>,
     /// Where the object is known to be (seeds, the previous frame's mask); `None`
     /// when nothing is known, and then no component is dropped for lacking an anchor.
     pub anchor: Option<&'a dyn Fn(usize) -> bool>,
@@ -160,26 +162,39 @@ impl Cleaner {
         self.area.resize(n, 0);
         self.flags.clear();
         self.flags.resize(n, 0);
-        for p in 0..n {
-            let root = self.labels[p] as usize;
-            self.area[root] += 1;
-            let (x, y) = (p % w, p / w);
-            let mut f = 0;
-            if x == 0 || y == 0 || x + 1 == w || y + 1 == h {
-                f |= BORDER;
+        let anchor = constraints.anchor.filter(|_| params.drop_unanchored);
+        // a row's pixels of one component at a time: a label holds along its run
+        for y in 0..h {
+            let row = &self.labels[y * w..(y + 1) * w];
+            let mut x = 0;
+            while x < w {
+                let root = row[x] as usize;
+                let end = x + row[x..].iter().take_while(|&&l| l as usize == root).count();
+                let (first, last) = (y * w + x, y * w + end);
+                self.area[root] += (end - x) as u32;
+                let mut f = 0;
+                if x == 0 || end == w || y == 0 || y + 1 == h {
+                    f |= BORDER;
+                }
+                let fixed = if mask.data[first] != 0 {
+                    constraints.fixed_foreground
+                } else {
+                    constraints.fixed_background
+                };
+                let seen = self.flags[root];
+                let any = |held: Option<&dyn Fn(usize) -> bool>, flag: u8| {
+                    held.filter(|_| seen & flag == 0)
+                        .is_some_and(|held| (first..last).any(held))
+                };
+                if any(fixed, FIXED) {
+                    f |= FIXED;
+                }
+                if any(anchor, ANCHORED) {
+                    f |= ANCHORED;
+                }
+                self.flags[root] |= f;
+                x = end;
             }
-            let fixed = if mask.data[p] != 0 {
-                (constraints.fixed_foreground)(p)
-            } else {
-                (constraints.fixed_background)(p)
-            };
-            if fixed {
-                f |= FIXED;
-            }
-            if constraints.anchor.is_some_and(|a| a(p)) {
-                f |= ANCHORED;
-            }
-            self.flags[root] |= f;
         }
         Ok(())
     }
@@ -203,10 +218,6 @@ mod tests {
         }
     }
 
-    fn none(_: usize) -> bool {
-        false
-    }
-
     /// Cleans `m` on the CPU with 4-connected components, `min_area` and
     /// `drop_unanchored`, under the constraints `c`.
     fn clean_four(
@@ -221,7 +232,7 @@ mod tests {
             drop_unanchored,
         };
         Cleaner::new()
-            .clean(m, &params, c, &mut CpuLabeller)
+            .clean(m, &params, c, &mut CpuLabeller::new())
             .unwrap()
     }
 
@@ -236,8 +247,8 @@ mod tests {
         ]);
         let anchor = |p: usize| p == 0;
         let c = Constraints {
-            fixed_foreground: &none,
-            fixed_background: &none,
+            fixed_foreground: None,
+            fixed_background: None,
             anchor: Some(&anchor),
         };
         let report = clean_four(&mut m, 2, true, &c);
@@ -263,8 +274,8 @@ mod tests {
         let fixed_fg = |p: usize| p == 17;
         let fixed_bg = |p: usize| p == 7;
         let c = Constraints {
-            fixed_foreground: &fixed_fg,
-            fixed_background: &fixed_bg,
+            fixed_foreground: Some(&fixed_fg),
+            fixed_background: Some(&fixed_bg),
             anchor: None,
         };
         let before = m.clone();

@@ -1070,8 +1070,8 @@ impl Segmenter {
             None
         };
         let constraints = Constraints {
-            fixed_foreground: &fixed_fg,
-            fixed_background: &fixed_bg,
+            fixed_foreground: hard.map(|_| &fixed_fg as &dyn Fn(usize) -> bool),
+            fixed_background: hard.map(|_| &fixed_bg as &dyn Fn(usize) -> bool),
             anchor,
         };
         let device = self.engine.device_mask().filter(|_| as_cut);
