@@ -239,16 +239,14 @@ impl EnergyBuilder {
         } else {
             self.rgb_changed.rects(1)
         };
-        for rect in &edge_rects {
-            inputs.smoothness.fill_edges_in(
-                inputs.rgb,
-                width as usize,
-                rect,
-                fixed,
-                &mut edges,
-                tables,
-            );
-        }
+        inputs.smoothness.fill_edges_in(
+            inputs.rgb,
+            width as usize,
+            &edge_rects,
+            fixed,
+            &mut edges,
+            tables,
+        );
         if let Some((previous, prior)) = inputs.temporal {
             if whole {
                 boundary_distance(previous, &mut self.distance);

@@ -6,6 +6,7 @@
 //! The weight depends on the squared difference only, an integer in 0..=3·255², so
 //! the quantised capacity is read from a table instead of calling `exp` per arc.
 
+use crate::bands;
 use crate::grid::{Connectivity, Direction, PixelRect};
 
 /// Squared colour distance below which σ is never estimated (flat synthetic frames).
@@ -146,7 +147,7 @@ impl Smoothness {
             xs: 0..width as u32,
             ys: 0..height as u32,
         };
-        self.fill_edges_in(rgb, width, &whole, fixed, edges, tables.get(self, sigma));
+        self.fill_edges_in(rgb, width, &[whole], fixed, edges, tables.get(self, sigma));
         sigma
     }
 
@@ -164,54 +165,82 @@ impl Smoothness {
     }
 
     /// Writes the capacities of every neighbour pair whose first pixel (in the forward
-    /// directions) lies in `rect`, both ways, from `tables` ([`Self::tables`]); the
-    /// other arcs stay as they are. With `rect` a changed region grown by one pixel,
-    /// this redoes every pair that the change touched.
+    /// directions) lies in one of `rects`, both ways, from `tables` ([`Self::tables`]);
+    /// the other arcs stay as they are. With the rectangles a changed region grown by
+    /// one pixel, this redoes every pair that the change touched. Each direction pair
+    /// writes only its own two arrays, so the directions are shared out among the
+    /// threads ([`bands::for_each_part`]).
     pub fn fill_edges_in(
         &self,
         rgb: &[u8],
         width: usize,
-        rect: &PixelRect,
+        rects: &[PixelRect],
         fixed: Option<&[bool]>,
         edges: &mut [Vec<i32>],
-        [straight, diagonal]: &[Vec<i32>; 2],
+        tables: &[Vec<i32>; 2],
     ) {
-        let height = edges[0].len() / width.max(1);
-        for &dir in &FORWARD[..self.connectivity.number() as usize / 2] {
-            let table = if dir.is_diagonal() {
-                diagonal
-            } else {
-                straight
+        let dirs = self.connectivity.number() as usize;
+        // `Direction::ALL` pairs each forward direction with its reverse (d ^ 1)
+        let parts: Vec<(Direction, &mut [Vec<i32>])> = edges[..dirs]
+            .chunks_exact_mut(2)
+            .enumerate()
+            .map(|(i, pair)| (Direction::ALL[2 * i], pair))
+            .collect();
+        debug_assert!(parts.iter().all(|(dir, _)| FORWARD.contains(dir)));
+        bands::for_each_part(parts, |(dir, pair)| {
+            let [fwd, rev] = pair else {
+                unreachable!("chunks of two")
             };
-            let pairs = Pairs::new(dir, width, height);
-            let x0 = pairs.x0.max(rect.xs.start as usize);
-            let x1 = (pairs.x0 + pairs.len).min(rect.xs.end as usize);
-            if x0 >= x1 {
-                continue;
+            for rect in rects {
+                fill_direction(dir, rgb, width, rect, fixed, fwd, rev, tables);
             }
-            let n = x1 - x0;
-            let ys = pairs.rows.start.max(rect.ys.start as usize)
-                ..pairs.rows.end.min(rect.ys.end as usize);
-            let (fwd, rev) = pair_mut(edges, dir.index(), dir.reverse().index());
-            for y in ys {
-                let p = y * width + x0;
-                let q = (p as isize + pairs.step) as usize;
-                let out = &mut fwd[p..p + n];
-                let squares = row_squared(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)]);
-                for (o, d2) in out.iter_mut().zip(squares) {
-                    *o = table.get(d2 as usize).copied().unwrap_or(0);
+        });
+    }
+}
+
+/// [`Smoothness::fill_edges_in`] for the pairs of one forward direction `dir` that
+/// start in `rect`: `fwd` holds their capacities one way, `rev` the other.
+#[allow(clippy::too_many_arguments)]
+fn fill_direction(
+    dir: Direction,
+    rgb: &[u8],
+    width: usize,
+    rect: &PixelRect,
+    fixed: Option<&[bool]>,
+    fwd: &mut [i32],
+    rev: &mut [i32],
+    [straight, diagonal]: &[Vec<i32>; 2],
+) {
+    let height = fwd.len() / width.max(1);
+    let table = if dir.is_diagonal() {
+        diagonal
+    } else {
+        straight
+    };
+    let pairs = Pairs::new(dir, width, height);
+    let x0 = pairs.x0.max(rect.xs.start as usize);
+    let x1 = (pairs.x0 + pairs.len).min(rect.xs.end as usize);
+    if x0 >= x1 {
+        return;
+    }
+    let n = x1 - x0;
+    let ys = pairs.rows.start.max(rect.ys.start as usize)..pairs.rows.end.min(rect.ys.end as usize);
+    for y in ys {
+        let p = y * width + x0;
+        let q = (p as isize + pairs.step) as usize;
+        let out = &mut fwd[p..p + n];
+        let squares = row_squared(&rgb[3 * p..3 * (p + n)], &rgb[3 * q..3 * (q + n)]);
+        for (o, d2) in out.iter_mut().zip(squares) {
+            *o = table.get(d2 as usize).copied().unwrap_or(0);
+        }
+        if let Some(fixed) = fixed {
+            for ((o, &a), &b) in out.iter_mut().zip(&fixed[p..p + n]).zip(&fixed[q..q + n]) {
+                if a && b {
+                    *o = 0;
                 }
-                if let Some(fixed) = fixed {
-                    for ((o, &a), &b) in out.iter_mut().zip(&fixed[p..p + n]).zip(&fixed[q..q + n])
-                    {
-                        if a && b {
-                            *o = 0;
-                        }
-                    }
-                }
-                rev[q..q + n].copy_from_slice(out);
             }
         }
+        rev[q..q + n].copy_from_slice(out);
     }
 }
 
@@ -426,18 +455,6 @@ pub(crate) fn sigma_of_sum(
         sum as f64 / count as f64
     };
     mean.max(MIN_MEAN_SQUARED).sqrt() as f32
-}
-
-/// Two distinct arrays of a list, mutably.
-fn pair_mut(arrays: &mut [Vec<i32>], a: usize, b: usize) -> (&mut Vec<i32>, &mut Vec<i32>) {
-    assert_ne!(a, b);
-    if a < b {
-        let (lo, hi) = arrays.split_at_mut(b);
-        (&mut lo[a], &mut hi[0])
-    } else {
-        let (lo, hi) = arrays.split_at_mut(a);
-        (&mut hi[0], &mut lo[b])
-    }
 }
 
 #[cfg(test)]
