@@ -2145,8 +2145,9 @@ __device__ void solve_persistent(const Params& p) {
             continue;               // only a whole relabel decides (none noted: relabel_cap)
         }
         // the budget is spent: the cut of this whole relabel (the pixels that cannot reach
-        // t) is the answer, and the preflow stays for the next call to continue from
-        if (cap == INF && snap.late) {
+        // t) is the answer, and the preflow stays for the next call to continue from;
+        // not before the call's first discharge rounds, so that every call gets on
+        if (cap == INF && snap.late && rounds > 0) {
             if (blockIdx.x == 0 && threadIdx.x == 0) c->stopped = 1u;
             break;
         }

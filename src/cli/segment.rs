@@ -407,6 +407,7 @@ struct Stops {
 }
 
 impl Stops {
+    /// Counts `result` if its cut stopped at the budget.
     fn count(&mut self, result: &FrameResult) {
         let stopped = result.output.as_ref().and_then(|o| o.stats.stopped);
         if let Some(c) = stopped {

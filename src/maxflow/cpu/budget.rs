@@ -2,8 +2,7 @@
 //! orphan waiting, no flow held back, the nodes still to grow keep their active
 //! flag), so the next call continues it; the cut returned meanwhile is the better of
 //! the two the search trees give, with how far its capacity can be above the
-//! minimum. (Cuts by residual reachability from s or to t were tried: they never
-//! came out lower, and cost two passes over the graph.)
+//! minimum (why these two: NOTES.md, "Frame budget").
 
 use super::solver::Solver;
 use super::state::{SINK, SOURCE, TREE, Topology, out_mask};

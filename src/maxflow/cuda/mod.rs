@@ -556,7 +556,8 @@ impl Engine for CudaEngine {
     }
 
     /// Honoured by the persistent solve (the product's schedule): it stops at the
-    /// first whole global relabel past the budget, with the cut of that relabel.
+    /// first whole global relabel past the budget that follows the call's first
+    /// discharge rounds, with the cut of that relabel.
     fn set_budget(&mut self, budget: Option<Duration>) -> bool {
         self.budget = budget;
         true
