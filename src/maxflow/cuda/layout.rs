@@ -351,14 +351,15 @@ mod tests {
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
         // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device):
-        // Params holds 26 u32 (104 bytes) before its 26 pointers, Ctl 10 u64 counters
-        // before its u32 ones; profiling adds the log's pointer and 6 cycle counters.
+        // Params holds 26 u32 (104 bytes) before its 26 pointers and the budget, Ctl 10
+        // u64 counters before its u32 ones and the budget's deadline, cut capacity and
+        // flag after them; profiling adds the log's pointer and 6 cycle counters.
         let profile = usize::from(cfg!(feature = "experiments"));
-        assert_eq!(std::mem::size_of::<Params>(), 104 + (26 + profile) * 8);
+        assert_eq!(std::mem::size_of::<Params>(), 104 + (26 + profile) * 8 + 8);
         assert_eq!(std::mem::size_of::<Snap>(), 32);
         assert_eq!(
             std::mem::size_of::<Ctl>(),
-            (10 + 6 * profile) * 8 + 4 * 18 + 32 + 4 * 4
+            (10 + 6 * profile) * 8 + 4 * 18 + 32 + 4 * 4 + 2 * 8 + 2 * 4
         );
         assert_eq!(std::mem::size_of::<Ctl>() % 8, 0);
     }
