@@ -151,17 +151,19 @@ impl Stats {
                     last.iterations, last.flow
                 ));
                 if let Some(gap) = last.stopped_gap {
-                    ui.label(
-                        RichText::new(format!(
+                    let text = if gap.is_finite() {
+                        format!(
                             "stopped at the budget: within {:.2}% of the minimum cut",
                             gap * 100.0
-                        ))
-                        .color(ui.visuals().warn_fg_color),
-                    )
-                    .on_hover_text(
-                        "The cut shown costs at most this much more than the minimum \
+                        )
+                    } else {
+                        "stopped at the budget before any flow reached t".to_string()
+                    };
+                    ui.label(RichText::new(text).color(ui.visuals().warn_fg_color))
+                        .on_hover_text(
+                            "The cut shown costs at most this much more than the minimum \
                          (its capacity minus the flow pushed, over that flow)",
-                    );
+                        );
                 }
             }
             None => {
