@@ -814,6 +814,41 @@ fn sanitizer_small_host_loop() {
     sanitizer_solves(Schedule::HostLoop);
 }
 
+/// A budgeted solve, its continuation and the exact call after it on small grids: the
+/// stop, the cut's capacity kernel and the update from a stopped preflow, small enough
+/// for the sanitizers.
+#[test]
+fn sanitizer_small_budgeted() {
+    let Some(mut engine) = product_engine_or_skip() else {
+        return;
+    };
+    engine.set_always_resume(true);
+    let mut rng = Rng(4321);
+    for eight in [false, true] {
+        let p = random_grid(&mut rng, 96, 72, eight, 50, 30);
+        let exact = reference_flow(&p);
+        engine.set_budget(Some(std::time::Duration::ZERO));
+        for call in 0..2 {
+            let s = if call == 0 {
+                engine.solve(&p)
+            } else {
+                engine.update(&p)
+            }
+            .unwrap();
+            if let Some(c) = s.stats.stopped {
+                assert_eq!(cut_capacity(&p, &s.mask), c.cut, "{eight} call {call}");
+                assert!(c.flow <= exact && exact <= c.cut, "{c:?} vs {exact}");
+            } else {
+                assert_eq!(s.flow, exact, "{eight} call {call}: a call run to the end");
+            }
+        }
+        engine.set_budget(None);
+        let s = engine.update(&p).unwrap();
+        assert_eq!(s.flow, exact, "{eight}: the call without a budget");
+        assert_eq!(cut_capacity(&p, &s.mask), exact, "{eight}: its cut");
+    }
+}
+
 /// Solves and updates stopped at once by a zero budget return cuts whose certificates
 /// hold, and the first call without a budget gives the exact flow and mask: it
 /// continues from the stopped preflow or solves afresh, exact either way.
