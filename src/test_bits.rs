@@ -11,3 +11,18 @@ pub(crate) fn lcg(mut seed: u64) -> impl FnMut() -> u64 {
         seed
     }
 }
+
+/// A `w`×`h` frame of random colours drawn from `bits` (index 0, time 0).
+pub(crate) fn random_frame(
+    bits: &mut impl FnMut() -> u64,
+    w: u32,
+    h: u32,
+) -> crate::capture::Frame {
+    crate::capture::Frame {
+        width: w,
+        height: h,
+        rgb: (0..w * h * 3).map(|_| (bits() >> 56) as u8).collect(),
+        timestamp: std::time::Duration::ZERO,
+        index: 0,
+    }
+}

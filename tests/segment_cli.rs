@@ -387,7 +387,7 @@ fn bad_inputs_fail_cleanly_without_output() {
         ),
         (
             run(&good, &seeds, &["--budget-ms", "0"]),
-            "--budget-ms must be a number of milliseconds > 0",
+            "expected milliseconds > 0, got \"0\"",
         ),
     ];
     for (out, needle) in &cases {

@@ -13,6 +13,8 @@ use crate::grid::Connectivity;
 #[derive(Clone, Debug, Default)]
 pub struct CpuLabeller {
     runs: Vec<Run>,
+    /// Per row, where its runs start in `runs` (and the end, last).
+    rows: Vec<usize>,
     parent: Vec<u32>,
 }
 
@@ -109,8 +111,8 @@ impl Labeller for CpuLabeller {
         let w = width as usize;
         let reach = u32::from(connectivity == Connectivity::Eight);
         self.runs.clear();
-        // per row, where its runs start in `runs`
-        let mut rows = Vec::with_capacity(height as usize + 1);
+        let mut rows = std::mem::take(&mut self.rows);
+        rows.clear();
         for (y, row) in values.chunks_exact(w).enumerate() {
             rows.push(self.runs.len());
             push_runs(row, (y * w) as u32, &mut self.runs);
@@ -131,6 +133,7 @@ impl Labeller for CpuLabeller {
                 labels[y * w + run.start as usize..y * w + run.end as usize].fill(label);
             }
         }
+        self.rows = rows;
         Ok(())
     }
 }

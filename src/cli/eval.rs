@@ -129,15 +129,8 @@ pub struct ParamArgs {
     pub background_weight: Option<f32>,
     /// Stop each frame's cut after MS milliseconds of the engine's call (its
     /// certificate's gap is reported); off: every cut exact.
-    #[arg(long, value_name = "MS", value_parser = parse_budget)]
-    pub budget_ms: Option<f64>,
-}
-
-fn parse_budget(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(ms) if ms.is_finite() && ms > 0.0 => Ok(ms),
-        _ => Err(format!("expected milliseconds > 0, got {s:?}")),
-    }
+    #[arg(long, value_name = "MS", value_parser = super::segment::parse_budget)]
+    pub budget_ms: Option<Duration>,
 }
 
 fn parse_connectivity(s: &str) -> Result<Connectivity, String> {
@@ -175,8 +168,8 @@ impl ParamArgs {
         given!(color_model => color_model, temporal => temporal, temporal_ramp => temporal_ramp);
         given!(min_area => cleanup_min_area, drop_unanchored => drop_unanchored);
         given!(noise_gate => noise_gate, background_weight => background_weight);
-        if let Some(ms) = self.budget_ms {
-            p.budget = Some(Duration::from_secs_f64(ms / 1e3));
+        if self.budget_ms.is_some() {
+            p.budget = self.budget_ms;
         }
         p
     }

@@ -93,8 +93,8 @@ pub struct SegmentArgs {
     /// whose gap bounds how far it is from minimum; the next frame continues from
     /// there (the CUDA engine stops at its next whole global relabel). Off by default:
     /// every cut is exact.
-    #[arg(long, value_name = "MS")]
-    pub budget_ms: Option<f64>,
+    #[arg(long, value_name = "MS", value_parser = parse_budget)]
+    pub budget_ms: Option<Duration>,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -147,6 +147,14 @@ fn parse_on_off(text: &str) -> Result<bool, String> {
         "on" => Ok(true),
         "off" => Ok(false),
         _ => Err(format!("expected on or off, got {text:?}")),
+    }
+}
+
+/// A frame budget in milliseconds (`--budget-ms`, of `segment` and `eval`).
+pub(super) fn parse_budget(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms > 0.0 => Ok(Duration::from_secs_f64(ms / 1e3)),
+        _ => Err(format!("expected milliseconds > 0, got {text:?}")),
     }
 }
 
@@ -249,6 +257,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         noise_gate: args.noise_gate,
         background_frames: args.background,
         working_scale: args.working_scale,
+        budget: args.budget_ms,
         ..base
     };
     if let Some(lambda) = args.lambda {
@@ -260,13 +269,6 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
     }
     if let Some(iterations) = args.iterations {
         params.iterations = iterations;
-    }
-    if let Some(ms) = args.budget_ms {
-        ensure!(
-            ms.is_finite() && ms > 0.0,
-            "--budget-ms must be a number of milliseconds > 0, got {ms}"
-        );
-        params.budget = Some(Duration::from_secs_f64(ms / 1e3));
     }
     Ok(params)
 }

@@ -284,7 +284,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     /// The filter over whole-frame sums, as it was before tiles: the reference.
     /// The alpha (0 background … 255 foreground) of each pixel of `mask`, soft near the
@@ -351,14 +350,7 @@ mod tests {
         let mut bits = crate::test_bits::lcg(99);
         let mut next = move || (bits() >> 33) as u32;
         for (w, h) in [(7, 5), (70, 45), (100, 80), (150, 131)] {
-            let rgb = (0..w * h * 3).map(|_| (next() % 256) as u8).collect();
-            let frame = Frame {
-                width: w,
-                height: h,
-                rgb,
-                timestamp: Duration::ZERO,
-                index: 0,
-            };
+            let frame = crate::test_bits::random_frame(&mut || u64::from(next()) << 32, w, h);
             let (cx, cy, r) = (next() % w, next() % h, 3 + next() % 30);
             let mask = Mask::from_fn(w, h, |i| {
                 let (x, y) = (i as u32 % w, i as u32 / w);

@@ -175,7 +175,6 @@ fn round_to_byte(x: f32) -> u8 {
 mod tests {
     use super::*;
     use crate::bands::with_threads;
-    use std::time::Duration;
 
     /// The blur in floats pixel by pixel, as it was before row bands: the reference.
     fn reference(frame: &Frame, factor: u32) -> Vec<u8> {
@@ -255,14 +254,7 @@ mod tests {
     fn row_bands_on_one_thread_and_two_give_the_reference() {
         let mut bits = crate::test_bits::lcg(3);
         for (w, h) in [(1, 1), (25, 13), (130, 71)] {
-            let rgb = (0..w * h * 3).map(|_| (bits() >> 56) as u8).collect();
-            let frame = Frame {
-                width: w,
-                height: h,
-                rgb,
-                timestamp: Duration::ZERO,
-                index: 0,
-            };
+            let frame = crate::test_bits::random_frame(&mut bits, w, h);
             let want = reference(&frame, 12);
             for threads in [1, 2] {
                 let (mut blur, mut out) = (Blur::default(), vec![1; 7]);

@@ -1057,22 +1057,24 @@ impl Segmenter {
             min_area: self.params.cleanup_min_area,
             drop_unanchored: self.params.drop_unanchored,
         };
-        let is = |label: SeedLabel| move |i: usize| hard.is_some_and(|s| s.labels[i] == label);
-        let fixed_fg = is(SeedLabel::Foreground);
-        let fixed_bg = is(SeedLabel::Background);
-        let previous = self.previous.as_ref();
-        let previous_fg = |i: usize| previous.is_some_and(|m| m.is_source(i));
-        let anchor: Option<&dyn Fn(usize) -> bool> = if hard.is_some() {
-            Some(&fixed_fg)
-        } else if previous.is_some() {
-            Some(&previous_fg)
-        } else {
-            None
-        };
+        let is = |label: SeedLabel| hard.map(|s| move |i: usize| s.labels[i] == label);
+        let (fixed_fg, fixed_bg) = (is(SeedLabel::Foreground), is(SeedLabel::Background));
+        let previous_fg = self
+            .previous
+            .as_ref()
+            .map(|m| move |i: usize| m.is_source(i));
+        fn as_dyn(f: &impl Fn(usize) -> bool) -> &dyn Fn(usize) -> bool {
+            f
+        }
         let constraints = Constraints {
-            fixed_foreground: hard.map(|_| &fixed_fg as &dyn Fn(usize) -> bool),
-            fixed_background: hard.map(|_| &fixed_bg as &dyn Fn(usize) -> bool),
-            anchor,
+            fixed_foreground: fixed_fg.as_ref().map(as_dyn),
+            fixed_background: fixed_bg.as_ref().map(as_dyn),
+            // the seeds where there are seeds, else the previous mask
+            anchor: match (&fixed_fg, &previous_fg) {
+                (Some(f), _) => Some(as_dyn(f)),
+                (None, Some(f)) => Some(as_dyn(f)),
+                (None, None) => None,
+            },
         };
         let device = self.engine.device_mask().filter(|_| as_cut);
         Ok(self.cleaner.clean_with_device(
