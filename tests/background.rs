@@ -6,71 +6,13 @@ mod common;
 
 use common::cli::{json_output, livecut};
 use common::rng::Rng;
+use common::walk::{H, LEARN, W, object_at, plain, scene, truth};
 use livecut::capture::Frame;
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Mask;
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::pipeline::{SegmentParams, Segmenter};
 use std::path::Path;
-use std::time::Duration;
-
-const W: u32 = 128;
-const H: u32 = 96;
-const LEARN: u32 = 5;
-
-/// Where the object is in frame `index` (it walks right), if it is there.
-fn object_at(index: u64, x: u32, y: u32) -> bool {
-    let left = 8 + 2 * index as u32;
-    (left..left + 14).contains(&x) && (12..36).contains(&y)
-}
-
-/// A still scene with sensor noise: a textured wall, from frame `LEARN` on an object
-/// walking through, every channel times `gain` (in percent), and `shade` (percent of
-/// brightness) over the region `shaded`.
-fn scene(
-    rng: &mut Rng,
-    index: u64,
-    gain: u32,
-    shaded: impl Fn(u32, u32) -> bool,
-    shade: u32,
-) -> Frame {
-    let mut rgb = Vec::with_capacity((3 * W * H) as usize);
-    for y in 0..H {
-        for x in 0..W {
-            let object = index >= u64::from(LEARN) && object_at(index, x, y);
-            let base = if object {
-                [40, 170, 70]
-            } else {
-                [
-                    120 + (x % 8) * 6,
-                    110 + (y % 6) * 5,
-                    100 + ((x + y) % 5) * 4,
-                ]
-            };
-            let shade = if shaded(x, y) { shade } else { 100 };
-            for c in base {
-                let noise = rng.below(7) as i64 - 3;
-                let v = i64::from(c * gain * shade / 10_000) + noise;
-                rgb.push(v.clamp(0, 255) as u8);
-            }
-        }
-    }
-    Frame {
-        width: W,
-        height: H,
-        rgb,
-        timestamp: Duration::ZERO,
-        index,
-    }
-}
-
-fn plain(rng: &mut Rng, index: u64) -> Frame {
-    scene(rng, index, 100, |_, _| false, 100)
-}
-
-fn truth(index: u64) -> Mask {
-    Mask::from_fn(W, H, |i| object_at(index, i as u32 % W, i as u32 / W))
-}
 
 fn segmenter(dynamic: bool) -> Segmenter {
     Segmenter::new(

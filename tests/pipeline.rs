@@ -75,6 +75,7 @@ impl FrameProcessor for FakeProcessor {
             learning: false,
             census: None,
             noise_gate: 0,
+            volume: None,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

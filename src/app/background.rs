@@ -141,6 +141,7 @@ mod tests {
                 learning,
                 census: None,
                 noise_gate: 0,
+                volume: None,
             }),
             error: None,
             timings: FrameTiming::default(),

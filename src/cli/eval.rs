@@ -10,7 +10,8 @@ use livecut::capture::Frame;
 use livecut::capture::files::{read_image, read_seeds};
 use livecut::energy::{ColorModelKind, Seeds};
 use livecut::grid::{Connectivity, Mask};
-use livecut::maxflow::{EngineChoice, create_engine};
+use livecut::maxflow::{EngineChoice, create_engine, create_volume_engine};
+use livecut::pipeline::volume::VolumeSegmenter;
 use livecut::pipeline::{FrameTiming, SegmentOutput, SegmentParams, Segmenter};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,10 @@ pub struct EvalArgs {
     /// first.
     #[arg(long, value_name = "DIR", requires = "frames")]
     pub score_masks: Option<PathBuf>,
+    /// Cut the video N frames at a time as one x-y-t graph (`segment --volume`) instead
+    /// of frame by frame; the milliseconds per frame are each volume's shared out.
+    #[arg(long, value_name = "N", requires = "frames", conflicts_with = "score_masks", value_parser = clap::value_parser!(u32).range(2..=livecut::pipeline::volume::MAX_VOLUME_FRAMES as i64))]
+    pub volume: Option<u32>,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -499,6 +504,71 @@ fn given_masks(
     Ok(rows)
 }
 
+/// Every frame of the video with its ground truth and name, checked to be the first
+/// frame's size.
+fn read_frames(
+    files: &[PathBuf],
+    gts: &[PathBuf],
+    first: &Frame,
+) -> anyhow::Result<Vec<(Frame, Vec<u8>, String)>> {
+    let mut frames = Vec::with_capacity(files.len());
+    for (i, (file, gt_path)) in files.iter().zip(gts).enumerate() {
+        let frame = read_frame(file, i as u64)?;
+        ensure!(
+            (frame.width, frame.height) == (first.width, first.height),
+            "{} is {}x{} but the first frame is {}x{}",
+            file.display(),
+            frame.width,
+            frame.height,
+            first.width,
+            first.height
+        );
+        let gt = read_gt(gt_path, &frame)?;
+        frames.push((frame, gt, stem(file)));
+    }
+    Ok(frames)
+}
+
+/// The video cut as volumes of `depth` frames, scored frame by frame; each frame's
+/// milliseconds are its own energy and its share of its volume's cut.
+fn volume_rows(
+    args: &EvalArgs,
+    depth: u32,
+    params: &SegmentParams,
+    seeds: Option<Seeds>,
+    frames: Vec<(Frame, Vec<u8>, String)>,
+) -> anyhow::Result<Vec<Scored>> {
+    let (engine, note) = create_volume_engine(args.engine)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let mut segmenter = VolumeSegmenter::new(engine, params.clone(), depth)?;
+    if let Some(seeds) = seeds {
+        segmenter.set_seeds(seeds);
+    }
+    let mut outputs = Vec::with_capacity(frames.len());
+    for (frame, _, name) in &frames {
+        outputs.extend(segmenter.push(frame).with_context(|| name.clone())?);
+    }
+    outputs.extend(segmenter.finish().context("the last volume")?);
+    Ok(frames
+        .into_iter()
+        .zip(outputs)
+        .map(|((_, gt, name), out)| Scored {
+            iou: iou(&out.mask, &gt),
+            ms: out.timings.total_ms,
+            timing: out.timings,
+            flow: out.flow,
+            relative_gap: None,
+            learning: out.learning,
+            counts: Counts::of(&out.mask, &gt),
+            mask: out.mask,
+            gt,
+            name,
+        })
+        .collect())
+}
+
 /// Checks that static and dynamic runs gave the same flows and masks.
 fn check_agree(a: &[Scored], b: &[Scored]) -> anyhow::Result<()> {
     for (x, y) in a.iter().zip(b) {
@@ -675,6 +745,17 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
             given_masks(dir, &files, &gts, &first, args.background)?,
         ));
     }
+    if let Some(depth) = args.volume {
+        ensure!(
+            params.budget.is_none(),
+            "--volume does not take --budget-ms"
+        );
+        let frames = read_frames(&files, &gts, &first)?;
+        runs.push((
+            false,
+            volume_rows(args, depth, &params, seeds.clone(), frames)?,
+        ));
+    }
     let segmented: &[bool] = if runs.is_empty() {
         modes(args.mode)
     } else {
@@ -692,19 +773,8 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
             segmenter.set_seeds(seeds.clone());
         }
         let mut rows = Vec::new();
-        for (i, (file, gt_path)) in files.iter().zip(&gts).enumerate() {
-            let frame = read_frame(file, i as u64)?;
-            ensure!(
-                (frame.width, frame.height) == (first.width, first.height),
-                "{} is {}x{} but the first frame is {}x{}",
-                file.display(),
-                frame.width,
-                frame.height,
-                first.width,
-                first.height
-            );
-            let gt = read_gt(gt_path, &frame)?;
-            rows.push(score(&mut segmenter, &frame, &gt, stem(file))?);
+        for (frame, gt, name) in read_frames(&files, &gts, &first)? {
+            rows.push(score(&mut segmenter, &frame, &gt, name)?);
         }
         runs.push((dynamic, rows));
     }
@@ -755,6 +825,7 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
         let out = serde_json::json!({
             "mode": "video",
             "engine": args.engine,
+            "volume": args.volume,
             "params": params_json(&params),
             "frames": rows,
             "first_frame_ms": rows[0].ms,

@@ -10,17 +10,21 @@ use anyhow::{Context, bail, ensure};
 use image::RgbaImage;
 use indicatif::{ProgressBar, ProgressStyle};
 use livecut::capture::files;
-use livecut::capture::{FrameSource, SourceSpec, StreamSettings};
+use livecut::capture::{CapturedFrame, FrameSource, SourceSpec, StreamSettings};
 use livecut::composite::{Backdrop, Buffers, Composite};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Connectivity;
-use livecut::maxflow::{EngineChoice, create_engine};
+use livecut::maxflow::{EngineChoice, create_engine, create_volume_engine};
 use livecut::output::VirtualCamera;
+use livecut::pipeline::SegmentOutput;
+use livecut::pipeline::volume::VolumeSegmenter;
 use livecut::pipeline::{
     Event, FrameResult, Pipeline, PipelineOptions, Recorder, SegmentParams, Segmenter,
 };
+use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Frames of the demo scene when `--frames` is not given (10 s at 30 fps).
@@ -95,6 +99,13 @@ pub struct SegmentArgs {
     /// every cut is exact.
     #[arg(long, value_name = "MS", value_parser = parse_budget)]
     pub budget_ms: Option<Duration>,
+    /// Cut N frames at a time as one x-y-t graph (files and the demo, not live
+    /// sources): each pixel linked to itself in the previous and next frame by their
+    /// colour likeness, the temporal prior, noise gate and dynamic cuts left out;
+    /// consecutive volumes share a frame, held as the first cut it, so their masks
+    /// agree. The CPU engine cuts volumes.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=livecut::pipeline::volume::MAX_VOLUME_FRAMES as i64))]
+    pub volume: Option<u32>,
     /// Frame size of the demo scene, and the size asked of a camera.
     #[arg(long, value_name = "WxH", default_value = "640x480", value_parser = parse_size)]
     pub size: (u32, u32),
@@ -190,6 +201,9 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         )?)
     };
     check_outputs(&spec, &args.out)?;
+    if let Some(depth) = args.volume {
+        return run_volume(&args, depth, params, source, seeds, limit);
+    }
     let mut camera = open_camera(&args, source.size())?;
     let (mut engine, note) = create_engine(args.engine)?;
     if let Some(note) = note {
@@ -238,6 +252,90 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     }
     if let Some(target) = &args.virtual_camera {
         println!("composites sent to {target}");
+    }
+    Ok(())
+}
+
+/// `segment --volume N`: reads the source at its own pace, cuts it N frames at a
+/// time and writes each volume's masks as it completes.
+fn run_volume(
+    args: &SegmentArgs,
+    depth: u32,
+    params: SegmentParams,
+    mut source: Box<dyn FrameSource>,
+    seeds: Option<Seeds>,
+    limit: Option<u64>,
+) -> anyhow::Result<()> {
+    ensure!(
+        !source.is_live(),
+        "--volume cuts files and the demo, not live sources (a frame's mask waits for its volume)"
+    );
+    let refused = [
+        (args.virtual_camera.is_some(), "--virtual-camera"),
+        (args.working_scale > 1, "--working-scale"),
+        (args.budget_ms.is_some(), "--budget-ms"),
+    ];
+    if let Some((_, option)) = refused.iter().find(|(given, _)| *given) {
+        bail!("--volume does not take {option}");
+    }
+    let (engine, note) = create_volume_engine(args.engine)?;
+    if let Some(note) = note {
+        eprintln!("note: {note}");
+    }
+    let engine_kind = engine.kind();
+    let mut segmenter = VolumeSegmenter::new(engine, params, depth)?;
+    if let Some(seeds) = seeds {
+        segmenter.set_seeds(seeds);
+    }
+    let total = match (source.len_hint(), limit) {
+        (Some(n), Some(m)) => Some(n.min(m)),
+        (n, m) => n.or(m),
+    };
+    let progress = progress_bar(total);
+    let mut recorder = Recorder::new(&args.out, args.json.as_deref());
+    let start = Instant::now();
+    // the frames whose masks are still to come, in order
+    let mut waiting: VecDeque<Arc<CapturedFrame>> = VecDeque::new();
+    let mut total_ms = 0.0;
+    let mut write = |outputs: Vec<SegmentOutput>, waiting: &mut VecDeque<_>| {
+        for output in outputs {
+            let captured = waiting.pop_front().context("a mask without its frame")?;
+            let result = FrameResult::single(captured, output, engine_kind);
+            total_ms += result.timings.total_ms;
+            recorder.record(&result)?;
+            progress.inc(1);
+        }
+        anyhow::Ok(())
+    };
+    let mut read = 0u64;
+    while limit.is_none_or(|n| read < n) {
+        let Some(captured) = source
+            .next_frame()
+            .with_context(|| format!("reading {}", args.input))?
+        else {
+            break;
+        };
+        read += 1;
+        let captured = Arc::new(captured);
+        waiting.push_back(captured.clone());
+        let outputs = segmenter
+            .push(&captured.frame)
+            .with_context(|| format!("frame {}", captured.frame.index))?;
+        write(outputs, &mut waiting)?;
+    }
+    write(segmenter.finish().context("the last volume")?, &mut waiting)?;
+    progress.finish_and_clear();
+    recorder.finish()?;
+    let frames = recorder.written();
+    ensure!(frames > 0, "the input has no frames");
+    println!(
+        "{frames} mask(s) written to {} in {:.1} s ({:.1} ms per frame, volumes of {depth} frames, {engine_kind} engine)",
+        recorder.dir().display(),
+        start.elapsed().as_secs_f64(),
+        total_ms / frames as f64,
+    );
+    if let Some(json) = &args.json {
+        println!("per-frame statistics in {}", json.display());
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ mod gmm;
 pub mod seeds;
 pub mod smoothness;
 pub mod temporal;
+pub mod volume;
 
 pub use background::{BackgroundModel, CostTable};
 pub use builder::{CAPACITY_SCALE, EnergyBuilder, EnergyInputs};

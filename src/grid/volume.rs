@@ -218,7 +218,7 @@ impl VolumeProblem {
         }
         for (d, arr) in self.edges.iter().enumerate() {
             let step = OFFSETS[d];
-            let off = (0..arr.len()).find(|&i| arr[i] != 0 && self.step(i, d).is_none());
+            let off = self.off_grid(step).find(|&i| arr[i] != 0);
             if let Some(i) = off {
                 return Err(VolumeError::OffGrid {
                     step,
@@ -228,6 +228,31 @@ impl VolumeProblem {
             }
         }
         Ok(())
+    }
+
+    /// The voxels whose neighbour at `step` lies outside the volume, visited row by
+    /// row: whole rows where y or z leaves it, else the row's end that x leaves by.
+    fn off_grid(&self, (dx, dy, dz): (i32, i32, i32)) -> impl Iterator<Item = usize> + '_ {
+        let (w, h, d) = (
+            self.width as usize,
+            self.height as usize,
+            self.depth as usize,
+        );
+        let leaves = |c: usize, dc: i32, n: usize| (dc < 0 && c == 0) || (dc > 0 && c + 1 == n);
+        (0..d * h).flat_map(move |row| {
+            let (y, z) = (row % h, row / h);
+            let first = row * w;
+            let xs = if leaves(y, dy, h) || leaves(z, dz, d) {
+                0..w
+            } else if dx < 0 {
+                0..1
+            } else if dx > 0 {
+                w - 1..w
+            } else {
+                0..0
+            };
+            xs.map(move |x| first + x)
+        })
     }
 
     /// Volume width in voxels.
@@ -379,6 +404,26 @@ mod tests {
         );
         assert_eq!(VolumeConnectivity::Ten.direction((0, 0, -1)), Some(5));
         assert_eq!(VolumeConnectivity::Six.direction((1, 1, 0)), None);
+    }
+
+    #[test]
+    fn an_arc_is_refused_exactly_where_its_step_leaves_the_volume() {
+        let (w, h, d) = (3, 4, 2);
+        let n = (w * h * d) as usize;
+        let c = VolumeConnectivity::TwentySix;
+        let zeros = VolumeProblem::zeros(w, h, d, c).unwrap();
+        for i in 0..n {
+            for dir in 0..26 {
+                let mut edges = vec![vec![0; n]; 26];
+                edges[dir][i] = 1;
+                let p = VolumeProblem::from_arrays((w, h, d), c, vec![0; n], vec![0; n], edges);
+                assert_eq!(
+                    p.is_ok(),
+                    zeros.step(i, dir).is_some(),
+                    "voxel {i} dir {dir}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod priority;
 pub mod record;
 pub mod segmenter;
 pub mod timing;
+pub mod volume;
 pub mod worker;
 pub mod working;
 

@@ -7,6 +7,7 @@
 //! leaves the lines so far in the `.part` file.
 
 use super::timing::FrameTiming;
+use super::volume::VolumeSpan;
 use super::worker::FrameResult;
 use crate::energy::ChangeCensus;
 use crate::maxflow::{Certificate, EngineKind};
@@ -77,6 +78,8 @@ pub struct FrameRecord {
     /// the mask's cut is proven to be worth.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stopped: Option<StopRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<VolumeSpan>,
 }
 
 /// A cut stopped at its budget, as the JSON says it: the flow pushed, the cut's
@@ -127,6 +130,7 @@ impl FrameRecord {
             changed: output.census,
             noise_gate: output.noise_gate,
             stopped: output.stats.stopped.map(StopRecord::from),
+            volume: output.volume,
         })
     }
 }

@@ -127,6 +127,29 @@ pub struct FrameResult {
 }
 
 impl FrameResult {
+    /// The result of a frame segmented outside the worker, read at the consumer's
+    /// pace (nothing dropped or queued): its timings are the output's with the
+    /// frame's decoding added.
+    pub fn single(captured: Arc<CapturedFrame>, output: SegmentOutput, engine: EngineKind) -> Self {
+        let decode_ms = captured.decode_ms;
+        let timings = FrameTiming {
+            decode_ms,
+            total_ms: decode_ms + output.timings.total_ms,
+            ..output.timings
+        };
+        Self {
+            captured,
+            output: Some(output),
+            error: None,
+            timings,
+            dropped: 0,
+            queued: 0,
+            engine,
+            reprocessed: false,
+            params: 0,
+        }
+    }
+
     /// Intersection over union of the mask with the source's ground truth, where both
     /// exist (the demo scene). Two empty masks agree perfectly.
     pub fn iou(&self) -> Option<f64> {

@@ -1,6 +1,6 @@
 //! What the test binaries share: one reference max-flow, the shared instances' folder
 //! and manifest, the random generators and grid generators, running the built binary,
-//! and real footage. Each binary uses part of it, so unused items are allowed here.
+//! real footage and a still camera's scene with a known answer. Each binary uses part of it, so unused items are allowed here.
 
 #![allow(dead_code)]
 
@@ -10,3 +10,4 @@ pub mod generators;
 pub mod grids;
 pub mod reference;
 pub mod rng;
+pub mod walk;

@@ -106,6 +106,9 @@ pub struct SegmentOutput {
     /// The noise gate's threshold for this frame in grey levels (0: off): the chosen
     /// one or, for a noisier camera, what its noise needs.
     pub noise_gate: u8,
+    /// The volume the frame was cut in, where the video is cut as volumes
+    /// ([`super::volume`]); `flow` is then the volume's.
+    pub volume: Option<super::volume::VolumeSpan>,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -222,6 +225,9 @@ pub enum SegmentError {
     /// Connected-component labelling failed.
     #[error(transparent)]
     Labelling(#[from] CclError),
+    /// A video cut as volumes cannot go on ([`super::volume`]).
+    #[error("{0}")]
+    Volume(String),
 }
 
 /// Default noise gate: above the noise of webcam frames (σ ≈ 2 grey levels: a
@@ -279,7 +285,7 @@ fn labeller_for(engine: &dyn Engine) -> Box<dyn Labeller> {
     Box::new(CpuLabeller::new())
 }
 
-fn side_of(label: SeedLabel) -> Option<Side> {
+pub(super) fn side_of(label: SeedLabel) -> Option<Side> {
     match label {
         SeedLabel::Foreground => Some(Side::Foreground),
         SeedLabel::Background => Some(Side::Background),
@@ -631,6 +637,7 @@ impl Segmenter {
             learning: false,
             census: self.frame_census.take(),
             noise_gate: self.gate_threshold(),
+            volume: None,
         }
     }
 
@@ -753,6 +760,7 @@ impl Segmenter {
             learning: true,
             census: None,
             noise_gate: self.gate_threshold(),
+            volume: None,
         })
     }
 
@@ -760,10 +768,10 @@ impl Segmenter {
     /// (the background term needs neither a foreground nor a background seed).
     fn check_background_seeds(&mut self, frame: &Frame) -> Result<(), SegmentError> {
         if let Some(seeds) = &self.seeds
-            && let Err(e) = seeds.check_size(frame.width, frame.height)
+            && let Err(message) = check_seeds(seeds, frame, false)
         {
             self.seeds = None;
-            return Err(SegmentError::Seeds(e.to_string()));
+            return Err(SegmentError::Seeds(message));
         }
         self.set_models(None);
         Ok(())
@@ -774,22 +782,7 @@ impl Segmenter {
         let Some(seeds) = &self.seeds else {
             return Ok(());
         };
-        let check = seeds
-            .check_size(frame.width, frame.height)
-            .map_err(|e| e.to_string())
-            .and_then(|()| {
-                let missing = [
-                    (SeedLabel::Foreground, "foreground"),
-                    (SeedLabel::Background, "background"),
-                ]
-                .into_iter()
-                .find(|(l, _)| !seeds.labels.contains(l));
-                match missing {
-                    Some((_, what)) => Err(format!("the seeds have no {what} seed")),
-                    None => Ok(()),
-                }
-            });
-        if let Err(message) = check {
+        if let Err(message) = check_seeds(seeds, frame, true) {
             self.seeds = None;
             return Err(SegmentError::Seeds(message));
         }
@@ -1052,37 +1045,72 @@ impl Segmenter {
         hard: Option<&Seeds>,
         as_cut: bool,
     ) -> Result<CleanupReport, SegmentError> {
-        let params = CleanupParams {
-            connectivity: self.params.connectivity,
-            min_area: self.params.cleanup_min_area,
-            drop_unanchored: self.params.drop_unanchored,
-        };
-        let is = |label: SeedLabel| hard.map(|s| move |i: usize| s.labels[i] == label);
-        let (fixed_fg, fixed_bg) = (is(SeedLabel::Foreground), is(SeedLabel::Background));
-        let previous_fg = self
-            .previous
-            .as_ref()
-            .map(|m| move |i: usize| m.is_source(i));
-        fn as_dyn(f: &impl Fn(usize) -> bool) -> &dyn Fn(usize) -> bool {
-            f
-        }
-        let constraints = Constraints {
-            fixed_foreground: fixed_fg.as_ref().map(as_dyn),
-            fixed_background: fixed_bg.as_ref().map(as_dyn),
-            // the seeds where there are seeds, else the previous mask
-            anchor: match (&fixed_fg, &previous_fg) {
-                (Some(f), _) => Some(as_dyn(f)),
-                (None, Some(f)) => Some(as_dyn(f)),
-                (None, None) => None,
-            },
-        };
         let device = self.engine.device_mask().filter(|_| as_cut);
-        Ok(self.cleaner.clean_with_device(
-            mask,
-            device.as_ref(),
-            &params,
-            &constraints,
-            self.labeller.as_mut(),
-        )?)
+        let around = Around {
+            hard,
+            previous: self.previous.as_ref(),
+        };
+        let (cleaner, labeller) = (&mut self.cleaner, self.labeller.as_mut());
+        let report = clean_frame(&self.params, around, |params, constraints| {
+            cleaner.clean_with_device(mask, device.as_ref(), params, constraints, labeller)
+        });
+        Ok(report?)
     }
+}
+
+/// Whether `seeds` fit `frame` and, where `both`, hold a foreground and a background
+/// seed (what a colour model needs); the reason where not.
+pub(super) fn check_seeds(seeds: &Seeds, frame: &Frame, both: bool) -> Result<(), String> {
+    seeds
+        .check_size(frame.width, frame.height)
+        .map_err(|e| e.to_string())?;
+    let missing = [
+        (SeedLabel::Foreground, "foreground"),
+        (SeedLabel::Background, "background"),
+    ]
+    .into_iter()
+    .find(|(l, _)| both && !seeds.labels.contains(l));
+    match missing {
+        Some((_, what)) => Err(format!("the seeds have no {what} seed")),
+        None => Ok(()),
+    }
+}
+
+/// What a frame's cleanup knows of its pixels: its hard seeds and the mask before it.
+#[derive(Clone, Copy)]
+pub(super) struct Around<'a> {
+    pub hard: Option<&'a Seeds>,
+    pub previous: Option<&'a Mask>,
+}
+
+/// Runs `clean` (a cleanup of the frame's mask) with the parameters' rules: seeded
+/// pixels keep their labels, and the object is anchored by the foreground seeds where
+/// there are any, else by the previous mask.
+pub(super) fn clean_frame<R>(
+    params: &SegmentParams,
+    Around { hard, previous }: Around<'_>,
+    clean: impl FnOnce(&CleanupParams, &Constraints<'_>) -> R,
+) -> R {
+    let cleanup = CleanupParams {
+        connectivity: params.connectivity,
+        min_area: params.cleanup_min_area,
+        drop_unanchored: params.drop_unanchored,
+    };
+    let is = |label: SeedLabel| hard.map(|s| move |i: usize| s.labels[i] == label);
+    let (fixed_fg, fixed_bg) = (is(SeedLabel::Foreground), is(SeedLabel::Background));
+    let previous_fg = previous.map(|m| move |i: usize| m.is_source(i));
+    fn as_dyn(f: &impl Fn(usize) -> bool) -> &dyn Fn(usize) -> bool {
+        f
+    }
+    let constraints = Constraints {
+        fixed_foreground: fixed_fg.as_ref().map(as_dyn),
+        fixed_background: fixed_bg.as_ref().map(as_dyn),
+        // the seeds where there are seeds, else the previous mask
+        anchor: match (&fixed_fg, &previous_fg) {
+            (Some(f), _) => Some(as_dyn(f)),
+            (None, Some(f)) => Some(as_dyn(f)),
+            (None, None) => None,
+        },
+    };
+    clean(&cleanup, &constraints)
 }
