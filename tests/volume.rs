@@ -7,7 +7,7 @@
 mod common;
 
 use common::cli::{assert_fails_with, json_output, livecut};
-use common::reference::{Reference, max_flow_arcs};
+use common::reference::volume_max_flow as reference;
 use common::rng::Rng;
 use livecut::grid::{Mask, VolumeConnectivity, VolumeProblem};
 use livecut::maxflow::cpu::CpuVolumeEngine;
@@ -36,19 +36,6 @@ fn manifest3d(dir: &std::path::Path) -> Vec<(String, [u32; 4], u64)> {
             (f[0].to_string(), size, n(5))
         })
         .collect()
-}
-
-/// The reference solution of `p`: Dinic's algorithm on its arcs.
-fn reference(p: &VolumeProblem) -> Reference {
-    let k = p.connectivity().number() as usize;
-    let arcs = (0..p.voxels()).flat_map(|i| {
-        (0..k).filter_map(move |d| p.step(i, d).map(|j| (i, j, p.edges(d)[i] as u64)))
-    });
-    let terminals = p.source().iter().zip(p.sink());
-    max_flow_arcs(
-        terminals.map(|(&s, &t)| (s as u64, t as u64)),
-        arcs.collect::<Vec<_>>(),
-    )
 }
 
 /// Checks a solution of `p` against the reference: flow, cut capacity, and the mask

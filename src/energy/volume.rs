@@ -6,8 +6,7 @@
 //! 8-connected frames give the 10-connected video volume (4-connected: 6). The frame
 //! before the volume, already cut, is folded into the first slice's terminal arcs: the
 //! same minimum cut as stacking it in front with every pixel held to its label, one
-//! slice smaller. Nothing is taken away from any capacity, so slices that are residual
-//! graphs of their frames' flows give the volume's residual graph of their sum.
+//! slice smaller.
 
 use super::seeds::{SeedLabel, Seeds};
 use crate::grid::{Connectivity, GridProblem, Mask};

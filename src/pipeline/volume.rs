@@ -21,9 +21,7 @@ use crate::energy::{
     WeightTables, estimate_sigma,
 };
 use crate::grid::{GridProblem, Mask};
-use crate::maxflow::cpu::CpuEngine;
-use crate::maxflow::{Engine, EngineKind, SolveStats, VolumeEngine};
-use rayon::prelude::*;
+use crate::maxflow::{EngineKind, SolveStats, VolumeEngine};
 use std::time::Instant;
 
 /// Largest squared RGB difference of two pixels.
@@ -49,12 +47,8 @@ struct Pending {
     /// The colours its energy read (the learned background's steady ones, else the
     /// frame's).
     cut_rgb: Vec<u8>,
-    /// The frame's energy until its volume is cut, then the residual graph of the
-    /// frame's own cut ([`cut_frame`]).
+    /// The frame's energy.
     problem: GridProblem,
-    /// The flow of the frame's own cut (0 before it, or where its residual did not
-    /// fit `i32` and `problem` stayed the energy).
-    flow: u64,
     hard: Option<Seeds>,
     /// σ of its smoothness term (its volume's).
     sigma: f32,
@@ -283,7 +277,6 @@ impl VolumeSegmenter {
             rgb: frame.rgb.clone(),
             cut_rgb,
             problem,
-            flow: 0,
             hard,
             sigma,
             energy_ms: ms_since(start),
@@ -336,15 +329,7 @@ impl VolumeSegmenter {
 
     /// Cuts the waiting frames as one volume and returns their outputs.
     fn cut(&mut self) -> Result<Vec<SegmentOutput>, SegmentError> {
-        let mut pending = std::mem::take(&mut self.pending);
-        let start = Instant::now();
-        // the frames' own cuts are independent: one engine per thread
-        let cuts: Vec<_> = pending
-            .par_iter_mut()
-            .map_init(CpuEngine::new, cut_frame)
-            .collect();
-        cuts.into_iter().collect::<Result<(), _>>()?;
-        let frames_ms = ms_since(start);
+        let pending = std::mem::take(&mut self.pending);
         let sigma = pending[0].sigma;
         let start = Instant::now();
         let weights = self.time_weights(sigma);
@@ -365,7 +350,6 @@ impl VolumeSegmenter {
         let solution = self.engine.solve(&volume)?;
         let cut_ms = ms_since(start);
         let height = pending[0].problem.height();
-        let flow = solution.flow + pending.iter().map(|p| p.flow).sum::<u64>();
         let masks = unstack(&solution.mask, height);
         let span = VolumeSpan {
             first: pending[0].index,
@@ -389,14 +373,14 @@ impl VolumeSegmenter {
             let cleanup_ms = ms_since(start);
             let timings = FrameTiming {
                 energy_ms: slice.energy_ms + share(build_ms),
-                cut_ms: share(frames_ms + cut_ms),
+                cut_ms: share(cut_ms),
                 cleanup_ms,
-                total_ms: slice.energy_ms + share(frames_ms + build_ms + cut_ms) + cleanup_ms,
+                total_ms: slice.energy_ms + share(build_ms + cut_ms) + cleanup_ms,
                 ..Default::default()
             };
             outputs.push(SegmentOutput {
                 mask: mask.clone(),
-                flow,
+                flow: solution.flow,
                 timings,
                 fallback: None,
                 stats: solution.stats.clone(),
@@ -419,18 +403,6 @@ impl VolumeSegmenter {
             model.adapt(&slice.rgb, mask);
         }
     }
-}
-
-/// Cuts a frame's energy on its own with `engine` and keeps what its flow leaves of it
-/// (where that fits `i32`), and the flow: the volume then starts from every frame's
-/// flow at once, and its engine is left only the flow that crosses between frames.
-fn cut_frame(engine: &mut CpuEngine, slice: &mut Pending) -> Result<(), SegmentError> {
-    let solution = engine.solve(&slice.problem)?;
-    if let Some(residual) = engine.residual() {
-        slice.problem = residual;
-        slice.flow = solution.flow;
-    }
-    Ok(())
 }
 
 fn ms_since(start: Instant) -> f64 {

@@ -3,7 +3,7 @@
 //! the volume tests do), in u64 arithmetic, with no folding, no layout tricks and no
 //! shared code with the engines.
 
-use livecut::grid::GridProblem;
+use livecut::grid::{GridProblem, VolumeProblem};
 use std::collections::VecDeque;
 
 /// Max-flow value and the pixels (or voxels) reachable from s in the final residual
@@ -144,6 +144,19 @@ pub fn max_flow_arcs(
         flow,
         reachable: (0..n).map(|i| level[i].is_some()).collect(),
     }
+}
+
+/// Solves the volume `p` exactly with Dinic's algorithm.
+pub fn volume_max_flow(p: &VolumeProblem) -> Reference {
+    let k = p.connectivity().number() as usize;
+    let arcs = (0..p.voxels()).flat_map(|i| {
+        (0..k).filter_map(move |d| p.step(i, d).map(|j| (i, j, p.edges(d)[i] as u64)))
+    });
+    let terminals = p.source().iter().zip(p.sink());
+    max_flow_arcs(
+        terminals.map(|(&s, &t)| (s as u64, t as u64)),
+        arcs.collect::<Vec<_>>(),
+    )
 }
 
 /// The maximum flow of `p`, for tests that compare flows only.

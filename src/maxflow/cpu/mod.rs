@@ -71,21 +71,6 @@ impl CpuEngine {
         self.always_resume = on;
     }
 
-    /// The residual graph of the last call, where it ended exact: what is left of
-    /// every arc, and each pixel's terminal residual on the side it is left on. Its
-    /// max flow plus the last call's flow is the last problem's, through the same
-    /// minimum cuts, and so for any problem that adds arcs or capacity to it: a larger
-    /// problem (a video's frames as a volume) starts from its parts' flows this way.
-    /// `None` before a call, after one stopped by its budget, or where a residual
-    /// does not fit an `i32` (capacities near its limit both ways).
-    pub fn residual(&self) -> Option<GridProblem> {
-        let solver = self
-            .solver
-            .as_deref()
-            .filter(|s| self.ready && !s.stopped())?;
-        solver.residual()
-    }
-
     /// Applies `problem`'s changes to the kept residual graph (only those in `rects`
     /// where given) and continues its search.
     fn resume(&mut self, problem: &GridProblem, rects: Option<&Rects>) -> Solution {
@@ -284,8 +269,6 @@ trait Backend: Send {
     fn budgeted_cut(&self) -> (Mask, u64);
     /// Augmentations, bytes held, block activity.
     fn stats(&self) -> (u64, u64, super::BlockActivity);
-    /// The residual graph as a problem, where its arcs fit `i32`.
-    fn residual(&self) -> Option<GridProblem>;
 }
 
 impl<T: Topology> Backend for Solver<T> {
@@ -337,9 +320,6 @@ impl<T: Topology> Backend for Solver<T> {
     fn stats(&self) -> (u64, u64, super::BlockActivity) {
         (self.iterations, self.bytes(), self.block_activity())
     }
-    fn residual(&self) -> Option<GridProblem> {
-        Solver::residual(self)
-    }
 }
 
 #[cfg(test)]
@@ -364,32 +344,6 @@ mod tests {
         // Folding pushed s→1→t up front and the short-path sweep s→1→2→t: BK had
         // nothing left to augment.
         assert_eq!(s.stats.iterations, 0);
-    }
-
-    #[test]
-    fn a_residual_plus_added_capacity_gives_the_flow_and_cut_of_the_whole() {
-        use super::fixtures::random_grid;
-        for seed in 0..40u64 {
-            let c = [Connectivity::Four, Connectivity::Eight][seed as usize % 2];
-            let (w, h) = (9 + seed as u32 % 7, 5 + seed as u32 % 4);
-            let base = random_grid(seed, w, h, c);
-            let extra = random_grid(seed + 1000, w, h, c);
-            let add = |a: &GridProblem, b: &GridProblem| {
-                let sum = |x: &[i32], y: &[i32]| x.iter().zip(y).map(|(p, q)| p + q).collect();
-                let edges = c.directions().iter().map(|&d| sum(a.edges(d), b.edges(d)));
-                let edges = edges.collect();
-                let (s, t) = (sum(a.source(), b.source()), sum(a.sink(), b.sink()));
-                GridProblem::from_arrays(w, h, c, s, t, edges).unwrap()
-            };
-            let mut engine = CpuEngine::new();
-            let first = engine.solve(&base).unwrap();
-            let residual = engine.residual().expect("an exact call's residual");
-            assert_eq!(CpuEngine::new().solve(&residual).unwrap().flow, 0);
-            let whole = CpuEngine::new().solve(&add(&base, &extra)).unwrap();
-            let rest = CpuEngine::new().solve(&add(&residual, &extra)).unwrap();
-            assert_eq!(first.flow + rest.flow, whole.flow, "seed {seed}");
-            assert_eq!(rest.mask, whole.mask, "seed {seed}");
-        }
     }
 
     #[test]

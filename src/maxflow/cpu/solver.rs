@@ -478,33 +478,6 @@ impl<T: Topology> Solver<T> {
         }
     }
 
-    /// The residual graph as a problem of the grid's shape: every arc's residual
-    /// capacity, and the folded terminal residual as a source arc (> 0) or a sink
-    /// arc (< 0). Arcs out of t that the transport pass used are not arcs of any
-    /// s–t path, so leaving them out changes no flow or cut. `None` where an arc's
-    /// residual (its capacity plus its reverse's flow) does not fit an `i32`.
-    pub(super) fn residual(&self) -> Option<GridProblem> {
-        let (w, h) = (self.layout.width(), self.layout.height());
-        let n = w as usize * h as usize;
-        let k = T::K;
-        let mut source = vec![0i32; n];
-        let mut sink = vec![0i32; n];
-        let mut edges = vec![vec![0i32; n]; k];
-        for y in 0..h {
-            for x in 0..w {
-                let (p, u) = ((y * w + x) as usize, self.layout.index(x, y));
-                let t = self.tr[u as usize];
-                // a residual is at most the capacity it came from, an i32
-                source[p] = t.clamp(0, i32::MAX as i64) as i32;
-                sink[p] = (-t).clamp(0, i32::MAX as i64) as i32;
-                for (d, e) in edges.iter_mut().enumerate() {
-                    e[p] = i32::try_from(self.rc_i(Self::arc(u, d))).ok()?;
-                }
-            }
-        }
-        GridProblem::from_arrays(w, h, T::connectivity(), source, sink, edges).ok()
-    }
-
     /// Flow of the loaded problem so far: during an update it can be below zero, the
     /// reparameterisation having taken back flow that the search has not yet pushed
     /// again (it is still a lower bound of the maximum flow).
