@@ -1,6 +1,6 @@
 //! A video cut as volumes (`segment --volume N`): frames stacked with links along
-//! time and cut exactly with their seeds held, the frame before a volume held to its
-//! labels, the segmenter on a scene with a known answer, and the commands.
+//! time and cut exactly with their seeds held, the segmenter on a scene with a known
+//! answer, and the commands.
 
 mod common;
 
@@ -9,7 +9,7 @@ use common::generators::{neighbour_capacities, symmetrise};
 use common::reference::volume_max_flow;
 use common::rng::Rng;
 use common::walk::{H, LEARN, W, plain, truth};
-use livecut::energy::volume::{Boundary, Slice, StackError, stack, unstack};
+use livecut::energy::volume::{Slice, StackError, stack, unstack};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::{Connectivity, GridProblem, Mask};
 use livecut::maxflow::VolumeEngine;
@@ -86,12 +86,6 @@ fn slices<'a>(frames: &'a [Frame], problems: &'a [GridProblem]) -> Vec<Slice<'a>
         .collect()
 }
 
-fn solve(slices: &[Slice<'_>], boundary: Option<Boundary<'_>>) -> (u64, Mask) {
-    let volume = stack(slices, boundary, &weights()).unwrap();
-    let s = CpuVolumeEngine::new().solve(&volume).unwrap();
-    (s.flow, s.mask)
-}
-
 #[test]
 fn a_volume_is_cut_exactly_and_its_seeds_hold() {
     let mut rng = Rng(11);
@@ -101,14 +95,8 @@ fn a_volume_is_cut_exactly_and_its_seeds_hold() {
         let frames: Vec<Frame> = (0..depth)
             .map(|z| frame(&mut rng, w, h, c, z == 0 || case % 3 == 0))
             .collect();
-        let before = Mask::from_fn(w, h, |_| rng.below(2) == 0);
-        let before_rgb: Vec<u8> = (0..3 * w * h).map(|_| rng.below(256) as u8).collect();
-        let boundary = (case % 2 == 0).then_some(Boundary {
-            rgb: &before_rgb,
-            mask: &before,
-        });
         let energies: Vec<GridProblem> = frames.iter().map(|f| f.problem.clone()).collect();
-        let volume = stack(&slices(&frames, &energies), boundary, &weights()).unwrap();
+        let volume = stack(&slices(&frames, &energies), &weights()).unwrap();
         let solution = CpuVolumeEngine::new().solve(&volume).unwrap();
         let reference = volume_max_flow(&volume);
         assert_eq!(solution.flow, reference.flow, "case {case}");
@@ -131,51 +119,6 @@ fn a_volume_is_cut_exactly_and_its_seeds_hold() {
 }
 
 #[test]
-fn the_frame_before_a_volume_holds_it_as_that_frame_stacked_and_held_would() {
-    let mut rng = Rng(5);
-    for case in 0..16u32 {
-        let c = [Connectivity::Four, Connectivity::Eight][case as usize % 2];
-        let (w, h) = (4 + case % 5, 3 + case % 4);
-        let frames: Vec<Frame> = (0..1 + case as usize % 3)
-            .map(|_| frame(&mut rng, w, h, c, false))
-            .collect();
-        let mask = Mask::from_fn(w, h, |_| rng.below(2) == 0);
-        let rgb: Vec<u8> = (0..3 * w * h).map(|_| 90 + rng.below(60) as u8).collect();
-        let n = (w * h) as usize;
-        // the frame before as a slice of its own: no arcs, every pixel held
-        let side = |fg: bool| (0..n).map(|p| i32::from(mask.is_source(p) == fg)).collect();
-        let edges = vec![vec![0; n]; c.number() as usize];
-        let labels = (0..n)
-            .map(|p| match mask.is_source(p) {
-                true => SeedLabel::Foreground,
-                false => SeedLabel::Background,
-            })
-            .collect();
-        let held = Frame {
-            problem: GridProblem::from_arrays(w, h, c, side(true), side(false), edges).unwrap(),
-            rgb: rgb.clone(),
-            seeds: Some(Seeds {
-                width: w,
-                height: h,
-                labels,
-            }),
-        };
-        let energies: Vec<GridProblem> = frames.iter().map(|f| f.problem.clone()).collect();
-        let boundary = Boundary {
-            rgb: &rgb,
-            mask: &mask,
-        };
-        let (_, folded) = solve(&slices(&frames, &energies), Some(boundary));
-        let all: Vec<Frame> = std::iter::once(held).chain(frames).collect();
-        let problems: Vec<GridProblem> = all.iter().map(|f| f.problem.clone()).collect();
-        let (_, stacked) = solve(&slices(&all, &problems), None);
-        let stacked = unstack(&stacked, h);
-        assert_eq!(stacked[0], mask, "case {case}: the held frame");
-        assert_eq!(unstack(&folded, h), stacked[1..], "case {case}");
-    }
-}
-
-#[test]
 fn slices_that_do_not_match_are_refused() {
     let mut rng = Rng(3);
     let a = frame(&mut rng, 6, 4, Connectivity::Eight, false);
@@ -189,16 +132,16 @@ fn slices_that_do_not_match_are_refused() {
         }
     }
     let w = weights();
-    assert_eq!(stack(&[], None, &w).unwrap_err(), StackError::Empty);
+    assert_eq!(stack(&[], &w).unwrap_err(), StackError::Empty);
     for (other, what) in [(&b, "size"), (&c, "connectivity")] {
-        let err = stack(&[slice(&a), slice(other)], None, &w).unwrap_err();
+        let err = stack(&[slice(&a), slice(other)], &w).unwrap_err();
         assert_eq!(err, StackError::Mismatch { index: 1, what });
     }
     let short = Slice {
         rgb: &a.rgb[3..],
         ..slice(&a)
     };
-    let err = stack(&[slice(&a), short], None, &w).unwrap_err();
+    let err = stack(&[slice(&a), short], &w).unwrap_err();
     assert_eq!(
         err,
         StackError::Mismatch {

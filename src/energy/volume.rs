@@ -3,10 +3,7 @@
 //! in the next frame, weighted by their colour likeness with the smoothness term's own
 //! contrast function, so that a cut agrees over time where the colours do.
 //!
-//! 8-connected frames give the 10-connected video volume (4-connected: 6). The frame
-//! before the volume, already cut, is folded into the first slice's terminal arcs: the
-//! same minimum cut as stacking it in front with every pixel held to its label, one
-//! slice smaller.
+//! 8-connected frames give the 10-connected video volume (4-connected: 6).
 
 use super::seeds::{SeedLabel, Seeds};
 use crate::grid::{Connectivity, GridProblem, Mask};
@@ -20,14 +17,6 @@ pub struct Slice<'a> {
     pub rgb: &'a [u8],
     /// Its hard seeds, whose pixels keep their labels whatever the links say.
     pub hard: Option<&'a Seeds>,
-}
-
-/// The frame just before a volume, already cut: its colours and its mask.
-pub struct Boundary<'a> {
-    /// The colours its contrast term read.
-    pub rgb: &'a [u8],
-    /// Its final mask.
-    pub mask: &'a Mask,
 }
 
 /// The volume's neighbourhood for frames of `connectivity`: the frame's neighbours
@@ -45,10 +34,10 @@ pub enum StackError {
     /// No slice was given.
     #[error("a volume needs one frame at least")]
     Empty,
-    /// A slice, its colours, its seeds or the boundary differ from the first slice.
+    /// A slice, its colours or its seeds differ from the first slice.
     #[error("frame {index} of the volume does not match the first ({what})")]
     Mismatch {
-        /// Position in the volume (the boundary is reported as 0).
+        /// Position in the volume.
         index: usize,
         /// What differs.
         what: &'static str,
@@ -58,20 +47,15 @@ pub enum StackError {
     Volume(#[from] VolumeError),
 }
 
-/// Stacks `slices` (in time order) into one volume with `boundary` folded into the
-/// first slice. `time_weights` gives a time link's capacity by the squared colour
+/// Stacks `slices` (in time order) into one volume. `time_weights` gives a time link's capacity by the squared colour
 /// difference of its two pixels (0 past its end): the frames' straight-arc table
 /// ([`super::Smoothness::tables`]), so that time is one more direction of the same
 /// smoothness term.
-pub fn stack(
-    slices: &[Slice<'_>],
-    boundary: Option<Boundary<'_>>,
-    time_weights: &[i32],
-) -> Result<VolumeProblem, StackError> {
+pub fn stack(slices: &[Slice<'_>], time_weights: &[i32]) -> Result<VolumeProblem, StackError> {
     let first = slices.first().ok_or(StackError::Empty)?.problem;
     let (width, height) = (first.width(), first.height());
     let n = first.pixels();
-    check_slices(slices, boundary.as_ref(), first)?;
+    check_slices(slices, first)?;
     let connectivity = volume_connectivity(first.connectivity());
     let depth = slices.len();
     let mut source = Vec::with_capacity(n * depth);
@@ -107,29 +91,12 @@ pub fn stack(
             down[(z + 1) * n + p] = w;
         }
     }
-    let mut folded = vec![0i32; if boundary.is_some() { n } else { 0 }];
-    if let Some(b) = &boundary {
-        let rgb = slices[0].rgb;
-        for (p, f) in folded.iter_mut().enumerate() {
-            *f = weight(&b.rgb[3 * p..3 * p + 3], &rgb[3 * p..3 * p + 3]);
-            let side = if b.mask.is_source(p) {
-                &mut source[p]
-            } else {
-                &mut sink[p]
-            };
-            *side = side.saturating_add(*f);
-        }
-    }
     for (z, slice) in slices.iter().enumerate() {
         let Some(hard) = slice.hard else { continue };
         for (p, &label) in hard.labels.iter().enumerate() {
             let v = z * n + p;
             // a seeded pixel's arc must outweigh every arc a cut could trade it for
-            let extra = up[v].saturating_add(down[v]).saturating_add(if z == 0 {
-                folded.get(p).copied().unwrap_or(0)
-            } else {
-                0
-            });
+            let extra = up[v].saturating_add(down[v]);
             match label {
                 SeedLabel::Foreground => source[v] = source[v].saturating_add(extra),
                 SeedLabel::Background => sink[v] = sink[v].saturating_add(extra),
@@ -172,12 +139,8 @@ fn squared(a: &[u8], b: &[u8]) -> usize {
         .sum()
 }
 
-/// Checks that every slice, its colours and seeds, and the boundary fit the first.
-fn check_slices(
-    slices: &[Slice<'_>],
-    boundary: Option<&Boundary<'_>>,
-    first: &GridProblem,
-) -> Result<(), StackError> {
+/// Checks that every slice, its colours and its seeds fit the first.
+fn check_slices(slices: &[Slice<'_>], first: &GridProblem) -> Result<(), StackError> {
     let n = first.pixels();
     let mismatch = |index, what| Err(StackError::Mismatch { index, what });
     for (index, slice) in slices.iter().enumerate() {
@@ -194,11 +157,6 @@ fn check_slices(
         if slice.hard.is_some_and(|s| s.labels.len() != n) {
             return mismatch(index, "seeds");
         }
-    }
-    if let Some(b) = boundary
-        && (b.rgb.len() != 3 * n || b.mask.data.len() != n)
-    {
-        return mismatch(0, "the frame before it");
     }
     Ok(())
 }

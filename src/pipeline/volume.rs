@@ -6,16 +6,19 @@
 //! the temporal prior, whose place the links along time take: the colour models of
 //! the seeded first frame, or the learned background (its first frames teach it and
 //! come out all background, as there). Consecutive volumes overlap by one frame: the
-//! last frame of a volume, as cut, is held to its labels at the front of the next one
-//! (folded into its first slice's terminal arcs), so their masks agree.
+//! last frame of a volume, as cut, is the previous mask of the next volume's first
+//! frame, whose temporal prior it gives as it would frame by frame. (Held to its labels
+//! through a link as strong as a time link, a wrong label there could only be undone by
+//! the data of a whole volume, and a person's trail stayed on still footage.)
 
 use super::segmenter::{
     Around, SegmentError, SegmentOutput, SegmentParams, check_seeds, clean_frame, side_of,
+    temporal_input,
 };
 use super::timing::FrameTiming;
 use crate::capture::Frame;
 use crate::ccl::{Cleaner, CpuLabeller};
-use crate::energy::volume::{Boundary, Slice, stack, unstack};
+use crate::energy::volume::{Slice, stack, unstack};
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModels, EnergyBuilder, EnergyInputs, Seeds, Smoothness,
     WeightTables, estimate_sigma,
@@ -73,9 +76,9 @@ pub struct VolumeSegmenter {
     cleaner: Cleaner,
     labeller: CpuLabeller,
     pending: Vec<Pending>,
-    /// The last frame cut (its cut colours and mask), held at the front of the next
-    /// volume.
-    last: Option<(Vec<u8>, Mask)>,
+    /// The mask of the last frame cut: the previous mask of the next volume's first
+    /// frame.
+    last: Option<Mask>,
 }
 
 impl VolumeSegmenter {
@@ -236,7 +239,7 @@ impl VolumeSegmenter {
                 }),
             ));
         }
-        let previous = self.last.as_ref().map(|(_, mask)| mask);
+        let previous = self.last.as_ref();
         let cut_rgb = match self.background.as_mut().filter(|_| background_ready) {
             Some(model) => {
                 model.observe(&frame.rgb, previous);
@@ -261,6 +264,10 @@ impl VolumeSegmenter {
             .as_ref()
             .filter(|_| background_ready)
             .map(|b| (b, p.background_weight));
+        // the volume's first frame follows the frame before it, the others their links
+        let previous = self.last.as_ref().filter(|_| self.pending.is_empty());
+        let seeded_frame = hard.is_some() && !background_ready;
+        let temporal = temporal_input(previous, p, seeded_frame);
         let inputs = EnergyInputs {
             width: frame.width,
             height: frame.height,
@@ -268,7 +275,7 @@ impl VolumeSegmenter {
             smoothness: self.smoothness(sigma),
             colors: self.models.as_mut().filter(|_| background.is_none()),
             seeds: hard.as_ref(),
-            temporal: None,
+            temporal,
             background,
         };
         let problem = self.builder.build(inputs)?;
@@ -342,8 +349,7 @@ impl VolumeSegmenter {
                     hard: p.hard.as_ref(),
                 })
                 .collect();
-            let boundary = self.last.as_ref().map(|(rgb, mask)| Boundary { rgb, mask });
-            stack(&slices, boundary, &weights).map_err(|e| SegmentError::Volume(e.to_string()))?
+            stack(&slices, &weights).map_err(|e| SegmentError::Volume(e.to_string()))?
         };
         let build_ms = ms_since(start);
         let start = Instant::now();
@@ -360,7 +366,7 @@ impl VolumeSegmenter {
         let mut outputs = Vec::with_capacity(pending.len());
         for (slice, mut mask) in pending.into_iter().zip(masks) {
             let start = Instant::now();
-            let previous = self.last.as_ref().map(|(_, m)| m);
+            let previous = self.last.as_ref();
             let around = Around {
                 hard: slice.hard.as_ref(),
                 previous,
@@ -389,7 +395,7 @@ impl VolumeSegmenter {
                 noise_gate: 0,
                 volume: Some(span),
             });
-            self.last = Some((slice.cut_rgb, mask));
+            self.last = Some(mask);
         }
         Ok(outputs)
     }
@@ -397,7 +403,7 @@ impl VolumeSegmenter {
     /// Lets the learned background learn from a frame's final mask, as after a frame
     /// cut alone: the frame is observed again with the mask before it, then adapted to.
     fn adapt_background(&mut self, slice: &Pending, mask: &Mask) {
-        let previous = self.last.as_ref().map(|(_, m)| m);
+        let previous = self.last.as_ref();
         if let Some(model) = self.background.as_mut().filter(|b| b.is_ready()) {
             model.observe(&slice.rgb, previous);
             model.adapt(&slice.rgb, mask);

@@ -295,7 +295,7 @@ pub(super) fn side_of(label: SeedLabel) -> Option<Side> {
 
 /// The previous mask and the temporal prior where they apply: not on the seeded frame
 /// of a colour-model sequence ([`Segmenter::seeded_frame`]).
-fn temporal_input<'a>(
+pub(super) fn temporal_input<'a>(
     previous: Option<&'a Mask>,
     params: &SegmentParams,
     seeded_frame: bool,
