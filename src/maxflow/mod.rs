@@ -272,6 +272,12 @@ pub trait VolumeEngine: Send {
     /// giving the same flow value and cut as `solve`. Falls back to `solve` when
     /// nothing is kept or the shape changed.
     fn update(&mut self, problem: &VolumeProblem) -> Result<Solution, EngineError>;
+
+    /// [`Self::solve`] of a problem the caller has no further use for: an engine that
+    /// keeps the problem for `update` keeps this one instead of a copy.
+    fn solve_owned(&mut self, problem: VolumeProblem) -> Result<Solution, EngineError> {
+        self.solve(&problem)
+    }
 }
 
 /// Creates the volume engine the user chose, with a note for people where `Auto`

@@ -353,7 +353,7 @@ impl VolumeSegmenter {
         };
         let build_ms = ms_since(start);
         let start = Instant::now();
-        let solution = self.engine.solve(&volume)?;
+        let solution = self.engine.solve_owned(volume)?;
         let cut_ms = ms_since(start);
         let height = pending[0].problem.height();
         let masks = unstack(&solution.mask, height);

@@ -93,6 +93,13 @@ impl Layout {
         self.size
     }
 
+    /// Nodes per layer of blocks (the blocks that share their slices), and the slices
+    /// a layer holds: a layer's nodes are contiguous, so layers can be filled apart.
+    pub(super) fn layer(&self) -> (usize, u32) {
+        let nodes = self.blocks.0 as usize * self.blocks.1 as usize * BLOCK_NODES as usize;
+        (nodes, 1 << self.shift.2)
+    }
+
     /// Nodes of the padded volume (a multiple of 64).
     pub(super) fn nodes(&self) -> usize {
         self.blocks.2 as usize * BLOCK_NODES as usize

@@ -38,6 +38,26 @@ impl CpuVolumeEngine {
         Self::default()
     }
 
+    /// Solves `problem` from scratch and keeps `kept(problem)` (the problem itself, or
+    /// a copy where the caller keeps it) for a later update.
+    fn solve_kept<P: std::borrow::Borrow<VolumeProblem>>(
+        &mut self,
+        problem: P,
+        kept: impl FnOnce(P) -> VolumeProblem,
+    ) -> Result<Solution, EngineError> {
+        let start = Instant::now();
+        self.ready = false;
+        let solver = self.solver_for(problem.borrow())?;
+        solver.load(problem.borrow())?;
+        solver.keep(kept(problem));
+        let loaded = Instant::now();
+        solver.start_search();
+        solver.run();
+        let solution = finish(solver, start, loaded, None);
+        self.ready = true;
+        Ok(solution)
+    }
+
     /// The solver for `problem`'s shape, reusing the current one when it fits.
     fn solver_for(&mut self, problem: &VolumeProblem) -> Result<&mut dyn Backend, EngineError> {
         if !self.solver.as_ref().is_some_and(|s| s.fits(problem)) {
@@ -76,16 +96,11 @@ impl VolumeEngine for CpuVolumeEngine {
     }
 
     fn solve(&mut self, problem: &VolumeProblem) -> Result<Solution, EngineError> {
-        let start = Instant::now();
-        self.ready = false;
-        let solver = self.solver_for(problem)?;
-        solver.load(problem)?;
-        let loaded = Instant::now();
-        solver.start_search();
-        solver.run();
-        let solution = finish(solver, start, loaded, None);
-        self.ready = true;
-        Ok(solution)
+        self.solve_kept(problem, |p| p.clone())
+    }
+
+    fn solve_owned(&mut self, problem: VolumeProblem) -> Result<Solution, EngineError> {
+        self.solve_kept(problem, |p| p)
     }
 
     /// Applies the changed capacities to the kept residual graph and continues from
@@ -138,6 +153,7 @@ fn finish(solver: &dyn Backend, start: Instant, loaded: Instant, changed: Option
 trait Backend: Send {
     fn fits(&self, problem: &VolumeProblem) -> bool;
     fn load(&mut self, problem: &VolumeProblem) -> Result<(), EngineError>;
+    fn keep(&mut self, problem: VolumeProblem);
     fn apply_changes(&mut self, problem: &VolumeProblem) -> u64;
     fn start_search(&mut self);
     fn run(&mut self);
@@ -153,6 +169,9 @@ impl<H: Hood> Backend for Solver<H> {
     }
     fn load(&mut self, problem: &VolumeProblem) -> Result<(), EngineError> {
         Solver::load(self, problem)
+    }
+    fn keep(&mut self, problem: VolumeProblem) {
+        Solver::keep(self, problem)
     }
     fn apply_changes(&mut self, problem: &VolumeProblem) -> u64 {
         Solver::apply_changes(self, problem)

@@ -6,6 +6,7 @@
 use super::super::ring::Ring;
 use super::hood::{ACTIVE, FREE, Hood, SINK, SOURCE, TREE, in_bit, out_bit, out_mask};
 use super::layout::Layout;
+use crate::bands;
 use crate::grid::{Mask, OFFSETS, VolumeProblem};
 use crate::maxflow::{EngineError, EngineKind};
 use std::mem::size_of;
@@ -159,8 +160,12 @@ impl<H: Hood> Solver<H> {
         unsafe { self.tr.get_unchecked_mut(u as usize) }
     }
 
-    /// Builds the residual graph of `problem` from scratch (terminal pairs folded)
-    /// and keeps the problem for a later update.
+    /// Builds the residual graph of `problem` from scratch (terminal pairs folded) and
+    /// every node's saturation bits, in no tree; [`Self::keep`] the problem after it.
+    /// Each layer of blocks is filled on its own (over the band threads): a node's
+    /// incoming-arc bits are read from its neighbours' capacities in the problem, so no
+    /// layer writes into another. Nodes that pad the volume to whole blocks keep the
+    /// zeros they were allocated with: no arc with capacity leads to them.
     pub(super) fn load(&mut self, problem: &VolumeProblem) -> Result<(), EngineError> {
         let n = self.layout.nodes();
         if (n as u64) * H::K as u64 >= PA_NONE as u64 {
@@ -174,18 +179,28 @@ impl<H: Hood> Solver<H> {
         sized(&mut self.st, n, H::Word::default())?;
         sized(&mut self.pa, n, PA_NONE)?;
         sized(&mut self.marks, n, [0, 0])?;
-        self.rc.fill(0);
-        self.tr.fill(0);
-        self.for_each_voxel(|s, Voxel { i, u, .. }| {
-            let base = u as usize * H::K;
-            for d in 0..H::K {
-                s.rc[base + d] = problem.edges(d)[i] as u32;
+        let (nodes, slices) = self.layout.layer();
+        let layout = &self.layout;
+        let layers = (self.st.chunks_mut(nodes))
+            .zip(self.rc.chunks_mut(nodes * H::K))
+            .zip(self.tr.chunks_mut(nodes))
+            .enumerate()
+            .collect();
+        bands::for_each_part(layers, |(layer, ((st, rc), tr))| {
+            let first = layer as u32 * slices;
+            let last = (first + slices).min(problem.depth());
+            let base = layer * nodes;
+            for z in first..last {
+                load_slice::<H>(problem, layout, z, base, (st, rc, tr));
             }
-            s.tr[u as usize] = problem.source()[i] as i64 - problem.sink()[i] as i64;
         });
-        self.kept = Some(problem.clone());
-        self.set_saturation();
         Ok(())
+    }
+
+    /// Keeps the problem just loaded: the old capacities of a later update, and the
+    /// source capacities the flow is read from.
+    pub(super) fn keep(&mut self, problem: VolumeProblem) {
+        self.kept = Some(problem);
     }
 
     /// Calls `f(self, voxel)` for every voxel in row-major order.
@@ -444,6 +459,43 @@ impl Voxel {
 
 /// Gives `v` the length `len`, reusing its allocation; a failed allocation is
 /// reported instead of aborting. Entries kept from before are the caller's to reset.
+/// Fills the nodes of slice `z` of `problem` into a layer's arrays (`base`: its first
+/// node): arcs, folded terminal, and state word with the out- and in-arc bits.
+fn load_slice<H: Hood>(
+    problem: &VolumeProblem,
+    layout: &Layout,
+    z: u32,
+    base: usize,
+    (st, rc, tr): (&mut [H::Word], &mut [u32], &mut [i64]),
+) {
+    let (w, h, depth) = (problem.width(), problem.height(), problem.depth());
+    let k = H::K;
+    let edges: Vec<&[i32]> = (0..k).map(|d| problem.edges(d)).collect();
+    let (source, sink) = (problem.source(), problem.sink());
+    let inside = |c: u32, dc: i32, n: u32| (0..n as i64).contains(&(c as i64 + dc as i64));
+    for y in 0..h {
+        for x in 0..w {
+            let i = ((z * h + y) * w + x) as usize;
+            let u = layout.index(x, y, z) as usize - base;
+            let mut word = 0u64;
+            for (d, e) in edges.iter().enumerate() {
+                let c = e[i] as u32;
+                rc[u * k + d] = c;
+                word |= out_bit(d) * u64::from(c > 0);
+                // the arc into this voxel from its neighbour at OFFSETS[d]
+                let (dx, dy, dz) = OFFSETS[d];
+                if inside(x, dx, w) && inside(y, dy, h) && inside(z, dz, depth) {
+                    let step = (dz as i64 * h as i64 + dy as i64) * w as i64 + dx as i64;
+                    let j = (i as i64 + step) as usize;
+                    word |= in_bit::<H>(d) * u64::from(edges[d ^ 1][j] > 0);
+                }
+            }
+            st[u] = H::put(word);
+            tr[u] = source[i] as i64 - sink[i] as i64;
+        }
+    }
+}
+
 fn sized<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineError> {
     if v.len() == len {
         return Ok(());
