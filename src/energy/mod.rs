@@ -21,7 +21,7 @@ pub use color::{ColorModel, ColorModelKind, ColorModels, Side};
 pub use crop::Region;
 pub use seeds::{SeedLabel, Seeds, SeedsError};
 pub use smoothness::{
-    SIGMA_BAND, STILL_FRACTION, SigmaSums, Smoothness, WeightTables, estimate_sigma, hold_sigma,
-    is_still,
+    MAX_SQUARED, SIGMA_BAND, STILL_FRACTION, SigmaSums, Smoothness, WeightTables, estimate_sigma,
+    hold_sigma, is_still,
 };
 pub use temporal::TemporalPrior;

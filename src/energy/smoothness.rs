@@ -12,8 +12,8 @@ use crate::grid::{Connectivity, Direction, PixelRect};
 /// Squared colour distance below which σ is never estimated (flat synthetic frames).
 const MIN_MEAN_SQUARED: f64 = 1.0;
 
-/// Largest squared RGB difference.
-const MAX_SQUARED: usize = 3 * 255 * 255;
+/// Largest squared RGB difference of two pixels.
+pub const MAX_SQUARED: usize = 3 * 255 * 255;
 
 /// The four directions whose pairs cover every neighbour pair once.
 const FORWARD: [Direction; 4] = [

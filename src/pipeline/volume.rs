@@ -7,9 +7,8 @@
 //! the seeded first frame, or the learned background (its first frames teach it and
 //! come out all background, as there). Consecutive volumes overlap by one frame: the
 //! last frame of a volume, as cut, is the previous mask of the next volume's first
-//! frame, whose temporal prior it gives as it would frame by frame. (Held to its labels
-//! through a link as strong as a time link, a wrong label there could only be undone by
-//! the data of a whole volume, and a person's trail stayed on still footage.)
+//! frame, whose temporal prior it gives as it would frame by frame, so that a wrong
+//! label there is undone as frame by frame (`src/maxflow/cpu/NOTES.md`).
 
 use super::segmenter::{
     Around, SegmentError, SegmentOutput, SegmentParams, check_seeds, clean_frame, side_of,
@@ -20,15 +19,12 @@ use crate::capture::Frame;
 use crate::ccl::{Cleaner, CpuLabeller};
 use crate::energy::volume::{Slice, stack, unstack};
 use crate::energy::{
-    BackgroundModel, CAPACITY_SCALE, ColorModels, EnergyBuilder, EnergyInputs, Seeds, Smoothness,
-    WeightTables, estimate_sigma,
+    BackgroundModel, CAPACITY_SCALE, ColorModels, EnergyBuilder, EnergyInputs, MAX_SQUARED, Seeds,
+    Smoothness, WeightTables, estimate_sigma,
 };
 use crate::grid::{GridProblem, Mask};
 use crate::maxflow::{EngineKind, SolveStats, VolumeEngine};
 use std::time::Instant;
-
-/// Largest squared RGB difference of two pixels.
-const MAX_SQUARED: usize = 3 * 255 * 255;
 
 /// The most frames one volume may hold (the engine's memory grows with it).
 pub const MAX_VOLUME_FRAMES: u32 = 64;
@@ -36,7 +32,7 @@ pub const MAX_VOLUME_FRAMES: u32 = 64;
 /// Where a frame's volume starts in the stream and how many frames it cut.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct VolumeSpan {
-    /// Index of its first new frame (the frame before it, held, not counted).
+    /// Index of its first frame.
     pub first: u64,
     /// Frames cut together.
     pub frames: u32,
@@ -83,8 +79,9 @@ pub struct VolumeSegmenter {
 
 impl VolumeSegmenter {
     /// Cuts `depth` frames at a time (2 to [`MAX_VOLUME_FRAMES`]) with `engine`;
-    /// `params` as for the frame-by-frame segmenter (its temporal prior, noise gate,
-    /// dynamic cuts, working scale and budget do not apply).
+    /// `params` as for the frame-by-frame segmenter (the temporal prior applies to each
+    /// volume's first frame; the noise gate, dynamic cuts, working scale and budget do
+    /// not apply).
     pub fn new(
         engine: Box<dyn VolumeEngine>,
         params: SegmentParams,
