@@ -11,8 +11,8 @@
 //! label there is undone as frame by frame (`src/maxflow/cpu/NOTES.md`).
 
 use super::segmenter::{
-    Around, SegmentError, SegmentOutput, SegmentParams, check_seeds, clean_frame, side_of,
-    temporal_input,
+    Around, SegmentError, SegmentOutput, SegmentParams, background_sigma, check_seeds, clean_frame,
+    learning_output, side_of, temporal_input,
 };
 use super::timing::FrameTiming;
 use crate::capture::Frame;
@@ -23,7 +23,7 @@ use crate::energy::{
     Smoothness, WeightTables, estimate_sigma,
 };
 use crate::grid::{GridProblem, Mask};
-use crate::maxflow::{EngineKind, SolveStats, VolumeEngine};
+use crate::maxflow::{EngineKind, VolumeEngine};
 use std::time::Instant;
 
 /// The most frames one volume may hold (the engine's memory grows with it).
@@ -171,29 +171,9 @@ impl VolumeSegmenter {
             return None;
         }
         if model.is_ready() {
-            self.background_sigma = Some(estimate_sigma(
-                &model.mean_rgb(),
-                frame.width as usize,
-                frame.height as usize,
-                self.params.connectivity,
-            ));
+            self.background_sigma = Some(background_sigma(model, frame, &self.params));
         }
-        let ms = ms_since(start);
-        Some(SegmentOutput {
-            mask: Mask::empty(frame.width, frame.height),
-            flow: 0,
-            timings: FrameTiming {
-                energy_ms: ms,
-                total_ms: ms,
-                ..Default::default()
-            },
-            fallback: None,
-            stats: SolveStats::default(),
-            learning: true,
-            census: None,
-            noise_gate: 0,
-            volume: None,
-        })
+        Some(learning_output(frame, ms_since(start), 0))
     }
 
     fn background_ready(&self) -> bool {

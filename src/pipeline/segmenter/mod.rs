@@ -728,12 +728,7 @@ impl Segmenter {
                 device.release();
             }
             if model.is_ready() {
-                self.background_sigma = Some(estimate_sigma(
-                    &model.mean_rgb(),
-                    frame.width as usize,
-                    frame.height as usize,
-                    self.params.connectivity,
-                ));
+                self.background_sigma = Some(background_sigma(model, frame, &self.params));
             }
         }
         self.set_previous(None);
@@ -747,21 +742,11 @@ impl Segmenter {
             seeded: false,
             learning: true,
         });
-        Some(SegmentOutput {
-            mask: Mask::empty(frame.width, frame.height),
-            flow: 0,
-            timings: FrameTiming {
-                energy_ms: ms_since(start),
-                total_ms: ms_since(start),
-                ..Default::default()
-            },
-            fallback: None,
-            stats: SolveStats::default(),
-            learning: true,
-            census: None,
-            noise_gate: self.gate_threshold(),
-            volume: None,
-        })
+        Some(learning_output(
+            frame,
+            ms_since(start),
+            self.gate_threshold(),
+        ))
     }
 
     /// Checks seeds given in background mode against the frame: any labels will do
@@ -1113,4 +1098,35 @@ pub(super) fn clean_frame<R>(
         },
     };
     clean(&cleanup, &constraints)
+}
+
+/// σ of a learned background's mean image: the smoothness σ of every frame cut by it,
+/// so that a still scene's arcs stay as they were.
+pub(super) fn background_sigma(
+    model: &BackgroundModel,
+    frame: &Frame,
+    params: &SegmentParams,
+) -> f32 {
+    let (w, h) = (frame.width as usize, frame.height as usize);
+    estimate_sigma(&model.mean_rgb(), w, h, params.connectivity)
+}
+
+/// The output of a frame that taught the background (`ms` long) and was not cut: all
+/// background.
+pub(super) fn learning_output(frame: &Frame, ms: f64, noise_gate: u8) -> SegmentOutput {
+    SegmentOutput {
+        mask: Mask::empty(frame.width, frame.height),
+        flow: 0,
+        timings: FrameTiming {
+            energy_ms: ms,
+            total_ms: ms,
+            ..Default::default()
+        },
+        fallback: None,
+        stats: SolveStats::default(),
+        learning: true,
+        census: None,
+        noise_gate,
+        volume: None,
+    }
 }
