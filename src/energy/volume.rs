@@ -47,10 +47,10 @@ pub enum StackError {
     Volume(#[from] VolumeError),
 }
 
-/// Stacks `slices` (in time order) into one volume. `time_weights` gives a time link's capacity by the squared colour
-/// difference of its two pixels (0 past its end): the frames' straight-arc table
-/// ([`super::Smoothness::tables`]), so that time is one more direction of the same
-/// smoothness term.
+/// Stacks `slices` (in time order) into one volume. `time_weights` gives a time
+/// link's capacity by the squared colour difference of its two pixels (0 past its
+/// end): the frames' straight-arc table ([`super::Smoothness::tables`]), so that time
+/// is one more direction of the same smoothness term.
 pub fn stack(slices: &[Slice<'_>], time_weights: &[i32]) -> Result<VolumeProblem, StackError> {
     let first = slices.first().ok_or(StackError::Empty)?.problem;
     let (width, height) = (first.width(), first.height());
@@ -58,21 +58,26 @@ pub fn stack(slices: &[Slice<'_>], time_weights: &[i32]) -> Result<VolumeProblem
     check_slices(slices, first)?;
     let connectivity = volume_connectivity(first.connectivity());
     let depth = slices.len();
-    let mut source = Vec::with_capacity(n * depth);
-    let mut sink = Vec::with_capacity(n * depth);
-    for slice in slices {
-        source.extend_from_slice(slice.problem.source());
-        sink.extend_from_slice(slice.problem.sink());
-    }
-    let mut edges = vec![vec![0i32; n * depth]; connectivity.number() as usize];
+    // every array is written whole from the slices, but the two along time
+    let gather = |array: &dyn Fn(&GridProblem) -> &[i32]| {
+        let mut all = Vec::with_capacity(n * depth);
+        for slice in slices {
+            all.extend_from_slice(array(slice.problem));
+        }
+        all
+    };
+    let mut source = gather(&|p| p.source());
+    let mut sink = gather(&|p| p.sink());
+    let mut edges: Vec<Vec<i32>> = vec![Vec::new(); connectivity.number() as usize];
     for &dir in first.connectivity().directions() {
         let (dx, dy) = dir.offset();
         let d = connectivity
             .direction((dx as i64, dy as i64, 0))
             .expect("every frame direction is a volume direction");
-        for (z, slice) in slices.iter().enumerate() {
-            edges[d][z * n..(z + 1) * n].copy_from_slice(slice.problem.edges(dir));
-        }
+        edges[d] = gather(&|p| p.edges(dir));
+    }
+    for time in edges.iter_mut().filter(|e| e.is_empty()) {
+        *time = vec![0; n * depth];
     }
     let weight = |a: &[u8], b: &[u8]| time_weights.get(squared(a, b)).copied().unwrap_or(0);
     let (up, down) = time_arrays(&mut edges, connectivity);
@@ -104,7 +109,8 @@ pub fn stack(slices: &[Slice<'_>], time_weights: &[i32]) -> Result<VolumeProblem
             }
         }
     }
-    Ok(VolumeProblem::from_arrays(
+    // each array comes from checked problems, or is a time link (≥ 0, inside)
+    Ok(VolumeProblem::from_built_arrays(
         (width, height, depth as u32),
         connectivity,
         source,

@@ -175,6 +175,21 @@ impl VolumeProblem {
     /// Builds a problem from whole arrays (`edges` one array per direction of the
     /// connectivity, in [`OFFSETS`] order), checking lengths, signs and borders.
     pub fn from_arrays(
+        size: (u32, u32, u32),
+        connectivity: VolumeConnectivity,
+        source: Vec<i32>,
+        sink: Vec<i32>,
+        edges: Vec<Vec<i32>>,
+    ) -> Result<Self, VolumeError> {
+        let problem = Self::from_built_arrays(size, connectivity, source, sink, edges)?;
+        problem.validate()?;
+        Ok(problem)
+    }
+
+    /// [`Self::from_arrays`] checking lengths only, for arrays built from problems
+    /// whose signs and borders were checked (frames stacked into a volume); debug
+    /// builds check everything.
+    pub(crate) fn from_built_arrays(
         (width, height, depth): (u32, u32, u32),
         connectivity: VolumeConnectivity,
         source: Vec<i32>,
@@ -198,7 +213,7 @@ impl VolumeProblem {
             sink,
             edges,
         };
-        problem.validate()?;
+        debug_assert_eq!(problem.validate(), Ok(()));
         Ok(problem)
     }
 
