@@ -92,8 +92,7 @@ impl VolumeSegmenter {
                 "a volume holds 2 to {MAX_VOLUME_FRAMES} frames, not {depth}"
             )));
         }
-        let mut builder = EnergyBuilder::new();
-        builder.set_incremental(false);
+        let builder = EnergyBuilder::new();
         Ok(Self {
             engine,
             params,
@@ -255,7 +254,10 @@ impl VolumeSegmenter {
             temporal,
             background,
         };
-        let problem = self.builder.build(inputs)?;
+        // the builder keeps its arrays: the next frame recomputes only what changed
+        let built = self.builder.build(inputs)?;
+        let problem = built.clone();
+        self.builder.recycle(built);
         Ok(Pending {
             index: frame.index,
             rgb: frame.rgb.clone(),
