@@ -101,9 +101,9 @@ pub struct SegmentArgs {
     pub budget_ms: Option<Duration>,
     /// Cut N frames at a time as one x-y-t graph (files and the demo, not live
     /// sources): each pixel linked to itself in the previous and next frame by their
-    /// colour likeness, the temporal prior, noise gate and dynamic cuts left out;
-    /// consecutive volumes share a frame, held as the first cut it, so their masks
-    /// agree. The CPU engine cuts volumes.
+    /// colour likeness plus the temporal prior's weight; a volume's first frame takes
+    /// the prior from the last frame cut; the noise gate and dynamic cuts are left out.
+    /// The CPU engine cuts volumes.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..=livecut::pipeline::volume::MAX_VOLUME_FRAMES as i64))]
     pub volume: Option<u32>,
     /// Frame size of the demo scene, and the size asked of a camera.
