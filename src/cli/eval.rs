@@ -504,29 +504,31 @@ fn given_masks(
     Ok(rows)
 }
 
-/// Every frame of the video with its ground truth and name, checked to be the first
-/// frame's size.
-fn read_frames(
-    files: &[PathBuf],
-    gts: &[PathBuf],
-    first: &Frame,
-) -> anyhow::Result<Vec<(Frame, Vec<u8>, String)>> {
-    let mut frames = Vec::with_capacity(files.len());
-    for (i, (file, gt_path)) in files.iter().zip(gts).enumerate() {
-        let frame = read_frame(file, i as u64)?;
-        ensure!(
-            (frame.width, frame.height) == (first.width, first.height),
-            "{} is {}x{} but the first frame is {}x{}",
-            file.display(),
-            frame.width,
-            frame.height,
-            first.width,
-            first.height
-        );
-        let gt = read_gt(gt_path, &frame)?;
-        frames.push((frame, gt, stem(file)));
-    }
-    Ok(frames)
+/// The video's frames with their ground truths and names, read one at a time as they
+/// are asked for, each checked to be the first frame's size.
+fn read_frames<'a>(
+    files: &'a [PathBuf],
+    gts: &'a [PathBuf],
+    first: &'a Frame,
+) -> impl Iterator<Item = anyhow::Result<(Frame, Vec<u8>, String)>> + 'a {
+    files
+        .iter()
+        .zip(gts)
+        .enumerate()
+        .map(|(i, (file, gt_path))| {
+            let frame = read_frame(file, i as u64)?;
+            ensure!(
+                (frame.width, frame.height) == (first.width, first.height),
+                "{} is {}x{} but the first frame is {}x{}",
+                file.display(),
+                frame.width,
+                frame.height,
+                first.width,
+                first.height
+            );
+            let gt = read_gt(gt_path, &frame)?;
+            Ok((frame, gt, stem(file)))
+        })
 }
 
 /// The video cut as volumes of `depth` frames, scored frame by frame; each frame's
@@ -536,7 +538,7 @@ fn volume_rows(
     depth: u32,
     params: &SegmentParams,
     seeds: Option<Seeds>,
-    frames: Vec<(Frame, Vec<u8>, String)>,
+    frames: impl Iterator<Item = anyhow::Result<(Frame, Vec<u8>, String)>>,
 ) -> anyhow::Result<Vec<Scored>> {
     let (engine, note) = create_volume_engine(args.engine)?;
     if let Some(note) = note {
@@ -546,27 +548,36 @@ fn volume_rows(
     if let Some(seeds) = seeds {
         segmenter.set_seeds(seeds);
     }
-    let mut outputs = Vec::with_capacity(frames.len());
-    for (frame, _, name) in &frames {
-        outputs.extend(segmenter.push(frame).with_context(|| name.clone())?);
+    // the truths and names of the frames whose masks are still to come
+    let mut waiting = std::collections::VecDeque::new();
+    let mut rows = Vec::new();
+    let mut score = |outputs: Vec<SegmentOutput>, waiting: &mut std::collections::VecDeque<_>| {
+        for out in outputs {
+            let (gt, name): (Vec<u8>, String) =
+                waiting.pop_front().context("a mask without its frame")?;
+            rows.push(Scored {
+                iou: iou(&out.mask, &gt),
+                ms: out.timings.total_ms,
+                timing: out.timings,
+                flow: out.flow,
+                relative_gap: None,
+                learning: out.learning,
+                counts: Counts::of(&out.mask, &gt),
+                mask: out.mask,
+                gt,
+                name,
+            });
+        }
+        anyhow::Ok(())
+    };
+    for read in frames {
+        let (frame, gt, name) = read?;
+        waiting.push_back((gt, name.clone()));
+        let outputs = segmenter.push(&frame).with_context(|| name)?;
+        score(outputs, &mut waiting)?;
     }
-    outputs.extend(segmenter.finish().context("the last volume")?);
-    Ok(frames
-        .into_iter()
-        .zip(outputs)
-        .map(|((_, gt, name), out)| Scored {
-            iou: iou(&out.mask, &gt),
-            ms: out.timings.total_ms,
-            timing: out.timings,
-            flow: out.flow,
-            relative_gap: None,
-            learning: out.learning,
-            counts: Counts::of(&out.mask, &gt),
-            mask: out.mask,
-            gt,
-            name,
-        })
-        .collect())
+    score(segmenter.finish().context("the last volume")?, &mut waiting)?;
+    Ok(rows)
 }
 
 /// Checks that static and dynamic runs gave the same flows and masks.
@@ -750,7 +761,7 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
             params.budget.is_none(),
             "--volume does not take --budget-ms"
         );
-        let frames = read_frames(&files, &gts, &first)?;
+        let frames = read_frames(&files, &gts, &first);
         runs.push((
             false,
             volume_rows(args, depth, &params, seeds.clone(), frames)?,
@@ -773,7 +784,8 @@ fn eval_video(args: &EvalArgs, frames_dir: &Path, params: SegmentParams) -> anyh
             segmenter.set_seeds(seeds.clone());
         }
         let mut rows = Vec::new();
-        for (frame, gt, name) in read_frames(&files, &gts, &first)? {
+        for read in read_frames(&files, &gts, &first) {
+            let (frame, gt, name) = read?;
             rows.push(score(&mut segmenter, &frame, &gt, name)?);
         }
         runs.push((dynamic, rows));

@@ -23,7 +23,7 @@ use crate::energy::{
     Smoothness, WeightTables, estimate_sigma,
 };
 use crate::grid::{GridProblem, Mask};
-use crate::maxflow::{EngineKind, VolumeEngine};
+use crate::maxflow::VolumeEngine;
 use std::time::Instant;
 
 /// The most frames one volume may hold (the engine's memory grows with it).
@@ -41,8 +41,8 @@ pub struct VolumeSpan {
 /// A frame waiting for its volume to fill.
 struct Pending {
     index: u64,
-    /// The frame's colours as captured (what the background adapts to).
-    rgb: Vec<u8>,
+    /// The frame's colours as captured, where a learned background adapts to them.
+    rgb: Option<Vec<u8>>,
     /// The colours its energy read (the learned background's steady ones, else the
     /// frame's).
     cut_rgb: Vec<u8>,
@@ -119,11 +119,6 @@ impl VolumeSegmenter {
         self.seeds_pending = true;
     }
 
-    /// Which engine cuts.
-    pub fn engine_kind(&self) -> EngineKind {
-        self.engine.kind()
-    }
-
     /// Takes the next frame; returns the outputs of the frames it completed (a
     /// learning frame at once, a volume's frames once it is full), in stream order.
     pub fn push(&mut self, frame: &Frame) -> Result<Vec<SegmentOutput>, SegmentError> {
@@ -195,16 +190,22 @@ impl VolumeSegmenter {
             )));
         }
         let fresh = std::mem::take(&mut self.seeds_pending);
-        if fresh && let Some(seeds) = &self.seeds {
-            if let Err(message) = check_seeds(seeds, frame, !background_ready) {
-                self.seeds = None;
-                return Err(SegmentError::Seeds(message));
-            }
-            if !background_ready {
-                let labels = &seeds.labels;
-                self.models =
-                    ColorModels::learn(self.params.color_model, &frame.rgb, |i| side_of(labels[i]));
-            }
+        // the seeds hold on this frame: checked against it (both labels where they
+        // teach the colour models)
+        if (fresh || background_ready)
+            && let Some(seeds) = &self.seeds
+            && let Err(message) = check_seeds(seeds, frame, fresh && !background_ready)
+        {
+            self.seeds = None;
+            return Err(SegmentError::Seeds(message));
+        }
+        if fresh
+            && !background_ready
+            && let Some(seeds) = &self.seeds
+        {
+            let labels = &seeds.labels;
+            self.models =
+                ColorModels::learn(self.params.color_model, &frame.rgb, |i| side_of(labels[i]));
         }
         if self.models.is_none() && !background_ready {
             return Err(SegmentError::NotReady(
@@ -230,9 +231,6 @@ impl VolumeSegmenter {
         } else {
             None
         };
-        if let Some(seeds) = &hard {
-            check_seeds(seeds, frame, false).map_err(SegmentError::Seeds)?;
-        }
         let sigma = self.volume_sigma(&cut_rgb, frame);
         let p = &self.params;
         let background = self
@@ -260,7 +258,7 @@ impl VolumeSegmenter {
         self.builder.recycle(built);
         Ok(Pending {
             index: frame.index,
-            rgb: frame.rgb.clone(),
+            rgb: background_ready.then(|| frame.rgb.clone()),
             cut_rgb,
             problem,
             hard,
@@ -383,9 +381,10 @@ impl VolumeSegmenter {
     /// cut alone: the frame is observed again with the mask before it, then adapted to.
     fn adapt_background(&mut self, slice: &Pending, mask: &Mask) {
         let previous = self.last.as_ref();
-        if let Some(model) = self.background.as_mut().filter(|b| b.is_ready()) {
-            model.observe(&slice.rgb, previous);
-            model.adapt(&slice.rgb, mask);
+        let model = self.background.as_mut().filter(|b| b.is_ready());
+        if let (Some(model), Some(rgb)) = (model, &slice.rgb) {
+            model.observe(rgb, previous);
+            model.adapt(rgb, mask);
         }
     }
 }
