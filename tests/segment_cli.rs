@@ -251,6 +251,38 @@ fn a_folder_gives_a_mask_per_image_and_dynamic_follows_the_flag() {
     assert_eq!(std::fs::read_dir(&c.out).unwrap().count(), 4);
 }
 
+/// A speck of the object's colour away from it is cut as foreground, and `--min-area`
+/// drops it.
+#[test]
+fn min_area_drops_small_foreground_components() {
+    let c = case();
+    let input = c.root.join("speck.png");
+    let seeds = c.root.join("seeds.png");
+    write_frame(&input, 0);
+    let mut img = image::open(&input).unwrap().into_rgb8();
+    let speck = [(40, 28), (41, 28), (40, 29), (41, 29)];
+    for (x, y) in speck {
+        img.put_pixel(x, y, image::Rgb([220, 125, 45]));
+    }
+    img.save(&input).unwrap();
+    write_seeds(&seeds, W, H, true, true);
+    let speck_on = |extra: &[&str]| {
+        let out = c.segment(arg(&input), &[&["--seeds", arg(&seeds)], extra].concat());
+        assert_success(&out);
+        let mask = read_mask(&c.out.join("speck.png"));
+        speck
+            .iter()
+            .filter(|&&(x, y)| mask.get_pixel(x, y)[0] == 255)
+            .count()
+    };
+    assert_eq!(speck_on(&[]), 4, "the speck without a minimum area");
+    assert_eq!(
+        speck_on(&["--min-area", "20"]),
+        0,
+        "the speck below 20 pixels"
+    );
+}
+
 #[test]
 fn the_demo_needs_no_seeds_and_segments_well() {
     let c = case();

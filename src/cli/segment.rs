@@ -99,6 +99,10 @@ pub struct SegmentArgs {
     /// every cut is exact.
     #[arg(long, value_name = "MS", value_parser = parse_budget)]
     pub budget_ms: Option<Duration>,
+    /// Drop foreground components smaller than PX pixels and fill smaller background
+    /// holes (0 = off), as the window's cleanup slider does.
+    #[arg(long, value_name = "PX", default_value_t = 0)]
+    pub min_area: u32,
     /// Cut N frames at a time as one x-y-t graph (files and the demo, not live
     /// sources): each pixel linked to itself in the previous and next frame by their
     /// colour likeness plus the temporal prior's weight; a volume's first frame takes
@@ -356,6 +360,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         background_frames: args.background,
         working_scale: args.working_scale,
         budget: args.budget_ms,
+        cleanup_min_area: args.min_area,
         ..base
     };
     if let Some(lambda) = args.lambda {
