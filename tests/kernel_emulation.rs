@@ -34,35 +34,12 @@ fn driver(tile_h: u32) -> Option<&'static Path> {
 }
 
 fn build(tile_h: u32) -> Option<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("kernel_emulation_th{tile_h}"));
-    let kernel = root.join("kernels/pushrelabel.cu");
-    let candidates = std::env::var("CXX")
-        .ok()
-        .into_iter()
-        .chain(["c++".to_string(), "g++".to_string()]);
-    for cxx in candidates {
-        let built = Command::new(&cxx)
-            .args(["-O2", "-std=c++17", "-Wall", "-Wextra", "-Werror"])
-            .arg("-Wno-unknown-pragmas")
-            .arg(format!("-I{}", root.join("tests/emulation").display()))
-            .arg(format!("-DKERNEL_SOURCE=\"{}\"", kernel.display()))
-            .arg(format!("-DTH={tile_h}"))
-            .arg(root.join("tests/emulation/driver.cpp"))
-            .arg("-o")
-            .arg(&out)
-            .output();
-        match built {
-            Ok(o) if o.status.success() => return Some(out),
-            Ok(o) => panic!(
-                "{cxx} failed on the kernel source:\n{}",
-                String::from_utf8_lossy(&o.stderr)
-            ),
-            Err(_) => continue, // not installed: try the next name
-        }
-    }
-    eprintln!("note: skipping, no C++ compiler found (set CXX)");
-    None
+    common::cxx::build(
+        "driver.cpp",
+        "pushrelabel.cu",
+        &[format!("-DTH={tile_h}")],
+        &format!("kernel_emulation_th{tile_h}"),
+    )
 }
 
 /// What one emulated solve printed.

@@ -9,34 +9,13 @@ mod common;
 use common::cli::{assert_fails_with, json_output, livecut};
 use common::reference::volume_max_flow as reference;
 use common::rng::Rng;
+use common::volumes::{grids3d_dir, manifest3d, random_volume};
 use livecut::grid::{Mask, VolumeConnectivity, VolumeProblem};
 use livecut::maxflow::cpu::CpuVolumeEngine;
+use livecut::maxflow::cuda::CudaVolumeEngine;
 use livecut::maxflow::dimacs::{self, DimacsError, Dims, Instance};
-use livecut::maxflow::{EngineChoice, EngineError, VolumeEngine, create_volume_engine};
+use livecut::maxflow::{EngineChoice, EngineError, EngineKind, VolumeEngine, create_volume_engine};
 use proptest::prelude::*;
-use std::path::PathBuf;
-
-/// The folder of shared 3D instances: `$LIVECUT_GRIDS3D`, else `../shared/data/grids3d`
-/// beside the checkout, else `grids3d/` here; `None`, with a note, where none holds a
-/// manifest.
-fn grids3d_dir() -> Option<PathBuf> {
-    common::grids::shared_instances("LIVECUT_GRIDS3D", "grids3d")
-}
-
-/// (file, W, H, D, C, max flow) of every instance `dir/manifest.csv` lists.
-fn manifest3d(dir: &std::path::Path) -> Vec<(String, [u32; 4], u64)> {
-    let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').map(str::trim).collect();
-            let n = |k: usize| f[k].parse::<u64>().unwrap_or_else(|e| panic!("{l}: {e}"));
-            let size = [n(1) as u32, n(2) as u32, n(3) as u32, n(4) as u32];
-            (f[0].to_string(), size, n(5))
-        })
-        .collect()
-}
 
 /// Checks a solution of `p` against the reference: flow, cut capacity, and the mask
 /// of the voxels reachable from s.
@@ -48,30 +27,6 @@ fn check(p: &VolumeProblem, flow: u64, mask: &Mask) -> Result<(), TestCaseError>
     let expected = Mask::from_fn(w, h, |i| r.reachable[i]);
     prop_assert_eq!(mask, &expected, "mask = voxels reachable from s");
     Ok(())
-}
-
-/// A random volume: terminal arcs on about half the voxels (some with both), every
-/// neighbour arc inside the volume drawn from `Rng::capacity`'s mix.
-fn random_volume(rng: &mut Rng, size: (u32, u32, u32), c: VolumeConnectivity) -> VolumeProblem {
-    let probe = VolumeProblem::zeros(size.0, size.1, size.2, c).unwrap();
-    let n = probe.voxels();
-    let terminal = |rng: &mut Rng| if rng.below(2) == 0 { rng.capacity() } else { 0 };
-    let source = (0..n).map(|_| terminal(rng)).collect();
-    let sink = (0..n).map(|_| terminal(rng)).collect();
-    let edges = (0..c.number() as usize)
-        .map(|d| {
-            (0..n)
-                .map(|i| {
-                    if probe.step(i, d).is_some() {
-                        rng.capacity()
-                    } else {
-                        0
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    VolumeProblem::from_arrays(size, c, source, sink, edges).unwrap()
 }
 
 /// `p` with about one capacity in `one_in` redrawn (terminal and neighbour arcs).
@@ -277,23 +232,19 @@ fn written_volumes_read_back_equal() {
 }
 
 #[test]
-fn the_cuda_choice_refuses_volumes_with_a_typed_error() {
-    let err = create_volume_engine(EngineChoice::Cuda)
-        .err()
-        .expect("no CUDA volumes");
-    assert!(
-        matches!(
-            err,
-            EngineError::Unsupported {
-                what: "3D grids",
-                ..
-            }
-        ),
-        "{err}"
-    );
+fn auto_takes_the_cuda_volume_engine_where_a_device_is_present() {
     let (engine, note) = create_volume_engine(EngineChoice::Auto).unwrap();
-    assert_eq!(engine.kind().as_str(), "cpu");
-    assert!(note.is_some());
+    match create_volume_engine(EngineChoice::Cuda) {
+        Ok(_) => {
+            assert_eq!(engine.kind(), EngineKind::Cuda);
+            assert!(note.is_none());
+        }
+        Err(err) => {
+            assert!(matches!(err, EngineError::Gpu(_)), "{err}");
+            assert_eq!(engine.kind(), EngineKind::Cpu);
+            assert!(note.unwrap().contains("using the CPU engine"));
+        }
+    }
 }
 
 #[test]
@@ -327,8 +278,17 @@ fn maxflow_command_solves_a_volume_and_writes_its_canonical_mask() {
         written,
         Mask::read_png(&dir.join("tiny3d_4x3x2_6c.mask.png")).unwrap()
     );
-    let out = livecut(&["maxflow", &file, "--engine", "cuda"]);
-    assert_fails_with(&out, "the cuda engine does not solve 3D grids");
+    // the CUDA engine's answer where there is a device, a clear refusal where not
+    let out = livecut(&["maxflow", &file, "--engine", "cuda", "--json"]);
+    if CudaVolumeEngine::new().is_ok() {
+        let json = json_output(&out);
+        assert_eq!(
+            (json["flow"].as_u64(), json["engine"].as_str()),
+            (Some(89), Some("cuda"))
+        );
+    } else {
+        assert_fails_with(&out, "CUDA");
+    }
 }
 
 #[test]

@@ -141,14 +141,6 @@ pub enum EngineError {
         /// What limit was hit.
         reason: String,
     },
-    /// The engine does not solve this kind of problem (the CUDA engine and volumes).
-    #[error("the {engine} engine does not solve {what}")]
-    Unsupported {
-        /// Which engine refused it.
-        engine: EngineKind,
-        /// The kind of problem, for people (e.g. "3D grids").
-        what: &'static str,
-    },
 }
 
 /// Which engine (or labeller) does the work: compared where the CPU and the GPU are
@@ -280,22 +272,21 @@ pub trait VolumeEngine: Send {
     }
 }
 
-/// Creates the volume engine the user chose, with a note for people where `Auto`
-/// took the CPU; the CUDA engine does not solve volumes yet
-/// ([`EngineError::Unsupported`]).
+/// Creates the volume engine the user chose, as [`create_engine`] does for 2D grids:
+/// `Auto` takes the CUDA engine where a device is present, else the CPU with a note.
 pub fn create_volume_engine(
     choice: EngineChoice,
 ) -> Result<(Box<dyn VolumeEngine>, Option<String>), EngineError> {
     match choice {
         EngineChoice::Cpu => Ok((Box::new(cpu::CpuVolumeEngine::new()), None)),
-        EngineChoice::Cuda => Err(EngineError::Unsupported {
-            engine: EngineKind::Cuda,
-            what: "3D grids",
-        }),
-        EngineChoice::Auto => Ok((
-            Box::new(cpu::CpuVolumeEngine::new()),
-            Some("3D grids are solved by the CPU engine".into()),
-        )),
+        EngineChoice::Cuda => Ok((Box::new(cuda::CudaVolumeEngine::new()?), None)),
+        EngineChoice::Auto => match cuda::CudaVolumeEngine::new() {
+            Ok(engine) => Ok((Box::new(engine), None)),
+            Err(err) => Ok((
+                Box::new(cpu::CpuVolumeEngine::new()),
+                Some(format!("{err}; using the CPU engine")),
+            )),
+        },
     }
 }
 

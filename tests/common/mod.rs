@@ -5,9 +5,11 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod cxx;
 pub mod footage;
 pub mod generators;
 pub mod grids;
 pub mod reference;
 pub mod rng;
+pub mod volumes;
 pub mod walk;

@@ -13,6 +13,9 @@ pub struct Reference {
     pub flow: u64,
     /// Row-major: true where the pixel is reachable from s (the canonical cut).
     pub reachable: Vec<bool>,
+    /// Row-major: true where the pixel can reach t (the complement is the largest
+    /// source side of a minimum cut, what push-relabel engines report).
+    pub reaches_sink: Vec<bool>,
 }
 
 /// One directed arc; its reverse is the arc at index `i ^ 1`.
@@ -59,6 +62,24 @@ impl Graph {
             }
         }
         level
+    }
+
+    /// The nodes that reach `t` over arcs with residual capacity.
+    fn reaching(&self, t: usize) -> Vec<bool> {
+        let mut seen = vec![false; self.adj.len()];
+        seen[t] = true;
+        let mut queue = VecDeque::from([t]);
+        while let Some(v) = queue.pop_front() {
+            for &a in &self.adj[v] {
+                // arc a goes v -> u; its reverse u -> v is what u would use
+                let u = self.arcs[a].to;
+                if self.arcs[a ^ 1].cap > 0 && !seen[u] {
+                    seen[u] = true;
+                    queue.push_back(u);
+                }
+            }
+        }
+        seen
     }
 
     fn push(
@@ -140,9 +161,12 @@ pub fn max_flow_arcs(
         }
     }
     let level = g.levels(s);
+    let mut reaches_sink = g.reaching(t);
+    reaches_sink.truncate(n);
     Reference {
         flow,
         reachable: (0..n).map(|i| level[i].is_some()).collect(),
+        reaches_sink,
     }
 }
 

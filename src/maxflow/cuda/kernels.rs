@@ -29,8 +29,8 @@ pub const PUSH_RELABEL: KernelSource = KernelSource {
     ],
 };
 
-/// Every kernel source of the engine.
-pub const KERNEL_SOURCES: &[KernelSource] = &[PUSH_RELABEL];
+/// Every kernel source of the CUDA engines (grids and volumes).
+pub const KERNEL_SOURCES: &[KernelSource] = &[PUSH_RELABEL, super::volume::VOLUME];
 
 /// The kernels of one connectivity, and what their launches need.
 pub struct ConnKernels {

@@ -16,6 +16,7 @@ mod kernels;
 mod layout;
 mod schedule;
 mod terminals;
+mod volume;
 
 #[cfg(not(feature = "experiments"))]
 use config::CudaConfig;
@@ -28,6 +29,7 @@ pub use layout::{KernelFailure, TILE_HEIGHTS, TILE_W, auto_tile_height, few_squa
 pub use layout::{LOG_COLS, LOG_ROWS};
 pub use schedule::Schedule;
 pub use terminals::Terminals;
+pub use volume::{CudaVolumeEngine, VOLUME};
 
 use super::pace::Pace;
 use super::{BlockActivity, Certificate, CutSide, Engine, EngineError, Solution, SolveStats};
