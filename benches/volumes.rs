@@ -5,8 +5,9 @@
 //!
 //! `cargo bench --bench volumes` prints, per volume, the median wall milliseconds of a
 //! whole solve (upload, search, cut) of the CPU engine and, where a CUDA device is
-//! present, of the CUDA engine, with the ratio CPU / CUDA; runs alternate between the
-//! engines, and both must give the same flow.
+//! present, of the CUDA engine (and the medians of its upload and search), with the
+//! ratio CPU / CUDA; runs alternate between the engines, and both must give the same
+//! flow.
 
 use livecut::grid::{VolumeConnectivity, VolumeProblem};
 use livecut::maxflow::VolumeEngine;
@@ -71,11 +72,23 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Wall milliseconds of one solve, and its flow.
-fn time(engine: &mut dyn VolumeEngine, p: &VolumeProblem) -> (f64, u64) {
+/// What one solve took: wall milliseconds, and the engine's upload and search.
+struct Timed {
+    wall: f64,
+    upload: f64,
+    search: f64,
+    flow: u64,
+}
+
+fn time(engine: &mut dyn VolumeEngine, p: &VolumeProblem) -> Timed {
     let t = Instant::now();
     let s = engine.solve(p).expect("solve");
-    (t.elapsed().as_secs_f64() * 1e3, s.flow)
+    Timed {
+        wall: t.elapsed().as_secs_f64() * 1e3,
+        upload: s.stats.upload_ms,
+        search: s.stats.solve_ms,
+        flow: s.flow,
+    }
 }
 
 fn main() {
@@ -90,7 +103,7 @@ fn main() {
         }
     };
     let mut cpu = CpuVolumeEngine::new();
-    println!("| volume | C | voxels | CPU ms | CUDA ms | CPU / CUDA |");
+    println!("| volume | C | voxels | CPU ms | CUDA ms (upload + search) | CPU / CUDA |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
     for (size, c) in VOLUMES {
         let p = volume(size, c);
@@ -99,25 +112,25 @@ fn main() {
         }
         let (mut on_cpu, mut on_gpu) = (Vec::new(), Vec::new());
         for _ in 0..RUNS {
-            let (ms, flow) = time(&mut cpu, &p);
-            on_cpu.push(ms);
+            let timed = time(&mut cpu, &p);
             if let Some(engine) = cuda.as_mut() {
-                let (ms, gpu_flow) = time(engine, &p);
-                assert_eq!(
-                    gpu_flow,
-                    flow,
-                    "{size:?} {}C: the engines' flows",
-                    c.number()
-                );
-                on_gpu.push(ms);
+                let gpu = time(engine, &p);
+                let what = format!("{size:?} {}C", c.number());
+                assert_eq!(gpu.flow, timed.flow, "{what}: the engines' flows");
+                on_gpu.push(gpu);
             }
+            on_cpu.push(timed.wall);
         }
         let cpu_ms = median(on_cpu);
         let (gpu, ratio) = if on_gpu.is_empty() {
             ("-".to_string(), "-".to_string())
         } else {
-            let g = median(on_gpu);
-            (format!("{g:.1}"), format!("{:.2}", cpu_ms / g))
+            let of = |f: fn(&Timed) -> f64| median(on_gpu.iter().map(f).collect());
+            let (wall, upload, search) = (of(|t| t.wall), of(|t| t.upload), of(|t| t.search));
+            (
+                format!("{wall:.1} ({upload:.1} + {search:.1})"),
+                format!("{:.2}", cpu_ms / wall),
+            )
         };
         println!(
             "| {}×{}×{} | {} | {} | {cpu_ms:.1} | {gpu} | {ratio} |",

@@ -9,9 +9,9 @@ use common::generators::{neighbour_capacities, symmetrise};
 use common::reference::volume_max_flow;
 use common::rng::Rng;
 use common::walk::{H, LEARN, W, plain, truth};
-use livecut::energy::volume::{Slice, StackError, stack, unstack};
+use livecut::energy::volume::{Gather, Slice, StackError, unstack};
 use livecut::energy::{SeedLabel, Seeds};
-use livecut::grid::{Connectivity, GridProblem, Mask};
+use livecut::grid::{Connectivity, GridProblem, Mask, VolumeProblem};
 use livecut::maxflow::VolumeEngine;
 use livecut::maxflow::cpu::CpuVolumeEngine;
 use livecut::pipeline::SegmentParams;
@@ -74,16 +74,20 @@ fn weights() -> Vec<i32> {
         .collect()
 }
 
-fn slices<'a>(frames: &'a [Frame], problems: &'a [GridProblem]) -> Vec<Slice<'a>> {
-    frames
+/// The frames' energies gathered into one volume with their colours' and seeds' links.
+fn stack(frames: &[Frame], weights: &[i32]) -> Result<VolumeProblem, StackError> {
+    let mut gather = Gather::new(frames.len());
+    for f in frames {
+        gather.push(&f.problem)?;
+    }
+    let slices: Vec<Slice<'_>> = frames
         .iter()
-        .zip(problems)
-        .map(|(f, problem)| Slice {
-            problem,
+        .map(|f| Slice {
             rgb: &f.rgb,
             hard: f.seeds.as_ref(),
         })
-        .collect()
+        .collect();
+    gather.finish(&slices, weights)
 }
 
 #[test]
@@ -95,8 +99,7 @@ fn a_volume_is_cut_exactly_and_its_seeds_hold() {
         let frames: Vec<Frame> = (0..depth)
             .map(|z| frame(&mut rng, w, h, c, z == 0 || case % 3 == 0))
             .collect();
-        let energies: Vec<GridProblem> = frames.iter().map(|f| f.problem.clone()).collect();
-        let volume = stack(&slices(&frames, &energies), &weights()).unwrap();
+        let volume = stack(&frames, &weights()).unwrap();
         let solution = CpuVolumeEngine::new().solve(&volume).unwrap();
         let reference = volume_max_flow(&volume);
         assert_eq!(solution.flow, reference.flow, "case {case}");
@@ -124,29 +127,39 @@ fn slices_that_do_not_match_are_refused() {
     let a = frame(&mut rng, 6, 4, Connectivity::Eight, false);
     let b = frame(&mut rng, 6, 5, Connectivity::Eight, false);
     let c = frame(&mut rng, 6, 4, Connectivity::Four, false);
-    fn slice(f: &Frame) -> Slice<'_> {
-        Slice {
-            problem: &f.problem,
-            rgb: &f.rgb,
-            hard: None,
-        }
-    }
     let w = weights();
     assert_eq!(stack(&[], &w).unwrap_err(), StackError::Empty);
     for (other, what) in [(&b, "size"), (&c, "connectivity")] {
-        let err = stack(&[slice(&a), slice(other)], &w).unwrap_err();
+        let mut gather = Gather::new(2);
+        gather.push(&a.problem).unwrap();
+        assert_eq!(gather.frames(), 1);
+        let err = gather.push(&other.problem).unwrap_err();
         assert_eq!(err, StackError::Mismatch { index: 1, what });
     }
-    let short = Slice {
-        rgb: &a.rgb[3..],
-        ..slice(&a)
-    };
-    let err = stack(&[slice(&a), short], &w).unwrap_err();
+    let mut gather = Gather::new(2);
+    gather.push(&a.problem).unwrap();
+    gather.push(&a.problem).unwrap();
+    let slice = |rgb| Slice { rgb, hard: None };
+    let err = gather
+        .finish(&[slice(&a.rgb), slice(&a.rgb[3..])], &w)
+        .unwrap_err();
     assert_eq!(
         err,
         StackError::Mismatch {
             index: 1,
             what: "colours"
+        }
+    );
+    let mut gather = Gather::new(2);
+    gather.push(&a.problem).unwrap();
+    let err = gather
+        .finish(&[slice(&a.rgb), slice(&a.rgb)], &w)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StackError::Mismatch {
+            index: 1,
+            what: "frame count"
         }
     );
 }

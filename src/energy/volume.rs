@@ -6,13 +6,11 @@
 //! 8-connected frames give the 10-connected video volume (4-connected: 6).
 
 use super::seeds::{SeedLabel, Seeds};
-use crate::grid::{Connectivity, GridProblem, Mask};
+use crate::grid::{Connectivity, Direction, GridProblem, Mask};
 use crate::grid::{VolumeConnectivity, VolumeError, VolumeProblem};
 
-/// One frame of a volume.
+/// What the links along time read of one frame of a volume.
 pub struct Slice<'a> {
-    /// The frame's energy (every slice the same size and connectivity).
-    pub problem: &'a GridProblem,
     /// The colours its contrast term read (`width·height·3` bytes).
     pub rgb: &'a [u8],
     /// Its hard seeds, whose pixels keep their labels whatever the links say.
@@ -47,76 +45,149 @@ pub enum StackError {
     Volume(#[from] VolumeError),
 }
 
-/// Stacks `slices` (in time order) into one volume. `time_weights` gives a time
-/// link's capacity by the squared colour difference of its two pixels (0 past its
-/// end): the frames' straight-arc table ([`super::Smoothness::tables`]), so that time
-/// is one more direction of the same smoothness term.
-pub fn stack(slices: &[Slice<'_>], time_weights: &[i32]) -> Result<VolumeProblem, StackError> {
-    let first = slices.first().ok_or(StackError::Empty)?.problem;
-    let (width, height) = (first.width(), first.height());
-    let n = first.pixels();
-    check_slices(slices, first)?;
-    let connectivity = volume_connectivity(first.connectivity());
-    let depth = slices.len();
-    // every array is written whole from the slices, but the two along time
-    let gather = |array: &dyn Fn(&GridProblem) -> &[i32]| {
-        let mut all = Vec::with_capacity(n * depth);
-        for slice in slices {
-            all.extend_from_slice(array(slice.problem));
+/// A volume gathered one frame at a time: each frame's energy is copied into the
+/// volume's arrays as it comes, so that no frame's arrays wait beside them; the links
+/// along time and the seeds' pull on them come once the volume is complete
+/// ([`Self::finish`]).
+pub struct Gather {
+    /// Size and connectivity of the first frame, which the others must share.
+    frame: Option<(u32, u32, Connectivity)>,
+    frames: usize,
+    /// Frames the arrays are sized for.
+    expected: usize,
+    source: Vec<i32>,
+    sink: Vec<i32>,
+    /// One array per volume direction; those along time stay empty until the end.
+    edges: Vec<Vec<i32>>,
+}
+
+impl Gather {
+    /// An empty volume sized for `expected` frames (it takes more or fewer).
+    pub fn new(expected: usize) -> Self {
+        Self {
+            frame: None,
+            frames: 0,
+            expected: expected.max(1),
+            source: Vec::new(),
+            sink: Vec::new(),
+            edges: Vec::new(),
         }
-        all
-    };
-    let mut source = gather(&|p| p.source());
-    let mut sink = gather(&|p| p.sink());
-    let mut edges: Vec<Vec<i32>> = vec![Vec::new(); connectivity.number() as usize];
-    for &dir in first.connectivity().directions() {
-        let (dx, dy) = dir.offset();
-        let d = connectivity
-            .direction((dx as i64, dy as i64, 0))
-            .expect("every frame direction is a volume direction");
-        edges[d] = gather(&|p| p.edges(dir));
     }
-    for time in edges.iter_mut().filter(|e| e.is_empty()) {
-        *time = vec![0; n * depth];
+
+    /// Frames gathered so far.
+    pub fn frames(&self) -> usize {
+        self.frames
     }
-    let weight = |a: &[u8], b: &[u8]| time_weights.get(squared(a, b)).copied().unwrap_or(0);
-    let (up, down) = time_arrays(&mut edges, connectivity);
-    for (z, pair) in slices.windows(2).enumerate() {
-        let [a, b] = pair else {
-            unreachable!("windows of two")
+
+    /// Appends the next frame's energy, which must have the first frame's size and
+    /// connectivity.
+    pub fn push(&mut self, problem: &GridProblem) -> Result<(), StackError> {
+        let shape = (problem.width(), problem.height(), problem.connectivity());
+        let n = problem.pixels();
+        match self.frame {
+            None => {
+                self.frame = Some(shape);
+                let volume = volume_connectivity(shape.2);
+                let room = n * self.expected;
+                self.source = Vec::with_capacity(room);
+                self.sink = Vec::with_capacity(room);
+                self.edges = vec![Vec::new(); volume.number() as usize];
+                for &dir in shape.2.directions() {
+                    self.edges[frame_direction(volume, dir)] = Vec::with_capacity(room);
+                }
+            }
+            Some(first) if (first.0, first.1) != (shape.0, shape.1) => {
+                return Err(self.mismatch("size"));
+            }
+            Some(first) if first.2 != shape.2 => return Err(self.mismatch("connectivity")),
+            Some(_) => {}
+        }
+        let volume = volume_connectivity(shape.2);
+        self.source.extend_from_slice(problem.source());
+        self.sink.extend_from_slice(problem.sink());
+        for &dir in shape.2.directions() {
+            self.edges[frame_direction(volume, dir)].extend_from_slice(problem.edges(dir));
+        }
+        self.frames += 1;
+        Ok(())
+    }
+
+    fn mismatch(&self, what: &'static str) -> StackError {
+        StackError::Mismatch {
+            index: self.frames,
+            what,
+        }
+    }
+
+    /// The volume: the gathered frames with, between consecutive ones, a link from
+    /// each pixel to itself in the next frame whose capacity `time_weights` gives by
+    /// the squared colour difference of the two pixels (0 past its end) — the frames'
+    /// straight-arc table ([`super::Smoothness::tables`]), so that time is one more
+    /// direction of the same smoothness term. `slices` are the frames' colours and
+    /// seeds, one per frame gathered.
+    pub fn finish(
+        self,
+        slices: &[Slice<'_>],
+        time_weights: &[i32],
+    ) -> Result<VolumeProblem, StackError> {
+        let Some((width, height, frame)) = self.frame else {
+            return Err(StackError::Empty);
         };
-        for p in 0..n {
-            let both_hard = is_hard(a.hard, p) && is_hard(b.hard, p);
-            let w = if both_hard {
-                0
-            } else {
-                weight(&a.rgb[3 * p..3 * p + 3], &b.rgb[3 * p..3 * p + 3])
-            };
-            up[z * n + p] = w;
-            down[(z + 1) * n + p] = w;
+        let n = width as usize * height as usize;
+        let depth = self.frames;
+        check_slices(slices, depth, n)?;
+        let connectivity = volume_connectivity(frame);
+        let (mut source, mut sink, mut edges) = (self.source, self.sink, self.edges);
+        for time in edges.iter_mut().filter(|e| e.is_empty()) {
+            *time = vec![0; n * depth];
         }
-    }
-    for (z, slice) in slices.iter().enumerate() {
-        let Some(hard) = slice.hard else { continue };
-        for (p, &label) in hard.labels.iter().enumerate() {
-            let v = z * n + p;
-            // a seeded pixel's arc must outweigh every arc a cut could trade it for
-            let extra = up[v].saturating_add(down[v]);
-            match label {
-                SeedLabel::Foreground => source[v] = source[v].saturating_add(extra),
-                SeedLabel::Background => sink[v] = sink[v].saturating_add(extra),
-                SeedLabel::Unknown => {}
+        let weight = |a: &[u8], b: &[u8]| time_weights.get(squared(a, b)).copied().unwrap_or(0);
+        let (up, down) = time_arrays(&mut edges, connectivity);
+        for (z, pair) in slices.windows(2).enumerate() {
+            let [a, b] = pair else {
+                unreachable!("windows of two")
+            };
+            for p in 0..n {
+                let both_hard = is_hard(a.hard, p) && is_hard(b.hard, p);
+                let w = if both_hard {
+                    0
+                } else {
+                    weight(&a.rgb[3 * p..3 * p + 3], &b.rgb[3 * p..3 * p + 3])
+                };
+                up[z * n + p] = w;
+                down[(z + 1) * n + p] = w;
             }
         }
+        for (z, slice) in slices.iter().enumerate() {
+            let Some(hard) = slice.hard else { continue };
+            for (p, &label) in hard.labels.iter().enumerate() {
+                let v = z * n + p;
+                // a seeded pixel's arc must outweigh every arc a cut could trade it for
+                let extra = up[v].saturating_add(down[v]);
+                match label {
+                    SeedLabel::Foreground => source[v] = source[v].saturating_add(extra),
+                    SeedLabel::Background => sink[v] = sink[v].saturating_add(extra),
+                    SeedLabel::Unknown => {}
+                }
+            }
+        }
+        // each array comes from checked problems, or is a time link (≥ 0, inside)
+        Ok(VolumeProblem::from_built_arrays(
+            (width, height, depth as u32),
+            connectivity,
+            source,
+            sink,
+            edges,
+        )?)
     }
-    // each array comes from checked problems, or is a time link (≥ 0, inside)
-    Ok(VolumeProblem::from_built_arrays(
-        (width, height, depth as u32),
-        connectivity,
-        source,
-        sink,
-        edges,
-    )?)
+}
+
+/// The volume direction of a frame's direction.
+fn frame_direction(volume: VolumeConnectivity, dir: Direction) -> usize {
+    let (dx, dy) = dir.offset();
+    volume
+        .direction((dx as i64, dy as i64, 0))
+        .expect("every frame direction is a volume direction")
 }
 
 /// The two time directions' arrays (towards the next frame, towards the previous):
@@ -145,18 +216,13 @@ fn squared(a: &[u8], b: &[u8]) -> usize {
         .sum()
 }
 
-/// Checks that every slice, its colours and its seeds fit the first.
-fn check_slices(slices: &[Slice<'_>], first: &GridProblem) -> Result<(), StackError> {
-    let n = first.pixels();
+/// Checks that there is a slice per frame, with colours and seeds of `n` pixels.
+fn check_slices(slices: &[Slice<'_>], frames: usize, n: usize) -> Result<(), StackError> {
     let mismatch = |index, what| Err(StackError::Mismatch { index, what });
+    if slices.len() != frames {
+        return mismatch(slices.len().min(frames), "frame count");
+    }
     for (index, slice) in slices.iter().enumerate() {
-        let p = slice.problem;
-        if (p.width(), p.height()) != (first.width(), first.height()) {
-            return mismatch(index, "size");
-        }
-        if p.connectivity() != first.connectivity() {
-            return mismatch(index, "connectivity");
-        }
         if slice.rgb.len() != 3 * n {
             return mismatch(index, "colours");
         }

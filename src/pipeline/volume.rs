@@ -17,12 +17,12 @@ use super::segmenter::{
 use super::timing::FrameTiming;
 use crate::capture::Frame;
 use crate::ccl::{Cleaner, CpuLabeller};
-use crate::energy::volume::{Slice, stack, unstack};
+use crate::energy::volume::{Gather, Slice, unstack};
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModels, EnergyBuilder, EnergyInputs, MAX_SQUARED, Seeds,
     Smoothness, WeightTables, estimate_sigma,
 };
-use crate::grid::{GridProblem, Mask};
+use crate::grid::Mask;
 use crate::maxflow::VolumeEngine;
 use std::time::Instant;
 
@@ -46,8 +46,8 @@ struct Pending {
     /// The colours its energy read (the learned background's steady ones, else the
     /// frame's).
     cut_rgb: Vec<u8>,
-    /// The frame's energy.
-    problem: GridProblem,
+    /// Its height in pixels (its energy waits in the volume's [`Gather`]).
+    height: u32,
     hard: Option<Seeds>,
     /// σ of its smoothness term (its volume's).
     sigma: f32,
@@ -72,6 +72,8 @@ pub struct VolumeSegmenter {
     cleaner: Cleaner,
     labeller: CpuLabeller,
     pending: Vec<Pending>,
+    /// The energies of the pending frames, as the volume's arrays.
+    gather: Gather,
     /// The mask of the last frame cut: the previous mask of the next volume's first
     /// frame.
     last: Option<Mask>,
@@ -108,6 +110,7 @@ impl VolumeSegmenter {
             cleaner: Cleaner::new(),
             labeller: CpuLabeller::new(),
             pending: Vec::new(),
+            gather: Gather::new(depth as usize),
             last: None,
         })
     }
@@ -254,13 +257,14 @@ impl VolumeSegmenter {
         };
         // the builder keeps its arrays: the next frame recomputes only what changed
         let built = self.builder.build(inputs)?;
-        let problem = built.clone();
+        let gathered = self.gather.push(&built);
         self.builder.recycle(built);
+        gathered.map_err(|e| SegmentError::Volume(e.to_string()))?;
         Ok(Pending {
             index: frame.index,
             rgb: background_ready.then(|| frame.rgb.clone()),
             cut_rgb,
-            problem,
+            height: frame.height,
             hard,
             sigma,
             energy_ms: ms_since(start),
@@ -317,22 +321,24 @@ impl VolumeSegmenter {
         let sigma = pending[0].sigma;
         let start = Instant::now();
         let weights = self.time_weights(sigma);
+        let gather = std::mem::replace(&mut self.gather, Gather::new(self.depth));
         let volume = {
             let slices: Vec<Slice<'_>> = pending
                 .iter()
                 .map(|p| Slice {
-                    problem: &p.problem,
                     rgb: &p.cut_rgb,
                     hard: p.hard.as_ref(),
                 })
                 .collect();
-            stack(&slices, &weights).map_err(|e| SegmentError::Volume(e.to_string()))?
+            gather
+                .finish(&slices, &weights)
+                .map_err(|e| SegmentError::Volume(e.to_string()))?
         };
         let build_ms = ms_since(start);
         let start = Instant::now();
         let solution = self.engine.solve_owned(volume)?;
         let cut_ms = ms_since(start);
-        let height = pending[0].problem.height();
+        let height = pending[0].height;
         let masks = unstack(&solution.mask, height);
         let span = VolumeSpan {
             first: pending[0].index,
