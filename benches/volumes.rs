@@ -9,63 +9,18 @@
 //! ratio CPU / CUDA; runs alternate between the engines, and both must give the same
 //! flow.
 
-use livecut::grid::{VolumeConnectivity, VolumeProblem};
+// The test suite's volume generator.
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::volumes::{GENERATED, drifting_disk as volume};
+use livecut::grid::VolumeProblem;
 use livecut::maxflow::VolumeEngine;
 use livecut::maxflow::cpu::CpuVolumeEngine;
 use livecut::maxflow::cuda::CudaVolumeEngine;
 use std::time::Instant;
 
 const RUNS: usize = 5;
-
-const VOLUMES: [((u32, u32, u32), VolumeConnectivity); 6] = [
-    ((360, 240, 4), VolumeConnectivity::Ten),
-    ((854, 480, 8), VolumeConnectivity::Ten),
-    ((128, 128, 64), VolumeConnectivity::Six),
-    ((256, 256, 32), VolumeConnectivity::Six),
-    ((64, 64, 64), VolumeConnectivity::TwentySix),
-    ((128, 128, 64), VolumeConnectivity::TwentySix),
-];
-
-/// xorshift64: deterministic noise.
-struct Noise(u64);
-
-impl Noise {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-}
-
-/// A disk of source voxels that moves a voxel per slice, in a field of sink voxels,
-/// with data terms of ±40 plus noise of ±60 and neighbour arcs of 20–49.
-fn volume((w, h, d): (u32, u32, u32), c: VolumeConnectivity) -> VolumeProblem {
-    let probe = VolumeProblem::zeros(w, h, d, c).expect("volume size");
-    let n = probe.voxels();
-    let mut noise = Noise(0x9E37_79B9_7F4A_7C15);
-    let (cx, cy, r) = (w as f64 / 3.0, h as f64 / 2.0, w.min(h) as f64 / 4.0);
-    let (mut source, mut sink) = (vec![0; n], vec![0; n]);
-    for i in 0..n {
-        let (x, y, z) = probe.coords(i);
-        let (dx, dy) = (x as f64 - cx - z as f64, y as f64 - cy);
-        let prior = if dx * dx + dy * dy < r * r { 40 } else { -40 };
-        let data = prior + noise.below(121) as i32 - 60;
-        if data > 0 {
-            source[i] = data;
-        } else {
-            sink[i] = -data;
-        }
-    }
-    let edges = (0..c.number() as usize)
-        .map(|k| {
-            (0..n)
-                .map(|i| probe.step(i, k).map_or(0, |_| 20 + noise.below(30) as i32))
-                .collect()
-        })
-        .collect();
-    VolumeProblem::from_arrays((w, h, d), c, source, sink, edges).expect("a valid volume")
-}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -105,7 +60,7 @@ fn main() {
     let mut cpu = CpuVolumeEngine::new();
     println!("| volume | C | voxels | CPU ms | CUDA ms (upload + search) | CPU / CUDA |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
-    for (size, c) in VOLUMES {
+    for (size, c) in GENERATED {
         let p = volume(size, c);
         if let Some(engine) = cuda.as_mut() {
             time(engine, &p); // the kernels' compilation and first allocation

@@ -29,7 +29,12 @@ const CONNECTIVITIES: [VolumeConnectivity; 3] = [
 
 /// The engine, or `None` (with a note) when this machine has no usable CUDA device.
 fn engine_or_skip() -> Option<CudaVolumeEngine> {
-    match CudaVolumeEngine::new() {
+    skip_without_device(CudaVolumeEngine::new())
+}
+
+/// `engine`, or `None` (with a note) where it failed for want of a device.
+fn skip_without_device(engine: Result<CudaVolumeEngine, EngineError>) -> Option<CudaVolumeEngine> {
+    match engine {
         Ok(engine) => Some(engine),
         Err(EngineError::Gpu(GpuError::Unavailable(why))) => {
             eprintln!("note: skipping, no CUDA device ({why})");
@@ -77,6 +82,41 @@ fn random_volumes_match_the_reference_flow_and_cut() {
         assert_eq!(got.flow, flow, "{what}: flow");
         assert_eq!(p.cut_capacity(&got.mask), Ok(flow), "{what}: cut capacity");
         assert_eq!(got.mask, side, "{what}: mask = voxels that cannot reach t");
+    }
+}
+
+/// Wave Front Fetch (the schedule experiments): random volumes and the shared ones
+/// against the reference, as push-relabel.
+#[cfg(feature = "experiments")]
+#[test]
+fn wave_front_fetch_matches_the_reference_flow_and_cut() {
+    use livecut::maxflow::cuda::VolumeSchedule;
+    let engine = CudaVolumeEngine::with_schedule(VolumeSchedule::WaveFrontFetch);
+    let Some(mut engine) = skip_without_device(engine) else {
+        return;
+    };
+    let mut rng = Rng(0x3d_3aef);
+    for case in 0..120 {
+        let size = (
+            1 + rng.below(12) as u32,
+            1 + rng.below(12) as u32,
+            1 + rng.below(8) as u32,
+        );
+        let c = CONNECTIVITIES[case % 3];
+        let p = random_volume(&mut rng, size, c);
+        let what = format!("case {case}: {size:?} {}C", c.number());
+        let got = engine.solve(&p).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (flow, side) = cannot_reach_sink(&p);
+        assert_eq!(got.flow, flow, "{what}: flow");
+        assert_eq!(got.mask, side, "{what}: mask");
+    }
+    let Some(dir) = grids3d_dir() else { return };
+    for (file, _, flow) in manifest3d(&dir) {
+        let p = dimacs::read_volume_path(&dir.join(&file)).unwrap();
+        let s = engine.solve(&p).unwrap();
+        assert_eq!(s.flow, flow, "{file}");
+        assert_eq!(p.cut_capacity(&s.mask), Ok(flow), "{file}: cut");
+        eprintln!("{file} by WFF: taken over {}", engine.took_over());
     }
 }
 

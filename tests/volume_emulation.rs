@@ -33,15 +33,35 @@ fn driver(c: VolumeConnectivity) -> Option<&'static Path> {
             common::cxx::build(
                 "volume_driver.cpp",
                 "volume.cu",
-                &[format!("-DVOL_K={k}")],
+                &[
+                    format!("-DVOL_K={k}"),
+                    format!(
+                        "-DWFF_SOURCE=\"{}/kernels/wff.cu\"",
+                        env!("CARGO_MANIFEST_DIR")
+                    ),
+                ],
                 &format!("volume_emulation_k{k}"),
             )
         })
         .as_deref()
 }
 
-/// The flow, global relabels and mask of an emulated solve of `p`.
-fn emulate(driver: &Path, p: &VolumeProblem) -> (u64, u64, Mask) {
+/// What an emulated solve printed, and its mask.
+struct Run {
+    flow: u64,
+    global_relabels: u64,
+    /// Wave Front Fetch's unit operations.
+    waves: u64,
+    /// Whether push-relabel finished what stalled waves left.
+    took_over: bool,
+    mask: Mask,
+}
+
+/// The two schedules of the engine: push-relabel, and Wave Front Fetch.
+const SCHEDULES: [bool; 2] = [false, true];
+
+/// An emulated solve of `p`, by Wave Front Fetch where `wff`.
+fn emulate(driver: &Path, p: &VolumeProblem, wff: bool) -> Run {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
     let id = format!(
@@ -69,6 +89,7 @@ fn emulate(driver: &Path, p: &VolumeProblem) -> (u64, u64, Mask) {
     let out = Command::new(driver)
         .arg(&file)
         .arg(&mask_file)
+        .args(wff.then_some("wff"))
         .output()
         .expect("run the volume emulation driver");
     assert!(
@@ -86,33 +107,34 @@ fn emulate(driver: &Path, p: &VolumeProblem) -> (u64, u64, Mask) {
     let _ = std::fs::remove_file(&file);
     let _ = std::fs::remove_file(&mask_file);
     let (width, height) = p.mask_size();
-    (
-        field("flow"),
-        field("global_relabels"),
-        Mask {
+    Run {
+        flow: field("flow"),
+        global_relabels: field("global_relabels"),
+        waves: field("waves"),
+        took_over: field("took_over") == 1,
+        mask: Mask {
             width,
             height,
             data,
         },
-    )
+    }
 }
 
-/// Checks an emulated solve of `p` against the reference: flow, the cut's capacity
-/// and its source side (the voxels that cannot reach t).
+/// Checks emulated solves of `p` by both schedules against the reference: flow, the
+/// cut's capacity and its source side (the voxels that cannot reach t).
 fn check(p: &VolumeProblem) -> Result<(), TestCaseError> {
     let Some(driver) = driver(p.connectivity()) else {
         return Ok(());
     };
-    let (flow, _, mask) = emulate(driver, p);
     let r = reference(p);
-    prop_assert_eq!(flow, r.flow, "flow");
-    prop_assert_eq!(p.cut_capacity(&mask), Ok(flow), "cut capacity");
     let (w, h) = p.mask_size();
-    prop_assert_eq!(
-        mask,
-        Mask::from_fn(w, h, |i| !r.reaches_sink[i]),
-        "source side"
-    );
+    let side = Mask::from_fn(w, h, |i| !r.reaches_sink[i]);
+    for wff in SCHEDULES {
+        let run = emulate(driver, p, wff);
+        prop_assert_eq!(run.flow, r.flow, "flow (wff {})", wff);
+        prop_assert_eq!(p.cut_capacity(&run.mask), Ok(r.flow), "cut (wff {})", wff);
+        prop_assert_eq!(&run.mask, &side, "source side (wff {})", wff);
+    }
     Ok(())
 }
 
@@ -164,9 +186,18 @@ fn shared_volumes_give_their_manifest_flows() {
         let Some(driver) = driver(p.connectivity()) else {
             return;
         };
-        let (got, relabels, mask) = emulate(driver, &p);
-        assert_eq!(got, flow, "{file}");
-        assert_eq!(p.cut_capacity(&mask), Ok(flow), "{file}: cut");
-        eprintln!("{file}: {relabels} global relabels");
+        for wff in SCHEDULES {
+            let run = emulate(driver, &p, wff);
+            assert_eq!(run.flow, flow, "{file} (wff {wff})");
+            assert_eq!(
+                p.cut_capacity(&run.mask),
+                Ok(flow),
+                "{file}: cut (wff {wff})"
+            );
+            eprintln!(
+                "{file} (wff {wff}): {} global relabels, {} waves, taken over: {}",
+                run.global_relabels, run.waves, run.took_over
+            );
+        }
     }
 }

@@ -1,13 +1,15 @@
-// Runs the volume engine's kernels (kernels/volume.cu) on the host (see shim.h), every
-// block one voxel and the blocks one after another, with the host loop of
+// Runs the volume engine's kernels (kernels/volume.cu, kernels/wff.cu) on the host (see
+// shim.h), every block one voxel and the blocks one after another, with the host loop of
 // src/maxflow/cuda/volume.rs: global relabels repeated until no height falls, then push
-// launches, doubled while the active voxels do not halve, until none is active.
+// launches (or Wave Front Fetch's unit operations, with `wff`), doubled while the active
+// voxels do not halve, until none is active; stalled waves hand over to push-relabel.
 //
-//   volume_driver PROBLEM MASK_OUT
+//   volume_driver PROBLEM MASK_OUT [wff]
 //
 // PROBLEM is text: `W H D K`, then the source, sink and K edge arrays (voxel order, as
 // VolumeProblem holds them). Prints `flow F global_relabels G push_launches P` and writes
-// the voxels that cannot reach t (255) or can (0) to MASK_OUT.
+// the voxels that cannot reach t (255) or can (0) to MASK_OUT; with `wff` also
+// `waves W took_over 0|1`.
 #include "shim.h"
 #define BX 1
 #define BY 1
@@ -18,6 +20,8 @@ inline int __syncthreads_count(int v) { return v != 0; }
 // One lane: the others' values are nothing.
 template <class T> inline T __shfl_down_sync(unsigned, T, int) { return 0; }
 #include KERNEL_SOURCE
+#include WFF_SOURCE
+#include <cstring>
 #include <vector>
 
 Dim3 threadIdx{0, 0, 0}, blockIdx{0, 0, 0}, blockDim{1, 1, 1};
@@ -40,7 +44,8 @@ template <class F> static void each_tile(int w, int h, int d, F f) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) return 2;
+    if (argc != 3 && argc != 4) return 2;
+    bool waves = argc == 4 && !strcmp(argv[3], "wff");
     FILE* f = fopen(argv[1], "r");
     if (!f) return 2;
     int w, h, d, k;
@@ -53,7 +58,7 @@ int main(int argc, char** argv) {
     fclose(f);
     std::vector<long long> excess(n);
     std::vector<u32> sink(n), flags(2);
-    std::vector<int> height(n);
+    std::vector<int> height(n), stamp(n, 0);
     std::vector<unsigned char> mask(n);
     u64 base = 0, in = 0, left = 0;
     for (long long p = 0; p < n; ++p) {
@@ -62,8 +67,9 @@ int main(int argc, char** argv) {
     }
     u32* r = (u32*)res.data();
     each_voxel(n, [&] { vol_init(src.data(), snk.data(), excess.data(), sink.data(), n); });
-    u32 pushes = 8, last = ~0u;
-    u64 relabels = 0, launches = 0;
+    u32 pushes = 8, last = ~0u, stalls = 0;
+    u64 relabels = 0, launches = 0, wave_ops = 0;
+    bool took_over = false;
     for (;;) {
         each_voxel(n, [&] { vol_relabel_init(sink.data(), height.data(), n); });
         do {
@@ -76,13 +82,25 @@ int main(int argc, char** argv) {
         u32 active = flags[0];
         if (active == 0) break;
         if (active > last / 2) pushes = pushes * 2 < 256 ? pushes * 2 : 256;
+        stalls = pushes == 256 && active >= last ? stalls + 1 : 0;
+        if (waves && stalls >= 4) {
+            waves = false;
+            took_over = true;
+        }
         last = active;
-        for (u32 i = 0; i < pushes; ++i)
-            each_voxel(n, [&] { vol_push(r, excess.data(), sink.data(), height.data(), w, h, n, 4); });
-        launches += pushes;
+        for (u32 i = 0; i < pushes; ++i) {
+            if (waves) {
+                int now = (int)++wave_ops;
+                each_voxel(n, [&] { wff_wave(r, excess.data(), sink.data(), height.data(), stamp.data(), w, h, n, now); });
+            } else {
+                each_voxel(n, [&] { vol_push(r, excess.data(), sink.data(), height.data(), w, h, n, 4); });
+                launches += 1;
+            }
+        }
     }
     each_voxel(n, [&] { vol_finish(excess.data(), height.data(), mask.data(), n, &left); });
-    printf("flow %llu global_relabels %llu push_launches %llu\n", base + in - left, relabels, launches);
+    printf("flow %llu global_relabels %llu push_launches %llu waves %llu took_over %d\n", base + in - left,
+           relabels, launches, wave_ops, took_over ? 1 : 0);
     FILE* m = fopen(argv[2], "wb");
     if (!m) return 2;
     fwrite(mask.data(), 1, n, m);

@@ -29,8 +29,15 @@ pub const PUSH_RELABEL: KernelSource = KernelSource {
     ],
 };
 
-/// Every kernel source of the CUDA engines (grids and volumes).
+/// Every kernel source of the CUDA engines (grids and volumes; Wave Front Fetch's with
+/// the schedule experiments).
+#[cfg(not(feature = "experiments"))]
 pub const KERNEL_SOURCES: &[KernelSource] = &[PUSH_RELABEL, super::volume::VOLUME];
+/// Every kernel source of the CUDA engines (grids and volumes; Wave Front Fetch's with
+/// the schedule experiments).
+#[cfg(feature = "experiments")]
+pub const KERNEL_SOURCES: &[KernelSource] =
+    &[PUSH_RELABEL, super::volume::VOLUME, super::volume::WFF];
 
 /// The kernels of one connectivity, and what their launches need.
 pub struct ConnKernels {

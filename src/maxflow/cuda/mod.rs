@@ -30,6 +30,8 @@ pub use layout::{LOG_COLS, LOG_ROWS};
 pub use schedule::Schedule;
 pub use terminals::Terminals;
 pub use volume::{CudaVolumeEngine, VOLUME};
+#[cfg(feature = "experiments")]
+pub use volume::{VolumeSchedule, WFF};
 
 use super::pace::Pace;
 use super::{BlockActivity, Certificate, CutSide, Engine, EngineError, Solution, SolveStats};

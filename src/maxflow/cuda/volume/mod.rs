@@ -4,6 +4,12 @@
 //! also decide termination. The source side is the voxels that cannot reach the sink
 //! (`CutSide::CannotReachSink`), as the 2D CUDA engine's.
 
+#[cfg(feature = "experiments")]
+mod wff;
+
+#[cfg(feature = "experiments")]
+pub use wff::{VolumeSchedule, WFF};
+
 use super::GpuSolveStats;
 use crate::gpu::{Compiled, Gpu, GpuError, KernelFamily, KernelSource, Program, driver};
 use crate::grid::{Mask, VolumeProblem};
@@ -17,7 +23,7 @@ use std::time::Instant;
 /// The volume engine's kernel source and its entry points.
 pub const VOLUME: KernelSource = KernelSource {
     name: "volume.cu",
-    text: include_str!("../../../kernels/volume.cu"),
+    text: include_str!("../../../../kernels/volume.cu"),
     entries: &[
         "vol_init",
         "vol_push",
@@ -36,14 +42,18 @@ const THREADS: u32 = 256;
 const BFS_BATCH: u32 = 4;
 /// Push or relabel steps of a voxel in one `vol_push` launch.
 const CYCLES: i32 = 4;
-/// `vol_push` launches after the first global relabel, and the most between two:
-/// doubled while a relabel finds the active voxels not halved since the last one.
+/// `vol_push` (or `wff_wave`) launches after the first global relabel, and the most
+/// between two: doubled while a relabel finds the active voxels not halved since the
+/// last one.
 const PUSHES: (u32, u32) = (8, 256);
 
 /// The kernels of one neighbourhood (`VOL_K`).
 struct VolumeKernels {
     init: CudaFunction,
     push: CudaFunction,
+    /// Wave Front Fetch's unit operation (the schedule experiments).
+    #[cfg(feature = "experiments")]
+    wave: CudaFunction,
     relabel_init: CudaFunction,
     bfs: CudaFunction,
     count: CudaFunction,
@@ -57,7 +67,7 @@ impl KernelFamily for VolumeKernels {
     fn program(k: u32) -> Program {
         Program {
             name: VOLUME.name,
-            text: VOLUME.text.to_string(),
+            text: program_text(),
             options: vec![
                 "--std=c++17".into(),
                 "-lineinfo".into(),
@@ -71,12 +81,23 @@ impl KernelFamily for VolumeKernels {
         Ok(Self {
             init: function("vol_init")?,
             push: function("vol_push")?,
+            #[cfg(feature = "experiments")]
+            wave: wff::WFF.function(module, "wff_wave")?,
             relabel_init: function("vol_relabel_init")?,
             bfs: function("vol_bfs")?,
             count: function("vol_count")?,
             finish: function("vol_finish")?,
         })
     }
+}
+
+/// The kernels' source: push-relabel's, and with the schedule experiments Wave Front
+/// Fetch's after it.
+fn program_text() -> String {
+    #[cfg(feature = "experiments")]
+    return format!("{}\n{}", VOLUME.text, wff::WFF.text);
+    #[cfg(not(feature = "experiments"))]
+    VOLUME.text.to_string()
 }
 
 /// Device arrays for one shape of volume, kept for the next problem of that shape.
@@ -91,6 +112,9 @@ struct Buffers {
     /// Residual capacity to the sink (`u32` in the kernels).
     sink: CudaSlice<i32>,
     height: CudaSlice<i32>,
+    /// Wave Front Fetch's time stamps (the schedule experiments).
+    #[cfg(feature = "experiments")]
+    stamp: CudaSlice<i32>,
     mask: CudaSlice<u8>,
     /// The change flag of `vol_bfs` and the count of `vol_count`.
     flags: CudaSlice<u32>,
@@ -110,6 +134,8 @@ impl Buffers {
             excess: stream.alloc_zeros(voxels).map_err(alloc())?,
             sink: stream.alloc_zeros(voxels).map_err(alloc())?,
             height: stream.alloc_zeros(voxels).map_err(alloc())?,
+            #[cfg(feature = "experiments")]
+            stamp: stream.alloc_zeros(voxels).map_err(alloc())?,
             mask: stream.alloc_zeros(voxels).map_err(alloc())?,
             flags: stream.alloc_zeros(2).map_err(alloc())?,
             left: stream.alloc_zeros(1).map_err(alloc())?,
@@ -127,6 +153,7 @@ impl Buffers {
 struct Work {
     global_relabels: u64,
     launches: u64,
+    /// Launches that moved excess.
     push_launches: u64,
 }
 
@@ -137,6 +164,9 @@ pub struct CudaVolumeEngine {
     gpu: Arc<Gpu>,
     stream: Arc<CudaStream>,
     buffers: Option<Buffers>,
+    /// The schedule experiments' Wave Front Fetch.
+    #[cfg(feature = "experiments")]
+    lab: wff::Lab,
 }
 
 impl CudaVolumeEngine {
@@ -149,6 +179,8 @@ impl CudaVolumeEngine {
             gpu,
             stream,
             buffers: None,
+            #[cfg(feature = "experiments")]
+            lab: wff::Lab::default(),
         })
     }
 
@@ -311,8 +343,9 @@ impl CudaVolumeEngine {
     /// Runs the preflow to its maximum.
     fn run(&mut self, k: &VolumeKernels, size: (u32, u32, u32)) -> Result<Work, GpuError> {
         let mut work = Work::default();
-        let mut pushes = PUSHES.0;
-        let mut last = u32::MAX;
+        #[cfg(feature = "experiments")]
+        self.start_waves()?;
+        let (mut pushes, mut last) = (PUSHES.0, u32::MAX);
         loop {
             let active = self.global_relabel(k, size, &mut work)?;
             if active == 0 {
@@ -321,7 +354,14 @@ impl CudaVolumeEngine {
             if active > last / 2 {
                 pushes = (pushes * 2).min(PUSHES.1);
             }
+            #[cfg(feature = "experiments")]
+            self.lab.watch(active, last, pushes == PUSHES.1);
             last = active;
+            #[cfg(feature = "experiments")]
+            if self.lab.waving() {
+                self.waves(k, (size.0, size.1), pushes, &mut work)?;
+                continue;
+            }
             self.push(k, (size.0, size.1), pushes, &mut work)?;
         }
     }
