@@ -52,6 +52,28 @@ fn cannot_reach_sink(p: &VolumeProblem) -> (u64, Mask) {
     (r.flow, Mask::from_fn(w, h, |i| !r.reaches_sink[i]))
 }
 
+/// A few small volumes of each neighbourhood, for `compute-sanitizer` (memcheck and
+/// racecheck) on the GPU machine (`benches/gpu/run.sh`).
+#[test]
+fn sanitizer_small_volumes() {
+    let Some(mut engine) = engine_or_skip() else {
+        return;
+    };
+    let mut rng = Rng(77);
+    for (k, c) in CONNECTIVITIES.into_iter().enumerate() {
+        let size = (9 + k as u32, 7, 5);
+        let p = random_volume(&mut rng, size, c);
+        let (flow, side) = cannot_reach_sink(&p);
+        let got = engine.solve(&p).unwrap();
+        assert_eq!(
+            (got.flow, &got.mask),
+            (flow, &side),
+            "{size:?} {}C",
+            c.number()
+        );
+    }
+}
+
 #[test]
 fn random_volumes_match_the_reference_flow_and_cut() {
     let Some(mut engine) = engine_or_skip() else {
@@ -158,6 +180,8 @@ fn large_volumes_match_the_cpu_engine() {
         ((200, 150, 8), VolumeConnectivity::Ten),
         ((64, 64, 48), VolumeConnectivity::Six),
         ((48, 48, 32), VolumeConnectivity::TwentySix),
+        // more voxels than one chunk of the page-locked upload
+        ((256, 256, 36), VolumeConnectivity::Six),
     ] {
         let p = random_volume(&mut rng, size, c);
         let cpu = CpuVolumeEngine::new().solve(&p).unwrap();

@@ -9,23 +9,26 @@
 #   cp target/release/deps/cuda_engine-<other hash> .gpu/cuda_engine_experiments
 #   cp target/release/deps/gpu_schedules-<hash> .gpu/gpu_schedules
 #   cp target/release/deps/ccl-<hash> .gpu/ccl && cp target/release/deps/app-<hash> .gpu/app
-#   strip .gpu/livecut .gpu/cuda_engine* .gpu/gpu_schedules .gpu/ccl .gpu/app
+#   cp target/release/deps/cuda_volume-<hash> .gpu/cuda_volume     # the volume engine
+#   cargo bench --no-run --bench volumes && cp target/release/deps/volumes-<hash> .gpu/volumes
+#   strip .gpu/livecut .gpu/cuda_engine* .gpu/cuda_volume .gpu/volumes .gpu/gpu_schedules .gpu/ccl .gpu/app
 #   gzip -9 .gpu/livecut .gpu/app
 #   (gzipped to stay under the 64 MiB carry; this script unpacks them)
-#   cp -r ../shared/data/grids .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow .gpu/video/
+#   cp -r ../shared/data/grids ../shared/data/grids3d .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow .gpu/video/
 # then on the GPU machine, with .gpu carried: bash .gpu/run.sh  (files land in $OUT; the
 # whole output also in $OUT/run.log, since the device tool returns only its tail)
 set -u
 cd "$(dirname "$0")"
 for f in livecut app; do [ -f $f.gz ] && gunzip -f $f.gz; done
-chmod +x livecut app cuda_engine cuda_engine_experiments gpu_schedules ccl
+chmod +x livecut app cuda_engine cuda_engine_experiments cuda_volume volumes gpu_schedules ccl
 exec > >(tee "${OUT:-/tmp}/run.log") 2>&1
-export LIVECUT_GRIDS=$PWD/grids LIVECUT_CCL_MASKS=$PWD/video/car-shadow/annotations
+export LIVECUT_GRIDS=$PWD/grids LIVECUT_GRIDS3D=$PWD/grids3d LIVECUT_CCL_MASKS=$PWD/video/car-shadow/annotations
 T=${OUT:-/tmp}
 sec() { echo; echo "=================== $*"; }
 sec device; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 sec "cuda_engine tests, product schedule"; ./cuda_engine --test-threads=1 2>&1 | tee $T/cuda_tests.log | grep -E "^test |test result|panicked|note:"
 sec "cuda_engine tests, every schedule (profiling kernels)"; ./cuda_engine_experiments --test-threads=1 2>&1 | tee $T/cuda_tests_experiments.log | grep -E "^test |test result|panicked|note:"
+sec "cuda_volume tests"; ./cuda_volume --test-threads=1 2>&1 | tee $T/cuda_volume_tests.log | grep -E "^test |test result|panicked|note:"
 sec "ccl tests"; ./ccl --test-threads=1 2>&1 | tee $T/ccl_tests.log | grep -E "^test |test result|panicked|skipped"
 sec "instances with livecut maxflow --engine cuda (independent checker)"; python3 check_instances.py "$PWD/livecut" grids/manifest.csv cuda 2>&1 | tail -16
 sec "auto engine"; ./livecut maxflow grids/rocket_640x480_4c.max.gz --engine auto 2>&1 | tail -4
@@ -45,7 +48,10 @@ sec "app, headless (kittest), CPU then auto (CUDA)"; timeout 60 ./app ui_and_seg
 sec racecheck; timeout 120 compute-sanitizer --tool racecheck ./cuda_engine sanitizer_small_persistent --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5
 for t in sanitizer_small_persistent sanitizer_small_host_loop; do timeout 300 compute-sanitizer --tool racecheck ./cuda_engine_experiments $t --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5; done
 timeout 90 compute-sanitizer --tool racecheck ./ccl gpu_matches_cpu_on_small_grids --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result" | head -3
+timeout 120 compute-sanitizer --tool racecheck ./cuda_volume sanitizer_small_volumes --exact 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result" | head -3
 sec memcheck; timeout 240 compute-sanitizer --tool memcheck ./cuda_engine sanitizer_small_persistent --exact 2>&1 | grep -E "ERROR SUMMARY|test result" | head -3
+timeout 240 compute-sanitizer --tool memcheck ./cuda_volume sanitizer_small_volumes --exact 2>&1 | grep -E "ERROR SUMMARY|test result" | head -3
 timeout 240 compute-sanitizer --tool memcheck ./cuda_engine_experiments sanitizer_small_persistent --exact 2>&1 | grep -E "ERROR SUMMARY|test result" | head -3
 sec "schedules and generated 1080p grids"; timeout 200 ./gpu_schedules schedules 2>&1 | tee $T/schedules.txt | grep -vE "^$" | tail -100
+sec "volume engines, generated volumes"; timeout 200 ./volumes 2>&1 | tail -9
 sec "bench table"; cat $T/bench.txt

@@ -16,6 +16,7 @@ mod error;
 mod grid;
 mod mask;
 mod module;
+mod staging;
 
 pub use device::Gpu;
 pub use error::GpuError;
@@ -23,3 +24,4 @@ pub(crate) use error::driver;
 pub use grid::DeviceGrid;
 pub use mask::DeviceMask;
 pub use module::{Compiled, KernelFamily, KernelSource, Program};
+pub(crate) use staging::Staging;

@@ -11,7 +11,7 @@ mod wff;
 pub use wff::{VolumeSchedule, WFF};
 
 use super::GpuSolveStats;
-use crate::gpu::{Compiled, Gpu, GpuError, KernelFamily, KernelSource, Program, driver};
+use crate::gpu::{Compiled, Gpu, GpuError, KernelFamily, KernelSource, Program, Staging, driver};
 use crate::grid::{Mask, VolumeProblem};
 use crate::maxflow::{CutSide, EngineError, EngineKind, Solution, SolveStats, VolumeEngine};
 use cudarc::driver::{
@@ -164,6 +164,8 @@ pub struct CudaVolumeEngine {
     gpu: Arc<Gpu>,
     stream: Arc<CudaStream>,
     buffers: Option<Buffers>,
+    /// Page-locked memory the uploads go through, allocated by the first.
+    staging: Option<Staging<i32>>,
     /// The schedule experiments' Wave Front Fetch.
     #[cfg(feature = "experiments")]
     lab: wff::Lab,
@@ -179,6 +181,7 @@ impl CudaVolumeEngine {
             gpu,
             stream,
             buffers: None,
+            staging: None,
             #[cfg(feature = "experiments")]
             lab: wff::Lab::default(),
         })
@@ -199,19 +202,16 @@ impl CudaVolumeEngine {
     fn upload(&mut self, problem: &VolumeProblem, k: &VolumeKernels) -> Result<(), GpuError> {
         let n = problem.voxels();
         let stream = self.stream.clone();
+        if self.staging.is_none() {
+            self.staging = Some(Staging::new(&self.gpu)?);
+        }
+        let staging = self.staging.as_mut().expect("staging allocated");
         let b = self.buffers.as_mut().expect("buffers allocated");
-        let upload = || driver("uploading the volume");
-        stream
-            .memcpy_htod(problem.source(), &mut b.source)
-            .map_err(upload())?;
-        stream
-            .memcpy_htod(problem.sink(), &mut b.sink_cap)
-            .map_err(upload())?;
+        staging.upload(&stream, problem.source(), &mut b.source.slice_mut(..))?;
+        staging.upload(&stream, problem.sink(), &mut b.sink_cap.slice_mut(..))?;
         for d in 0..b.dirs {
             let mut view = b.res.slice_mut(d * n..(d + 1) * n);
-            stream
-                .memcpy_htod(problem.edges(d), &mut view)
-                .map_err(upload())?;
+            staging.upload(&stream, problem.edges(d), &mut view)?;
         }
         let n64 = n as i64;
         // SAFETY: the arguments match vol_init's signature; every array holds n voxels.
