@@ -6,6 +6,7 @@
 //! 8-connected frames give the 10-connected video volume (4-connected: 6).
 
 use super::seeds::{SeedLabel, Seeds};
+use crate::bands;
 use crate::grid::{Connectivity, Direction, GridProblem, Mask};
 use crate::grid::{VolumeConnectivity, VolumeError, VolumeProblem};
 
@@ -103,11 +104,20 @@ impl Gather {
             Some(_) => {}
         }
         let volume = volume_connectivity(shape.2);
-        self.source.extend_from_slice(problem.source());
-        self.sink.extend_from_slice(problem.sink());
+        // one array a part, the parts over the cores
+        let mut parts: Vec<(&mut Vec<i32>, &[i32])> = vec![
+            (&mut self.source, problem.source()),
+            (&mut self.sink, problem.sink()),
+        ];
+        let mut edges: Vec<Option<&mut Vec<i32>>> = self.edges.iter_mut().map(Some).collect();
         for &dir in shape.2.directions() {
-            self.edges[frame_direction(volume, dir)].extend_from_slice(problem.edges(dir));
+            let array = edges[frame_direction(volume, dir)].take();
+            parts.push((
+                array.expect("one frame direction a volume direction"),
+                problem.edges(dir),
+            ));
         }
+        bands::for_each_part(parts, |(array, frame)| array.extend_from_slice(frame));
         self.frames += 1;
         Ok(())
     }
@@ -143,7 +153,13 @@ impl Gather {
         }
         let weight = |a: &[u8], b: &[u8]| time_weights.get(squared(a, b)).copied().unwrap_or(0);
         let (up, down) = time_arrays(&mut edges, connectivity);
-        for (z, pair) in slices.windows(2).enumerate() {
+        // a part per pair of consecutive frames: its links up from the first and down
+        // from the second, over the cores
+        let pairs = slices
+            .windows(2)
+            .zip(up.chunks_mut(n))
+            .zip(down.chunks_mut(n).skip(1));
+        bands::for_each_part(pairs.collect(), |((pair, up), down)| {
             let [a, b] = pair else {
                 unreachable!("windows of two")
             };
@@ -154,10 +170,10 @@ impl Gather {
                 } else {
                     weight(&a.rgb[3 * p..3 * p + 3], &b.rgb[3 * p..3 * p + 3])
                 };
-                up[z * n + p] = w;
-                down[(z + 1) * n + p] = w;
+                up[p] = w;
+                down[p] = w;
             }
-        }
+        });
         for (z, slice) in slices.iter().enumerate() {
             let Some(hard) = slice.hard else { continue };
             for (p, &label) in hard.labels.iter().enumerate() {
