@@ -44,6 +44,24 @@ fn skip_without_device(engine: Result<CudaVolumeEngine, EngineError>) -> Option<
     }
 }
 
+/// Solves a random volume of `size` and `c` and checks it against the reference: flow,
+/// and the voxels that cannot reach t.
+fn check_random(
+    engine: &mut CudaVolumeEngine,
+    rng: &mut Rng,
+    size: (u32, u32, u32),
+    c: VolumeConnectivity,
+    what: &str,
+) {
+    let p = random_volume(rng, size, c);
+    let what = format!("{what}: {size:?} {}C", c.number());
+    let got = engine.solve(&p).unwrap_or_else(|e| panic!("{what}: {e}"));
+    let (flow, side) = cannot_reach_sink(&p);
+    assert_eq!(got.flow, flow, "{what}: flow");
+    assert_eq!(p.cut_capacity(&got.mask), Ok(flow), "{what}: cut capacity");
+    assert_eq!(got.mask, side, "{what}: mask = voxels that cannot reach t");
+}
+
 /// The source side of `p`'s largest minimum-cut source set (the voxels that cannot
 /// reach t), as the reference finds it.
 fn cannot_reach_sink(p: &VolumeProblem) -> (u64, Mask) {
@@ -97,13 +115,7 @@ fn random_volumes_match_the_reference_flow_and_cut() {
             side(&mut rng, 9),
         );
         let c = CONNECTIVITIES[case % 3];
-        let p = random_volume(&mut rng, size, c);
-        let what = format!("case {case}: {size:?} {}C", c.number());
-        let got = engine.solve(&p).unwrap_or_else(|e| panic!("{what}: {e}"));
-        let (flow, side) = cannot_reach_sink(&p);
-        assert_eq!(got.flow, flow, "{what}: flow");
-        assert_eq!(p.cut_capacity(&got.mask), Ok(flow), "{what}: cut capacity");
-        assert_eq!(got.mask, side, "{what}: mask = voxels that cannot reach t");
+        check_random(&mut engine, &mut rng, size, c, &format!("case {case}"));
     }
 }
 
@@ -125,12 +137,7 @@ fn wave_front_fetch_matches_the_reference_flow_and_cut() {
             1 + rng.below(8) as u32,
         );
         let c = CONNECTIVITIES[case % 3];
-        let p = random_volume(&mut rng, size, c);
-        let what = format!("case {case}: {size:?} {}C", c.number());
-        let got = engine.solve(&p).unwrap_or_else(|e| panic!("{what}: {e}"));
-        let (flow, side) = cannot_reach_sink(&p);
-        assert_eq!(got.flow, flow, "{what}: flow");
-        assert_eq!(got.mask, side, "{what}: mask");
+        check_random(&mut engine, &mut rng, size, c, &format!("WFF case {case}"));
     }
     let Some(dir) = grids3d_dir() else { return };
     for (file, _, flow) in manifest3d(&dir) {

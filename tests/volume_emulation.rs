@@ -10,7 +10,7 @@ mod common;
 
 use common::reference::volume_max_flow as reference;
 use common::rng::Rng;
-use common::volumes::{grids3d_dir, manifest3d, random_volume};
+use common::volumes::{connectivity, grids3d_dir, manifest3d, random_volume, side};
 use livecut::grid::{Mask, VolumeConnectivity, VolumeProblem};
 use livecut::maxflow::dimacs;
 use proptest::prelude::*;
@@ -138,24 +138,11 @@ fn check(p: &VolumeProblem) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-fn connectivity() -> impl Strategy<Value = VolumeConnectivity> {
-    prop_oneof![
-        Just(VolumeConnectivity::Six),
-        Just(VolumeConnectivity::Ten),
-        Just(VolumeConnectivity::TwentySix)
-    ]
-}
-
-/// A side: 1 often (lines and slabs), else up to 7.
-fn side() -> impl Strategy<Value = u32> {
-    prop_oneof![1 => Just(1u32), 4 => 1u32..=7]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     #[test]
-    fn emulated_volume_kernels_match_the_reference(w in side(), h in side(), d in side(), c in connectivity(), seed in any::<u64>()) {
+    fn emulated_volume_kernels_match_the_reference(w in side(7), h in side(7), d in side(7), c in connectivity(), seed in any::<u64>()) {
         check(&random_volume(&mut Rng(seed), (w, h, d), c))?;
     }
 }

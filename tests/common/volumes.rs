@@ -3,6 +3,7 @@
 
 use super::rng::Rng;
 use livecut::grid::{VolumeConnectivity, VolumeProblem};
+use proptest::prelude::*;
 use std::path::PathBuf;
 
 /// The folder of shared 3D instances: `$LIVECUT_GRIDS3D`, else `../shared/data/grids3d`
@@ -102,3 +103,17 @@ pub const GENERATED: [((u32, u32, u32), VolumeConnectivity); 6] = [
     ((64, 64, 64), VolumeConnectivity::TwentySix),
     ((128, 128, 64), VolumeConnectivity::TwentySix),
 ];
+
+/// Any of the three neighbourhoods.
+pub fn connectivity() -> impl Strategy<Value = VolumeConnectivity> {
+    prop_oneof![
+        Just(VolumeConnectivity::Six),
+        Just(VolumeConnectivity::Ten),
+        Just(VolumeConnectivity::TwentySix)
+    ]
+}
+
+/// A side of a volume: 1 often (lines and slabs), else up to `most`.
+pub fn side(most: u32) -> impl Strategy<Value = u32> {
+    prop_oneof![1 => Just(1u32), 4 => 1u32..=most]
+}
