@@ -12,6 +12,7 @@ use common::reference::volume_max_flow as reference;
 use common::rng::Rng;
 use common::volumes::{connectivity, grids3d_dir, manifest3d, random_volume, side};
 use livecut::grid::{Mask, VolumeConnectivity, VolumeProblem};
+use livecut::maxflow::cuda::{VOLUME_CYCLES, VOLUME_PUSHES};
 use livecut::maxflow::dimacs;
 use proptest::prelude::*;
 use std::io::Write;
@@ -86,9 +87,12 @@ fn emulate(driver: &Path, p: &VolumeProblem, wff: bool) -> Run {
     std::fs::File::create(&file)
         .and_then(|mut f| f.write_all(text.as_bytes()))
         .expect("problem file");
+    let (first, most) = VOLUME_PUSHES;
     let out = Command::new(driver)
         .arg(&file)
         .arg(&mask_file)
+        .args([first, most].map(|p| p.to_string()))
+        .arg(VOLUME_CYCLES.to_string())
         .args(wff.then_some("wff"))
         .output()
         .expect("run the volume emulation driver");

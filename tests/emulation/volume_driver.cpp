@@ -4,8 +4,10 @@
 // launches (or Wave Front Fetch's unit operations, with `wff`), doubled while the active
 // voxels do not halve, until none is active; stalled waves hand over to push-relabel.
 //
-//   volume_driver PROBLEM MASK_OUT [wff]
+//   volume_driver PROBLEM MASK_OUT FIRST MOST CYCLES [wff]
 //
+// FIRST and MOST: push launches after the first relabel and at the most between two,
+// CYCLES: steps of a voxel a launch (the engine's constants, which the test passes).
 // PROBLEM is text: `W H D K`, then the source, sink and K edge arrays (voxel order, as
 // VolumeProblem holds them). Prints `flow F global_relabels G push_launches P` and writes
 // the voxels that cannot reach t (255) or can (0) to MASK_OUT; with `wff` also
@@ -44,8 +46,10 @@ template <class F> static void each_tile(int w, int h, int d, F f) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3 && argc != 4) return 2;
-    bool waves = argc == 4 && !strcmp(argv[3], "wff");
+    if (argc != 6 && argc != 7) return 2;
+    const u32 first = (u32)atoi(argv[3]), most = (u32)atoi(argv[4]);
+    const int cycles = atoi(argv[5]);
+    bool waves = argc == 7 && !strcmp(argv[6], "wff");
     FILE* f = fopen(argv[1], "r");
     if (!f) return 2;
     int w, h, d, k;
@@ -67,7 +71,7 @@ int main(int argc, char** argv) {
     }
     u32* r = (u32*)res.data();
     each_voxel(n, [&] { vol_init(src.data(), snk.data(), excess.data(), sink.data(), n); });
-    u32 pushes = 8, last = ~0u, stalls = 0;
+    u32 pushes = first, last = ~0u, stalls = 0;
     u64 relabels = 0, launches = 0, wave_ops = 0;
     bool took_over = false;
     for (;;) {
@@ -81,8 +85,8 @@ int main(int argc, char** argv) {
         each_voxel(n, [&] { vol_count(excess.data(), height.data(), n, flags.data()); });
         u32 active = flags[0];
         if (active == 0) break;
-        if (active > last / 2) pushes = pushes * 2 < 256 ? pushes * 2 : 256;
-        stalls = pushes == 256 && active >= last ? stalls + 1 : 0;
+        if (active > last / 2) pushes = pushes * 2 < most ? pushes * 2 : most;
+        stalls = pushes == most && active >= last ? stalls + 1 : 0;
         if (waves && stalls >= 4) {
             waves = false;
             took_over = true;
@@ -93,7 +97,7 @@ int main(int argc, char** argv) {
                 int now = (int)++wave_ops;
                 each_voxel(n, [&] { wff_wave(r, excess.data(), sink.data(), height.data(), stamp.data(), w, h, n, now); });
             } else {
-                each_voxel(n, [&] { vol_push(r, excess.data(), sink.data(), height.data(), w, h, n, 4); });
+                each_voxel(n, [&] { vol_push(r, excess.data(), sink.data(), height.data(), w, h, n, cycles); });
                 launches += 1;
             }
         }

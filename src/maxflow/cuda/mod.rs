@@ -29,7 +29,7 @@ pub use layout::{KernelFailure, TILE_HEIGHTS, TILE_W, auto_tile_height, few_squa
 pub use layout::{LOG_COLS, LOG_ROWS};
 pub use schedule::Schedule;
 pub use terminals::Terminals;
-pub use volume::{CudaVolumeEngine, VOLUME};
+pub use volume::{CYCLES as VOLUME_CYCLES, CudaVolumeEngine, PUSHES as VOLUME_PUSHES, VOLUME};
 #[cfg(feature = "experiments")]
 pub use volume::{VolumeSchedule, WFF};
 

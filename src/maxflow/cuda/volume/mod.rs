@@ -40,12 +40,13 @@ const BFS_TILE: (u32, u32, u32) = (32, 4, 4);
 const THREADS: u32 = 256;
 /// `vol_bfs` launches between reads of the change flag.
 const BFS_BATCH: u32 = 4;
-/// Push or relabel steps of a voxel in one `vol_push` launch.
-const CYCLES: i32 = 4;
+/// Push or relabel steps of a voxel in one `vol_push` launch (public for the kernel
+/// emulation, which replays the host loop).
+pub const CYCLES: i32 = 4;
 /// `vol_push` (or `wff_wave`) launches after the first global relabel, and the most
 /// between two: doubled while a relabel finds the active voxels not halved since the
-/// last one.
-const PUSHES: (u32, u32) = (8, 256);
+/// last one (public for the kernel emulation).
+pub const PUSHES: (u32, u32) = (8, 256);
 
 /// The kernels of one neighbourhood (`VOL_K`).
 struct VolumeKernels {
