@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::device::skip_without_device;
 use common::generators::{
     Change, change, connectivity, image_like, neighbour_capacities, object_like, random_grid,
     seeds_disk,
@@ -28,18 +29,6 @@ use livecut::maxflow::{CutSide, Engine, EngineChoice, EngineError, create_engine
 
 // ---------------------------------------------------------------------------------
 // Helpers
-
-/// The engine, or `None` (with a note) when this machine has no usable CUDA device.
-fn skip_without_device(engine: Result<CudaEngine, EngineError>) -> Option<CudaEngine> {
-    match engine {
-        Ok(engine) => Some(engine),
-        Err(EngineError::Gpu(GpuError::Unavailable(why))) => {
-            eprintln!("note: skipping, no CUDA device ({why})");
-            None
-        }
-        Err(other) => panic!("CUDA engine failed to start: {other}"),
-    }
-}
 
 /// The engine with the product's schedule, or `None` (with a note) without a device.
 fn product_engine_or_skip() -> Option<CudaEngine> {

@@ -7,16 +7,16 @@
 
 mod common;
 
+use common::device::skip_without_device;
 use common::reference::volume_max_flow as reference;
 use common::rng::Rng;
 use common::volumes::{grids3d_dir, manifest3d, random_volume};
 use common::walk::{LEARN, plain, truth};
-use livecut::gpu::GpuError;
 use livecut::grid::{Mask, VolumeConnectivity, VolumeProblem};
 use livecut::maxflow::cpu::CpuVolumeEngine;
 use livecut::maxflow::cuda::CudaVolumeEngine;
 use livecut::maxflow::dimacs;
-use livecut::maxflow::{CutSide, EngineError, VolumeEngine};
+use livecut::maxflow::{CutSide, VolumeEngine};
 use livecut::pipeline::SegmentParams;
 use livecut::pipeline::segmenter::SegmentOutput;
 use livecut::pipeline::volume::VolumeSegmenter;
@@ -30,18 +30,6 @@ const CONNECTIVITIES: [VolumeConnectivity; 3] = [
 /// The engine, or `None` (with a note) when this machine has no usable CUDA device.
 fn engine_or_skip() -> Option<CudaVolumeEngine> {
     skip_without_device(CudaVolumeEngine::new())
-}
-
-/// `engine`, or `None` (with a note) where it failed for want of a device.
-fn skip_without_device(engine: Result<CudaVolumeEngine, EngineError>) -> Option<CudaVolumeEngine> {
-    match engine {
-        Ok(engine) => Some(engine),
-        Err(EngineError::Gpu(GpuError::Unavailable(why))) => {
-            eprintln!("note: skipping, no CUDA device ({why})");
-            None
-        }
-        Err(other) => panic!("CUDA volume engine failed to start: {other}"),
-    }
 }
 
 /// Solves a random volume of `size` and `c` and checks it against the reference: flow,

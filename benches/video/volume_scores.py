@@ -2,7 +2,7 @@
 """A video cut as volumes against frame by frame, scored and timed by the same code.
 
 For each clip (a folder with `frames/` and `annotations/`, as `../shared/data/video/*`),
-`livecut eval --engine cpu` runs frame by frame (the defaults: dynamic cuts, temporal
+`livecut eval --engine E` (default cpu) runs frame by frame (the defaults: dynamic cuts, temporal
 prior, noise gate) and with `--volume N` for every N of --volumes, one after the other
 on the same frames, and the table gives mean IoU, F-measure, flicker (frames after the
 seeded or learning ones, ground truth 128 left out) and milliseconds per frame (energy
@@ -14,7 +14,7 @@ eroded and dilated by 7 pixels) by default; --size WxH also runs every clip scal
 that size (frames with area interpolation, truth with nearest neighbour).
 
     python3 benches/video/volume_scores.py --livecut target/release/livecut \\
-        [--clip DIR --learn N ...] [--volumes 4,8] [--size 854x480]
+        [--clip DIR --learn N ...] [--volumes 4,8] [--size 854x480] [--engine cpu|cuda]
 
 Needs numpy and opencv-python (headless will do).
 """
@@ -47,9 +47,9 @@ def scaled(clip: Path, size: tuple[int, int], into: Path) -> Path:
     return out
 
 
-def evaluate(livecut: str, clip: Path, learn: int, volume: int | None) -> dict:
+def evaluate(livecut: str, engine: str, clip: Path, learn: int, volume: int | None) -> dict:
     cmd = [livecut, "eval", "--frames", str(clip / "frames"), "--gt", str(clip / "annotations"),
-           "--engine", "cpu", "--json"]
+           "--engine", engine, "--json"]
     if learn:
         cmd += ["--background", str(learn)]
     if volume:
@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--learn", type=int, action="append",
                         help="background frames of the --clip at the same place (0: seeds)")
     parser.add_argument("--volumes", default="4,8")
+    parser.add_argument("--engine", default="cpu", help="cpu or cuda, for every row")
     parser.add_argument("--size", help="also run every clip scaled to WxH")
     args = parser.parse_args()
     clips = list(zip(args.clip, args.learn or [0] * len(args.clip))) if args.clip else DEFAULT_CLIPS
@@ -78,7 +79,7 @@ def main() -> None:
         print(f"{'clip':<24} {'cut':<14} {'IoU':>7} {'F':>7} {'flicker':>9} {'ms/frame':>9}")
         for clip, learn, name in runs:
             for volume in [None, *volumes]:
-                r = evaluate(args.livecut, clip, learn, volume)
+                r = evaluate(args.livecut, args.engine, clip, learn, volume)
                 how = f"volumes of {volume}" if volume else "frame by frame"
                 print(f"{name:<24} {how:<14} {r['mean_iou']:>7.4f} {r['f_measure']:>7.4f} "
                       f"{r['flicker']:>9.5f} {r['mean_ms']:>9.1f}", flush=True)

@@ -109,13 +109,12 @@ impl Gather {
             (&mut self.source, problem.source()),
             (&mut self.sink, problem.sink()),
         ];
-        let mut edges: Vec<Option<&mut Vec<i32>>> = self.edges.iter_mut().map(Some).collect();
-        for &dir in shape.2.directions() {
-            let array = edges[frame_direction(volume, dir)].take();
-            parts.push((
-                array.expect("one frame direction a volume direction"),
-                problem.edges(dir),
-            ));
+        let dirs = shape.2.directions();
+        for (d, array) in self.edges.iter_mut().enumerate() {
+            // the frame's direction with this step, none for the two along time
+            if let Some(&dir) = dirs.iter().find(|&&dir| frame_direction(volume, dir) == d) {
+                parts.push((array, problem.edges(dir)));
+            }
         }
         bands::for_each_part(parts, |(array, frame)| array.extend_from_slice(frame));
         self.frames += 1;

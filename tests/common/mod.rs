@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod cxx;
+pub mod device;
 pub mod footage;
 pub mod generators;
 pub mod grids;
