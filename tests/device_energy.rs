@@ -1,20 +1,25 @@
-//! The video energy on the GPU against the CPU energy, its reference: the same integer
-//! capacities on every frame, with a learned background (the demo scene, the demo
-//! scene with an exposure drift, seeds, real still-camera frames) and with colour
-//! models (histogram and mixture), the same model state afterwards, and the same masks
-//! and flows through the segmenter with the energy on the device or not, static and
-//! dynamic. Skips, with a note, where no CUDA device is present.
+//! The video energy on the GPU — CUDA, and wgpu compute shaders — against the CPU
+//! energy, its reference: the same integer capacities on every frame, with a learned
+//! background (the demo scene, the demo scene with an exposure drift, seeds, real
+//! still-camera frames) and with colour models (histogram and mixture), the same model
+//! state afterwards, and the same masks and flows through the segmenter with the energy
+//! on the device or not, static and dynamic. Each back-end is skipped, with a note,
+//! where its device is missing (CI runs the wgpu one on lavapipe and requires it).
 
 mod common;
 
+use common::device::compute_device;
 use common::footage::pedestrian_frames;
 use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource};
-use livecut::energy::cuda::{DataTerm, DeviceEnergy, DeviceFrame};
+use livecut::energy::cuda::DeviceEnergy;
+use livecut::energy::plan::{DataTerm, DeviceFrame, GpuEnergy};
+use livecut::energy::wgpu::WgpuEnergy;
 use livecut::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
     SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
 };
 use livecut::gpu::GpuError;
+use livecut::gpu::compute::ComputeDevice;
 use livecut::grid::{Connectivity, Direction, GridProblem, Mask};
 use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;
@@ -24,15 +29,20 @@ use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
 /// Frames the background is learned from.
 const LEARN: usize = 10;
 
-fn device_or_skip() -> Option<DeviceEnergy> {
+/// The GPU energies this machine has: CUDA where a device is, wgpu where an adapter is.
+fn energies() -> Vec<Box<dyn GpuEnergy>> {
+    let mut out: Vec<Box<dyn GpuEnergy>> = Vec::new();
     match DeviceEnergy::new() {
-        Ok(energy) => Some(energy),
-        Err(GpuError::Unavailable(why)) => {
-            eprintln!("note: skipping, no CUDA device ({why})");
-            None
-        }
-        Err(other) => panic!("the device energy failed to start: {other}"),
+        Ok(energy) => out.push(Box::new(energy)),
+        Err(GpuError::Unavailable(why)) => eprintln!("note: skipping CUDA, no device ({why})"),
+        Err(other) => panic!("the CUDA energy failed to start: {other}"),
     }
+    if let Some(gpu) = compute_device() {
+        out.push(Box::new(
+            WgpuEnergy::new(gpu).expect("the energy shaders compile"),
+        ));
+    }
+    out
 }
 
 /// The demo scene, `width`×`height`, ending after `count` frames.
@@ -139,7 +149,7 @@ impl<'a> Shared<'a> {
     /// the mask of the frame before, and the data term.
     fn on_device(
         &self,
-        device: &mut DeviceEnergy,
+        device: &mut dyn GpuEnergy,
         rgb: &[u8],
         k: usize,
         previous: Option<&Mask>,
@@ -221,9 +231,21 @@ fn compare_energies_with(
     seeds: Option<&Seeds>,
     what: &str,
 ) {
-    let Some(mut device) = device_or_skip() else {
-        return;
-    };
+    for device in energies() {
+        compare_energy_with(device, p, frames, connectivity, seeds, what);
+    }
+}
+
+/// [`compare_energies_with`] one GPU energy.
+fn compare_energy_with(
+    mut device: Box<dyn GpuEnergy>,
+    p: &SegmentParams,
+    frames: &[Frame],
+    connectivity: Connectivity,
+    seeds: Option<&Seeds>,
+    what: &str,
+) {
+    let what = format!("{}: {what}", device.name());
     let (w, h) = (frames[0].width, frames[0].height);
     let mut cpu_model = BackgroundModel::new(w, h, LEARN as u32);
     for frame in &frames[..LEARN] {
@@ -247,7 +269,7 @@ fn compare_energies_with(
             .build(shared.cpu(&steady, previous.as_ref(), None, background))
             .unwrap();
         let on_device = shared.on_device(
-            &mut device,
+            device.as_mut(),
             &frame.rgb,
             k,
             previous.as_ref(),
@@ -343,23 +365,46 @@ fn real_still_camera_frames_give_the_same_capacities() {
     compare_energies(&frames, Connectivity::Eight, None, "pedestrians");
 }
 
-/// Segments `frames` with the CUDA engine and `params` (each of `scribbles` set as the
-/// seeds before the frame it names), the energy on the device or on the CPU: each
-/// frame's mask and flow.
+/// Where the segmenter cuts: the CUDA engine beside the CUDA energy, or the CPU engine
+/// beside the wgpu energy.
+#[derive(Clone)]
+enum Backend {
+    Cuda,
+    Wgpu(ComputeDevice),
+}
+
+/// The back-ends this machine has.
+fn backends() -> Vec<Backend> {
+    let cuda = match CudaEngine::new() {
+        Ok(_) => Some(Backend::Cuda),
+        Err(e) => {
+            eprintln!("note: skipping CUDA, no device ({e})");
+            None
+        }
+    };
+    cuda.into_iter()
+        .chain(compute_device().map(Backend::Wgpu))
+        .collect()
+}
+
+/// Segments `frames` on `backend` with `params` (each of `scribbles` set as the seeds
+/// before the frame it names), the energy on the device or on the CPU: each frame's
+/// mask and flow.
 fn segment(
+    backend: &Backend,
     frames: &[Frame],
     params: SegmentParams,
     scribbles: &[(usize, &Seeds)],
     device_energy: bool,
-) -> Option<Vec<(Vec<u8>, u64)>> {
-    let engine = match CudaEngine::new() {
-        Ok(engine) => engine,
-        Err(e) => {
-            eprintln!("note: skipping, no CUDA device ({e})");
-            return None;
+) -> Vec<(Vec<u8>, u64)> {
+    let mut segmenter = match backend {
+        Backend::Cuda => Segmenter::new(Box::new(CudaEngine::new().unwrap()), params),
+        Backend::Wgpu(gpu) => {
+            let mut s = Segmenter::new(Box::new(CpuEngine::new()), params);
+            s.set_compute(Some(gpu.clone())).unwrap();
+            s
         }
     };
-    let mut segmenter = Segmenter::new(Box::new(engine), params);
     segmenter.set_device_energy(device_energy);
     let out = frames
         .iter()
@@ -378,21 +423,31 @@ fn segment(
         device_energy,
         "the energy ran where asked"
     );
-    Some(out)
+    out
 }
 
 /// The same masks and flows with the energy on the CPU and on the device, static and
 /// dynamic (nothing is checked where there is no device).
 fn same_on_device(frames: &[Frame], params: SegmentParams, scribbles: &[(usize, &Seeds)]) {
+    for backend in backends() {
+        same_on_backend(&backend, frames, params.clone(), scribbles);
+    }
+}
+
+/// [`same_on_device`] on one back-end.
+fn same_on_backend(
+    backend: &Backend,
+    frames: &[Frame],
+    params: SegmentParams,
+    scribbles: &[(usize, &Seeds)],
+) {
     for dynamic in [false, true] {
         let params = SegmentParams {
             dynamic,
             ..params.clone()
         };
-        let Some(on_cpu) = segment(frames, params.clone(), scribbles, false) else {
-            return;
-        };
-        let on_device = segment(frames, params, scribbles, true).unwrap();
+        let on_cpu = segment(backend, frames, params.clone(), scribbles, false);
+        let on_device = segment(backend, frames, params, scribbles, true);
         for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
             assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
             assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
@@ -422,18 +477,18 @@ fn the_cleaned_mask_is_the_next_frames_previous_on_the_device() {
         cleanup_min_area: w * h,
         ..params()
     };
-    for dynamic in [false, true] {
-        let params = SegmentParams {
-            dynamic,
-            ..params.clone()
-        };
-        let Some(on_cpu) = segment(&frames, params.clone(), &[], false) else {
-            return;
-        };
-        let on_device = segment(&frames, params, &[], true).unwrap();
-        for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
-            assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
-            assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
+    for backend in backends() {
+        for dynamic in [false, true] {
+            let params = SegmentParams {
+                dynamic,
+                ..params.clone()
+            };
+            let on_cpu = segment(&backend, &frames, params.clone(), &[], false);
+            let on_device = segment(&backend, &frames, params, &[], true);
+            for (k, (a, b)) in on_cpu.iter().zip(&on_device).enumerate() {
+                assert_eq!(a.1, b.1, "frame {k} (dynamic {dynamic}): flows");
+                assert!(a.0 == b.0, "frame {k} (dynamic {dynamic}): masks differ");
+            }
         }
     }
 }
@@ -458,9 +513,12 @@ fn new_scribbles_mid_stream_reach_the_device() {
 fn every_direction_reads_its_own_arcs() {
     // a single bright pixel: its arcs are weak in every direction, its neighbours'
     // arcs towards it alike (the symmetry the engine's reverse-arc table relies on)
-    let Some(mut device) = device_or_skip() else {
-        return;
-    };
+    for device in energies() {
+        every_direction_on(device);
+    }
+}
+
+fn every_direction_on(mut device: Box<dyn GpuEnergy>) {
     let (w, h) = (7u32, 5u32);
     let flat = Frame {
         width: w,
@@ -568,9 +626,17 @@ fn demo_with_truth(width: u32, height: u32, count: u64) -> (Vec<Frame>, Mask) {
 /// The CPU energy of a colour-model sequence (frames after the seeded one) against
 /// the device energy: colour table, σ estimated from each gated frame, temporal prior.
 fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
-    let Some(mut device) = device_or_skip() else {
-        return;
-    };
+    for device in energies() {
+        compare_colour_energy(device, kind, connectivity);
+    }
+}
+
+/// [`compare_colour_energies`] on one GPU energy.
+fn compare_colour_energy(
+    mut device: Box<dyn GpuEnergy>,
+    kind: ColorModelKind,
+    connectivity: Connectivity,
+) {
     let (frames, truth) = demo_with_truth(160, 120, 16);
     let (w, h) = (frames[0].width, frames[0].height);
     let seeds = demo_seeds(&frames[0], &truth);
@@ -587,7 +653,7 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
         (NoiseGate::default(), EnergyBuilder::new(), CpuEngine::new());
     let mut previous = Some(truth.clone());
     for (k, frame) in frames.iter().enumerate() {
-        let what = format!("{kind:?} {connectivity:?}, frame {k}");
+        let what = format!("{}: {kind:?} {connectivity:?}, frame {k}", device.name());
         let mut gated = frame.rgb.clone();
         // the device gate goes on from the CPU gate's colours after the first frame
         let held = gate.held(w, h).map(<[u8]>::to_vec);
@@ -596,7 +662,7 @@ fn compare_colour_energies(kind: ColorModelKind, connectivity: Connectivity) {
             .build(shared.cpu(&gated, previous.as_ref(), Some(&mut models), None))
             .unwrap();
         let on_device = shared.on_device(
-            &mut device,
+            device.as_mut(),
             &frame.rgb,
             k,
             previous.as_ref(),

@@ -11,13 +11,13 @@
 //! the model's per-pixel state; [`DeviceEnergy::hand_back`] returns it to the model.
 
 use super::background::{CostTable, kernel_defines, threshold_q};
-use super::{
-    BackgroundModel, CAPACITY_SCALE, ColorModels, SeedLabel, Seeds, Smoothness, TemporalPrior,
-};
+use super::plan::{Capacities, GpuEnergy, check_frame, packed_offsets, seed_code};
+pub use super::plan::{DataTerm, DeviceFrame};
+use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::gpu::{
     Compiled, DeviceGrid, DeviceMask, Gpu, GpuError, KernelFamily, KernelSource, Program, driver,
 };
-use crate::grid::{Direction, Mask};
+use crate::grid::Mask;
 use cudarc::driver::{
     CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg,
     ValidAsZeroBits,
@@ -91,58 +91,6 @@ impl KernelFamily for EnergyKernels {
     }
 }
 
-/// One video frame to build the energy of.
-#[derive(Clone, Copy, Debug)]
-pub struct DeviceFrame<'a> {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-    /// The camera's RGB bytes, before the noise gate.
-    pub rgb: &'a [u8],
-    /// Noise gate threshold (0 = off), as `SegmentParams::noise_gate`.
-    pub noise_gate: u8,
-    /// The CPU gate's held colours, which the device gate goes on from where it holds
-    /// none (the frame before was gated on the CPU).
-    pub gate: Option<&'a [u8]>,
-    /// Contrast term; σ `None` is estimated from the gated frame and held as
-    /// [`super::hold_sigma`] says, as on the CPU.
-    pub smoothness: Smoothness,
-    /// The σ held from the frames before, where σ is estimated.
-    pub held_sigma: Option<f32>,
-    /// The temporal prior from `previous`.
-    pub temporal: TemporalPrior,
-    /// The last frame's mask, if any.
-    pub previous: Option<&'a Mask>,
-    /// Changes whenever `previous` does (the device uploads it only then).
-    pub previous_version: u64,
-    /// Hard seeds, if any.
-    pub seeds: Option<&'a Seeds>,
-    /// Changes whenever `seeds` are new ones (the device uploads them only then).
-    pub seeds_version: u64,
-}
-
-/// The data term of a frame.
-#[derive(Debug)]
-pub enum DataTerm<'a> {
-    /// A learned background (webcam mode), with the weight of its term. Its gain is
-    /// updated on the host, its per-pixel state moves to the device on the first frame.
-    Background {
-        /// The learned model.
-        model: &'a mut BackgroundModel,
-        /// Weight of the background term.
-        weight: f32,
-    },
-    /// Colour models learned from seeds, tabled by colour cell and uploaded when
-    /// `version` changes (which it must whenever the models do).
-    Colours {
-        /// The models.
-        models: &'a mut ColorModels,
-        /// Changes whenever the models do.
-        version: u64,
-    },
-}
-
 /// Device arrays of one frame size, kept between frames.
 struct Buffers {
     rgb: CudaSlice<u8>,
@@ -208,56 +156,41 @@ pub struct DeviceEnergy {
     ramp: Option<(Table<TableKey>, i32)>,
 }
 
-impl DeviceEnergy {
-    /// Opens the shared runtime and loads the kernels, or says why it cannot.
-    pub fn new() -> Result<Self, GpuError> {
-        let gpu = Gpu::get()?;
-        let kernels = gpu.kernels::<EnergyKernels>(())?;
-        let stream = gpu.new_stream()?;
-        Ok(Self {
-            kernels,
-            stream,
-            buffers: None,
-            held: Held::default(),
-            weights: None,
-            diagonal: None,
-            background: None,
-            ramp: None,
-            colours: None,
-            sigma: 0.0,
-        })
+impl GpuEnergy for DeviceEnergy {
+    fn name(&self) -> String {
+        "CUDA".to_string()
     }
 
     /// Whether the device holds the background model's state (hand it back before the
     /// CPU energy uses the model again).
-    pub fn holds_model(&self) -> bool {
+    fn holds_model(&self) -> bool {
         self.held.model
     }
 
     /// Forgets the model's state on the device without handing it back (the model was
     /// relearned or reset), and the gate's and the previous mask's.
-    pub fn release(&mut self) {
+    fn release(&mut self) {
         self.held = Held::default();
     }
 
     /// Forgets the previous mask (the next frame has no temporal prior) and the gate's
     /// held colours, as the CPU path does after a jump in the stream.
-    pub fn forget_previous(&mut self) {
+    fn forget_previous(&mut self) {
         self.held.previous = None;
         self.held.gate = false;
     }
 
     /// σ of the last frame's contrast term.
-    pub fn last_sigma(&self) -> f32 {
+    fn last_sigma(&self) -> f32 {
         self.sigma
     }
 
     /// Builds `frame`'s capacities on the device with `term` as its data term.
-    pub fn build(
+    fn build(
         &mut self,
         frame: DeviceFrame<'_>,
         mut term: DataTerm<'_>,
-    ) -> Result<&DeviceGrid, GpuError> {
+    ) -> Result<Capacities<'_>, GpuError> {
         let (w, h) = (frame.width, frame.height);
         let n = w as usize * h as usize;
         check_frame(&frame, &term)?;
@@ -289,6 +222,7 @@ impl DeviceEnergy {
             self.distance(w, h)?;
         }
         self.terminals(prior, frame.seeds.is_some(), background, n)
+            .map(Capacities::Device)
     }
 
     /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
@@ -297,7 +231,7 @@ impl DeviceEnergy {
     /// the span of pixels the cleanup changed in it (`None`: none), it is copied there
     /// and only that span goes up: the whole mask's upload was a large part of a 1080p
     /// frame's energy.
-    pub fn finish(
+    fn finish(
         &mut self,
         mask: &Mask,
         version: u64,
@@ -365,7 +299,7 @@ impl DeviceEnergy {
 
     /// Copies the model's per-pixel state back from the device into `model` (for the
     /// CPU energy to go on where the device left off); the device then holds none.
-    pub fn hand_back(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
+    fn hand_back(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
         if !self.held.model {
             return Ok(());
         }
@@ -397,7 +331,7 @@ impl DeviceEnergy {
 
     /// The gate's held colours and their frame's size (for the CPU gate to go on
     /// from); the device gate then holds none. `None` where it holds none.
-    pub fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
+    fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
         if !std::mem::take(&mut self.held.gate) {
             return Ok(None);
         }
@@ -409,6 +343,27 @@ impl DeviceEnergy {
             .clone_dtoh(&b.held)
             .map_err(driver("reading the gate's colours"))?;
         Ok(Some((held, b.grid.width(), b.grid.height())))
+    }
+}
+
+impl DeviceEnergy {
+    /// Opens the shared runtime and loads the kernels, or says why it cannot.
+    pub fn new() -> Result<Self, GpuError> {
+        let gpu = Gpu::get()?;
+        let kernels = gpu.kernels::<EnergyKernels>(())?;
+        let stream = gpu.new_stream()?;
+        Ok(Self {
+            kernels,
+            stream,
+            buffers: None,
+            held: Held::default(),
+            weights: None,
+            diagonal: None,
+            background: None,
+            ramp: None,
+            colours: None,
+            sigma: 0.0,
+        })
     }
 
     fn ensure_buffers(
@@ -847,26 +802,6 @@ impl DeviceEnergy {
     }
 }
 
-/// Errors unless the frame's bytes, the data term's model, the seeds and the previous
-/// mask agree in size.
-fn check_frame(frame: &DeviceFrame<'_>, term: &DataTerm<'_>) -> Result<(), GpuError> {
-    let (w, h) = (frame.width, frame.height);
-    let n = w as usize * h as usize;
-    let model_fits = match term {
-        DataTerm::Background { model, .. } => model.fits(w, h) && model.is_ready(),
-        DataTerm::Colours { .. } => true,
-    };
-    let seeds_fit = frame.seeds.is_none_or(|s| s.check_size(w, h).is_ok());
-    let previous_fits = frame.previous.is_none_or(|m| (m.width, m.height) == (w, h));
-    if frame.rgb.len() != 3 * n || n == 0 || !model_fits || !seeds_fit || !previous_fits {
-        return Err(GpuError::Mismatch(format!(
-            "a {w}×{h} frame of {} bytes does not fit its model, seeds or previous mask",
-            frame.rgb.len()
-        )));
-    }
-    Ok(())
-}
-
 /// One thread per pixel.
 fn per_pixel(n: usize) -> LaunchConfig {
     LaunchConfig {
@@ -904,37 +839,9 @@ fn upload_table<K>(
     })
 }
 
-/// The seed label as the kernels read it: 0 none, 1 foreground, 2 background.
-fn seed_code(label: SeedLabel) -> u8 {
-    match label {
-        SeedLabel::Unknown => 0,
-        SeedLabel::Foreground => 1,
-        SeedLabel::Background => 2,
-    }
-}
-
-/// Every direction's offset packed as the kernels unpack it (`dir_dx`, `dir_dy`): four
-/// bits per direction in `Direction::ALL` order, dx + 1 and dy + 1.
-fn packed_offsets() -> u32 {
-    Direction::ALL.iter().enumerate().fold(0, |acc, (d, dir)| {
-        let (dx, dy) = dir.offset();
-        acc | (((dx + 1) as u32) | (((dy + 1) as u32) << 2)) << (4 * d)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn packed_offsets_give_back_every_direction() {
-        let packed = packed_offsets();
-        for (d, dir) in Direction::ALL.iter().enumerate() {
-            let dx = ((packed >> (4 * d)) & 3) as i32 - 1;
-            let dy = ((packed >> (4 * d + 2)) & 3) as i32 - 1;
-            assert_eq!((dx, dy), dir.offset(), "{dir:?}");
-        }
-    }
 
     #[test]
     fn the_kernels_get_the_models_constants() {

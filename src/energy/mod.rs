@@ -9,10 +9,12 @@ pub mod color;
 pub mod crop;
 pub mod cuda;
 mod gmm;
+pub mod plan;
 pub mod seeds;
 pub mod smoothness;
 pub mod temporal;
 pub mod volume;
+pub mod wgpu;
 
 pub use background::{BackgroundModel, CostTable};
 pub use builder::{CAPACITY_SCALE, EnergyBuilder, EnergyInputs};

@@ -26,6 +26,9 @@ pub enum GpuError {
         /// The start of the compiler's log.
         log: String,
     },
+    /// A wgpu adapter, device or shader failed (the compute back-end for every GPU).
+    #[error("GPU compute error: {0}")]
+    Compute(String),
     /// Compiled kernels disagree with the host about their layout or shape.
     #[error("CUDA error: {0}")]
     Mismatch(String),

@@ -11,6 +11,7 @@
 //! Nothing above the engines sees cudarc; the UI never sees this module.
 
 mod bandwidth;
+pub mod compute;
 mod device;
 mod error;
 mod grid;

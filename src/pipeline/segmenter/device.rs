@@ -1,31 +1,67 @@
-//! Video frames with the whole frame on the GPU: the device energy builds the
-//! capacities beside the CUDA engine, which cuts them there; the cleanup reads the cut
-//! on the device, and one mask comes back. Frames of a learned background, and the
-//! frames after the seeded one of a colour-model sequence (the seeded frame itself,
-//! with its crop and colour re-learning, is cut on the CPU path). Any GPU failure
-//! hands the frame (and the ones after it) to the CPU path, which gives the same masks.
+//! Video frames with the energy on a GPU: beside the CUDA engine the CUDA energy builds
+//! the capacities, which the engine cuts there, the cleanup reads the cut on the
+//! device, and one mask comes back; beside the CPU engine the wgpu energy (any GPU)
+//! builds them and brings them back for the CPU engine. Frames of a learned
+//! background, and the frames after the seeded one of a colour-model sequence (the
+//! seeded frame itself, with its crop and colour re-learning, is cut on the CPU path).
+//! Any GPU failure hands the frame (and the ones after it) to the CPU path, which
+//! gives the same masks.
 
 use super::{SegmentError, SegmentOutput, Segmenter, ms_since};
 use crate::capture::Frame;
-use crate::energy::cuda::{DataTerm, DeviceEnergy, DeviceFrame};
+use crate::energy::cuda::DeviceEnergy;
+use crate::energy::plan::{Capacities, DataTerm, DeviceFrame, GpuEnergy};
+use crate::energy::wgpu::WgpuEnergy;
 use crate::energy::{CAPACITY_SCALE, Smoothness, TemporalPrior};
+use crate::gpu::compute::ComputeDevice;
 use crate::maxflow::{Engine, EngineKind};
 use crate::pipeline::timing::FrameTiming;
 use std::time::Instant;
 
-/// The device energy that suits an engine: one beside a CUDA engine where its kernels
-/// load, else none.
-pub(super) fn device_energy_for(engine: &dyn Engine) -> Option<DeviceEnergy> {
-    (engine.kind() == EngineKind::Cuda)
-        .then(DeviceEnergy::new)
-        .and_then(Result::ok)
+/// The GPU energy that suits an engine: the CUDA energy beside a CUDA engine where its
+/// kernels load; the wgpu energy on `compute` beside the CPU engine where given and
+/// its shaders compile; else none.
+pub(super) fn device_energy_for(
+    engine: &dyn Engine,
+    compute: Option<&ComputeDevice>,
+) -> Option<Box<dyn GpuEnergy>> {
+    match engine.kind() {
+        EngineKind::Cuda => DeviceEnergy::new()
+            .ok()
+            .map(|e| Box::new(e) as Box<dyn GpuEnergy>),
+        EngineKind::Cpu => compute
+            .and_then(|gpu| WgpuEnergy::new(gpu.clone()).ok())
+            .map(|e| Box::new(e) as Box<dyn GpuEnergy>),
+    }
 }
 
 impl Segmenter {
     /// The device energy for the engine given at creation.
     pub(super) fn with_device_energy(mut self) -> Self {
-        self.device = device_energy_for(self.engine.as_ref());
+        self.device = device_energy_for(self.engine.as_ref(), self.compute.as_ref());
         self
+    }
+
+    /// Builds video frames' energy with wgpu compute shaders on `gpu` while the engine
+    /// is the CPU one (the capacities come back to it); `None` stops. Where the shaders
+    /// do not compile there, says why and keeps the CPU energy.
+    pub fn set_compute(&mut self, gpu: Option<ComputeDevice>) -> Result<(), crate::gpu::GpuError> {
+        self.leave_device();
+        self.compute = None;
+        self.device = None;
+        if let Some(gpu) = gpu {
+            if self.engine.kind() == EngineKind::Cpu {
+                self.device = Some(Box::new(WgpuEnergy::new(gpu.clone())?));
+            }
+            self.compute = Some(gpu);
+        }
+        Ok(())
+    }
+
+    /// What the video frames' energy runs on where not on the CPU ("CUDA", or wgpu
+    /// and its adapter), `None` where it has no GPU energy.
+    pub fn gpu_energy(&self) -> Option<String> {
+        self.device.as_ref().map(|d| d.name())
     }
 
     /// Turns the device energy on or off for video frames (on by default where the
@@ -141,8 +177,8 @@ impl Segmenter {
             _ => return None,
         };
         let device = self.device.as_mut()?;
-        let grid = match device.build(input, term) {
-            Ok(grid) => grid,
+        let built = match device.build(input, term) {
+            Ok(built) => built,
             Err(e) => {
                 self.give_up_device(&e);
                 return None;
@@ -154,8 +190,16 @@ impl Segmenter {
         };
         let cut_start = Instant::now();
         let resume = self.params.dynamic && self.engine_warm;
-        let solution = match self.engine.solve_device(grid, resume) {
+        let solution = match built {
+            Capacities::Device(grid) => self.engine.solve_device(grid, resume),
+            Capacities::Host(problem) if resume => Some(self.engine.update(problem)),
+            Capacities::Host(problem) => Some(self.engine.solve(problem)),
+        };
+        let solution = match solution {
             Some(Ok(solution)) => solution,
+            Some(Err(e)) if self.engine.kind() == EngineKind::Cpu => {
+                return Some(Err(SegmentError::Engine(e)));
+            }
             Some(Err(e)) => {
                 // the CPU engine (and CPU energy) take this frame and the later ones
                 self.give_up_device(&e);
@@ -172,7 +216,7 @@ impl Segmenter {
         self.on_device = true;
         if self.params.sigma.is_none() && !background {
             // the device estimated σ and held it as the CPU path does
-            self.held_sigma = self.device.as_ref().map(DeviceEnergy::last_sigma);
+            self.held_sigma = self.device.as_ref().map(|d| d.last_sigma());
         }
         timings.cut_ms = ms_since(cut_start);
         Some(self.finish_on_device(frame, solution, fresh, timings, start))

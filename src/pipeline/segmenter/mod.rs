@@ -23,12 +23,13 @@ use crate::ccl::{
     CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
     Labeller,
 };
-use crate::energy::cuda::DeviceEnergy;
+use crate::energy::plan::GpuEnergy;
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, Census, CensusInputs, ChangeCensus, ColorModelKind,
     ColorModels, EnergyBuilder, EnergyInputs, Region, SeedLabel, Seeds, Side, SigmaSums,
     Smoothness, TemporalPrior, estimate_sigma, hold_sigma, is_still,
 };
+use crate::gpu::compute::ComputeDevice;
 use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
 use crate::maxflow::{Engine, EngineError, EngineKind, Solution, SolveStats};
@@ -144,8 +145,11 @@ pub struct Segmenter {
     /// Pixels that moved behind the noise gate in the frame being segmented (`None`
     /// with the gate off).
     gate_moved: Option<u64>,
-    /// The background-mode energy on the GPU, beside a CUDA engine where it loads.
-    device: Option<DeviceEnergy>,
+    /// The video frames' energy on a GPU: CUDA beside a CUDA engine where it loads,
+    /// wgpu beside the CPU engine where a compute device was given.
+    device: Option<Box<dyn GpuEnergy>>,
+    /// The wgpu device for the energy beside the CPU engine, if any.
+    compute: Option<ComputeDevice>,
     /// Whether video frames use `device` (on by default).
     device_energy: bool,
     /// The last frame's energy was built on the device.
@@ -340,6 +344,7 @@ impl Segmenter {
             sigma_sums: SigmaSums::default(),
             gate_moved: None,
             device: None,
+            compute: None,
             device_energy: true,
             on_device: false,
             models_version: 0,
@@ -406,7 +411,7 @@ impl Segmenter {
         self.labeller = labeller_for(engine.as_ref());
         self.engine = engine;
         self.engine_warm = false;
-        self.device = device_energy_for(self.engine.as_ref());
+        self.device = device_energy_for(self.engine.as_ref(), self.compute.as_ref());
     }
 
     /// Which engine cuts.

@@ -1,0 +1,876 @@
+//! A video frame's energy in wgpu compute shaders (`kernels/energy.wgsl`), for any GPU
+//! (Vulkan, Metal, DirectX 12): the same plan as the CUDA energy ([`DeviceFrame`],
+//! [`DataTerm`]) and the same integer arithmetic, so that the capacities are identical
+//! to the CPU energy's. The capacities come back as a [`GridProblem`] for the CPU
+//! engine, which continues from its kept graph where the frame allows.
+//!
+//! While it runs it holds the background model's per-pixel state, as the CUDA energy
+//! does; [`WgpuEnergy::hand_back`] returns it to the model.
+
+use super::background::{CostTable, kernel_defines, threshold_q};
+use super::plan::{
+    Capacities, DataTerm, DeviceFrame, GpuEnergy, check_frame, packed_offsets, seed_code,
+};
+use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
+use crate::gpu::compute::ComputeDevice;
+use crate::gpu::{DeviceMask, GpuError};
+use crate::grid::{Connectivity, GridProblem, Mask};
+use bytemuck::{Pod, Zeroable};
+use wgpu::util::DeviceExt;
+
+/// The shaders, before the model's constants are prepended.
+pub const SOURCE: &str = include_str!("../../kernels/energy.wgsl");
+
+/// Invocations per workgroup of every shader (`WG` in the source).
+const WORKGROUP: u32 = 256;
+
+/// Words of the `info` buffer: the gate's count, six 64-bit gain sums, the σ sum
+/// (`INFO_*` in the source).
+const INFO_WORDS: usize = 16;
+const INFO_SUMS: usize = 1;
+const INFO_SIGMA: usize = 13;
+
+/// The shaders' uniform parameters (`Params` in the source).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+struct Params {
+    n: u32,
+    width: u32,
+    height: u32,
+    dirs: u32,
+    offsets: u32,
+    gate_threshold: u32,
+    gate_on: u32,
+    first: u32,
+    has_prev: u32,
+    z2_threshold: u32,
+    gain: [u32; 3],
+    has_seeds: u32,
+    use_steady: u32,
+    straight_off: u32,
+    straight_len: u32,
+    diagonal_off: u32,
+    diagonal_len: u32,
+    colour_off: u32,
+    colour_bits: u32,
+    has_colour: u32,
+    bg_off: u32,
+    bg_len: u32,
+    has_bg: u32,
+    ramp_off: u32,
+    ramp_len: u32,
+    full: i32,
+    has_prior: u32,
+    had_last: u32,
+    absorb: u32,
+    _pad: u32,
+}
+
+/// The shaders' source with the background model's constants prepended.
+pub fn shader_source() -> String {
+    let constants: String = kernel_defines()
+        .iter()
+        .filter_map(|d| d.strip_prefix("-D")?.split_once('='))
+        .map(|(name, value)| format!("const {name}: u32 = {value};\n"))
+        .collect();
+    constants + SOURCE
+}
+
+/// One pipeline per entry point, with the bindings it reads.
+struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    bindings: &'static [u32],
+}
+
+/// The shaders' pipelines.
+struct Kernels {
+    gate: Kernel,
+    sigma_sum: Kernel,
+    gain_sums: Kernel,
+    observe: Kernel,
+    edges: Kernel,
+    boundary: Kernel,
+    relax: Kernel,
+    terminals: Kernel,
+    adapt: Kernel,
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Self {
+        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+            label: Some("energy.wgsl"),
+            source: wgpu::ShaderSource::Wgsl(shader_source().into()),
+        });
+        let kernel = |entry: &str, bindings: &'static [u32]| Kernel {
+            pipeline: device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            }),
+            bindings,
+        };
+        // the bindings each entry point uses (its automatic layout holds only those)
+        Self {
+            gate: kernel("en_gate", &[0, 1, 2, 3, 4]),
+            sigma_sum: kernel("en_sigma_sum", &[0, 1, 3]),
+            gain_sums: kernel("en_gain_sums", &[0, 1, 3, 6, 8, 10]),
+            observe: kernel("en_observe", &[0, 3, 5, 8, 9, 10]),
+            edges: kernel("en_edges", &[0, 3, 5, 7, 13, 14]),
+            boundary: kernel("en_boundary", &[0, 6, 16]),
+            relax: kernel("en_relax", &[0, 15, 16]),
+            terminals: kernel("en_terminals", &[0, 3, 6, 7, 10, 13, 14, 15]),
+            adapt: kernel("en_adapt", &[0, 3, 6, 8, 10, 11, 12]),
+        }
+    }
+}
+
+/// Device buffers of one frame size, kept between frames.
+struct Buffers {
+    width: u32,
+    height: u32,
+    connectivity: Connectivity,
+    params: wgpu::Buffer,
+    info: wgpu::Buffer,
+    info_read: wgpu::Buffer,
+    raw: wgpu::Buffer,
+    rgb: wgpu::Buffer,
+    held: wgpu::Buffer,
+    steady: wgpu::Buffer,
+    previous: wgpu::Buffer,
+    seeds: wgpu::Buffer,
+    mean: wgpu::Buffer,
+    inv_var: wgpu::Buffer,
+    z2: wgpu::Buffer,
+    still: wgpu::Buffer,
+    last: wgpu::Buffer,
+    distance: [wgpu::Buffer; 2],
+    caps: wgpu::Buffer,
+    caps_read: wgpu::Buffer,
+}
+
+impl Buffers {
+    fn new(device: &wgpu::Device, width: u32, height: u32, connectivity: Connectivity) -> Self {
+        use wgpu::BufferUsages as U;
+        let n = (width as u64 * height as u64).max(1);
+        let storage = U::STORAGE | U::COPY_DST | U::COPY_SRC;
+        let buffer = |label: &str, words: u64, usage: U| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 4 * words.max(1),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let dirs = u64::from(connectivity.number());
+        Self {
+            width,
+            height,
+            connectivity,
+            params: buffer("params", 32, U::UNIFORM | U::COPY_DST),
+            info: buffer("info", INFO_WORDS as u64, storage),
+            info_read: buffer("info read", INFO_WORDS as u64, U::MAP_READ | U::COPY_DST),
+            raw: buffer("raw frame", (3 * n).div_ceil(4), storage),
+            rgb: buffer("rgb", n, storage),
+            held: buffer("held", n, storage),
+            steady: buffer("steady", n, storage),
+            previous: buffer("previous", n.div_ceil(4), storage),
+            seeds: buffer("seeds", n.div_ceil(4), storage),
+            mean: buffer("mean", 3 * n, storage),
+            inv_var: buffer("inv_var", n, storage),
+            z2: buffer("z2", n, storage),
+            still: buffer("still", n, storage),
+            last: buffer("last", n, storage),
+            distance: [
+                buffer("distance", n, storage),
+                buffer("distance", n, storage),
+            ],
+            caps: buffer("capacities", (dirs + 2) * n, storage),
+            caps_read: buffer("capacities read", (dirs + 2) * n, U::MAP_READ | U::COPY_DST),
+        }
+    }
+
+    fn pixels(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    /// The buffer at a binding of `energy.wgsl`, the distances read (`from`) and
+    /// written (`1 - from`) as the pass wants.
+    fn binding<'a>(
+        &'a self,
+        binding: u32,
+        tables: &'a wgpu::Buffer,
+        from: usize,
+    ) -> &'a wgpu::Buffer {
+        match binding {
+            0 => &self.params,
+            1 => &self.info,
+            2 => &self.raw,
+            3 => &self.rgb,
+            4 => &self.held,
+            5 => &self.steady,
+            6 => &self.previous,
+            7 => &self.seeds,
+            8 => &self.mean,
+            9 => &self.inv_var,
+            10 => &self.z2,
+            11 => &self.still,
+            12 => &self.last,
+            13 => tables,
+            14 => &self.caps,
+            15 => &self.distance[from],
+            16 => &self.distance[1 - from],
+            _ => unreachable!("energy.wgsl has no binding {binding}"),
+        }
+    }
+}
+
+/// What the device holds, to upload only what changed (as the CUDA energy's).
+#[derive(Default)]
+struct Held {
+    previous: Option<u64>,
+    seeds: Option<u64>,
+    gate: bool,
+    model: bool,
+    had_last: bool,
+}
+
+/// Where each table lies in the tables buffer, and the parameters they were made for.
+#[derive(Clone, Copy, Default, PartialEq)]
+struct TableLayout {
+    straight: (u32, u32),
+    diagonal: (u32, u32),
+    colour: (u32, u32),
+    colour_bits: u32,
+    background: (u32, u32),
+    ramp: (u32, u32),
+    full: i32,
+}
+
+/// The parameters of the uploaded tables: contrast (λ, σ, scale), background weight,
+/// colour models' version, temporal (weight, ramp).
+type TablesKey = ((u32, u32, u32), Option<u32>, Option<u64>, (u32, u32));
+
+/// The wgpu energy: the device, the pipelines, and the buffers and tables kept for the
+/// next frame.
+pub struct WgpuEnergy {
+    gpu: ComputeDevice,
+    kernels: Kernels,
+    buffers: Option<Buffers>,
+    held: Held,
+    tables: Option<(TablesKey, TableLayout, wgpu::Buffer)>,
+    sigma: f32,
+    /// The last frame's capacities (their arrays are reused).
+    problem: Option<GridProblem>,
+}
+
+impl GpuEnergy for WgpuEnergy {
+    fn name(&self) -> String {
+        format!("wgpu on {}", self.gpu.adapter)
+    }
+
+    /// Whether the device holds the background model's state (hand it back before the
+    /// CPU energy uses the model again).
+    fn holds_model(&self) -> bool {
+        self.held.model
+    }
+
+    /// Forgets the model's state on the device without handing it back (the model was
+    /// relearned or reset), and the gate's and the previous mask's.
+    fn release(&mut self) {
+        self.held = Held::default();
+    }
+
+    /// Forgets the previous mask and the gate's held colours, as the CPU path does
+    /// after a jump in the stream.
+    fn forget_previous(&mut self) {
+        self.held.previous = None;
+        self.held.gate = false;
+    }
+
+    /// σ of the last frame's contrast term.
+    fn last_sigma(&self) -> f32 {
+        self.sigma
+    }
+
+    /// Builds `frame`'s capacities with `term` as its data term and brings them back.
+    fn build(
+        &mut self,
+        frame: DeviceFrame<'_>,
+        term: DataTerm<'_>,
+    ) -> Result<Capacities<'_>, GpuError> {
+        check_frame(&frame, &term)?;
+        let scope = self
+            .gpu
+            .device
+            .push_error_scope(wgpu::ErrorFilter::Validation);
+        let built = self.build_in_scope(frame, term);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Compute(format!("energy: {e}")));
+        }
+        built?;
+        Ok(Capacities::Host(self.problem.as_ref().expect("built")))
+    }
+
+    /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
+    /// device, as version `version`, and the background adapts to the frame by it (the
+    /// CPU engine's cut is on the host: there is no device cut to copy).
+    fn finish(
+        &mut self,
+        mask: &Mask,
+        version: u64,
+        model: &BackgroundModel,
+        _cut: Option<(DeviceMask<'_>, Option<(usize, usize)>)>,
+    ) -> Result<(), GpuError> {
+        let Some(b) = self.buffers.as_ref() else {
+            return Ok(());
+        };
+        if mask.data.len() != b.pixels() || !self.held.model {
+            return Ok(());
+        }
+        write_bytes(&self.gpu.queue, &b.previous, &mask.data);
+        self.held.previous = Some(version);
+        let params = Params {
+            n: b.pixels() as u32,
+            width: b.width,
+            height: b.height,
+            gain: model.gain(),
+            z2_threshold: u32::from(threshold_q()),
+            had_last: u32::from(self.held.had_last),
+            absorb: u32::from(model.absorb_frames),
+            ..Default::default()
+        };
+        self.gpu
+            .queue
+            .write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
+        let mut encoder = self.encoder();
+        let groups = dispatch_size(b.pixels());
+        self.dispatch(&mut encoder, &self.kernels.adapt, 0, groups);
+        self.gpu.queue.submit([encoder.finish()]);
+        self.held.had_last = true;
+        Ok(())
+    }
+
+    /// Copies the model's per-pixel state back from the device into `model`; the
+    /// device then holds none.
+    fn hand_back(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
+        if !std::mem::take(&mut self.held.model) {
+            return Ok(());
+        }
+        let had_last = self.held.had_last;
+        let (Some(b), Some(state)) = (self.buffers.as_ref(), model.state()) else {
+            return Ok(());
+        };
+        let n = b.pixels();
+        *state.mean = read_words(&self.gpu, &b.mean, 3 * n)?;
+        *state.z2 = read_words(&self.gpu, &b.z2, n)?
+            .iter()
+            .map(|&q| q as u16)
+            .collect();
+        *state.still = read_words(&self.gpu, &b.still, n)?
+            .iter()
+            .map(|&c| c as u16)
+            .collect();
+        state.last_rgb.clear();
+        if had_last {
+            *state.last_rgb = unpack_colours(&read_words(&self.gpu, &b.last, n)?);
+        }
+        Ok(())
+    }
+
+    /// The gate's held colours and their frame's size (for the CPU gate to go on from);
+    /// the device gate then holds none. `None` where it holds none.
+    fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
+        if !std::mem::take(&mut self.held.gate) {
+            return Ok(None);
+        }
+        let Some(b) = &self.buffers else {
+            return Ok(None);
+        };
+        let held = unpack_colours(&read_words(&self.gpu, &b.held, b.pixels())?);
+        Ok(Some((held, b.width, b.height)))
+    }
+}
+
+impl WgpuEnergy {
+    /// Compiles the shaders on `gpu`, or says why they do not compile.
+    pub fn new(gpu: ComputeDevice) -> Result<Self, GpuError> {
+        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let kernels = Kernels::new(&gpu.device);
+        if let Some(e) = pollster::block_on(scope.pop()) {
+            return Err(GpuError::Compute(format!("energy shaders: {e}")));
+        }
+        Ok(Self {
+            gpu,
+            kernels,
+            buffers: None,
+            held: Held::default(),
+            tables: None,
+            sigma: 0.0,
+            problem: None,
+        })
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &ComputeDevice {
+        &self.gpu
+    }
+
+    fn build_in_scope(
+        &mut self,
+        frame: DeviceFrame<'_>,
+        mut term: DataTerm<'_>,
+    ) -> Result<(), GpuError> {
+        let (w, h) = (frame.width, frame.height);
+        let n = w as usize * h as usize;
+        self.ensure_buffers(w, h, frame.smoothness.connectivity);
+        if let DataTerm::Background { model, .. } = &mut term
+            && !self.held.model
+        {
+            self.upload_model(model)?;
+        }
+        self.upload_frame(&frame);
+        let background = matches!(term, DataTerm::Background { .. });
+        let mut params = self.base_params(&frame);
+        let estimate = frame.smoothness.sigma.filter(|s| *s > 0.0).is_none();
+        let info = self.first_pass(&params, estimate, background)?;
+        let sigma = match frame.smoothness.sigma.filter(|s| *s > 0.0) {
+            Some(sigma) => sigma,
+            None => {
+                let sum = word64(&info, INFO_SIGMA);
+                let estimate = super::smoothness::sigma_of_sum(
+                    sum,
+                    w as usize,
+                    h as usize,
+                    frame.smoothness.connectivity,
+                );
+                let moved = (frame.noise_gate != 0).then_some(u64::from(info[0]));
+                super::hold_sigma(frame.held_sigma, estimate, super::is_still(moved, n as u64))
+            }
+        };
+        self.sigma = sigma;
+        let layout = self.ensure_tables(&frame, &mut term, sigma);
+        if let DataTerm::Background { model, .. } = &mut term {
+            let sums = |k: usize| word64(&info, INFO_SUMS + 2 * k);
+            model.apply_gain_sums([sums(0), sums(1), sums(2)], [sums(3), sums(4), sums(5)]);
+            params.gain = model.gain();
+        }
+        let prior = frame.previous.is_some() && frame.temporal.weight > 0.0;
+        fill_table_params(&mut params, &layout, background, prior);
+        self.second_pass(&params, background, prior, frame.smoothness.connectivity)
+    }
+
+    fn ensure_buffers(&mut self, width: u32, height: u32, connectivity: Connectivity) {
+        if self
+            .buffers
+            .as_ref()
+            .is_some_and(|b| (b.width, b.height, b.connectivity) == (width, height, connectivity))
+        {
+            return;
+        }
+        self.buffers = None;
+        self.problem = None;
+        self.held = Held::default();
+        self.buffers = Some(Buffers::new(&self.gpu.device, width, height, connectivity));
+    }
+
+    fn upload_model(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
+        let b = self.buffers.as_ref().expect("buffers before the model");
+        let state = model.state().expect("a learned model");
+        let inv_var: Vec<u32> = state
+            .inv_var
+            .iter()
+            .map(|&v| u32::try_from(v))
+            .collect::<Result<_, _>>()
+            .map_err(|_| {
+                GpuError::Mismatch("a background variance below the noise floor".into())
+            })?;
+        let q = &self.gpu.queue;
+        q.write_buffer(&b.mean, 0, bytemuck::cast_slice(state.mean));
+        q.write_buffer(&b.inv_var, 0, bytemuck::cast_slice(&inv_var));
+        let widen = |v: &[u16]| v.iter().map(|&x| u32::from(x)).collect::<Vec<u32>>();
+        q.write_buffer(&b.z2, 0, bytemuck::cast_slice(&widen(state.z2)));
+        q.write_buffer(&b.still, 0, bytemuck::cast_slice(&widen(state.still)));
+        self.held.had_last = state.last_rgb.len() == 3 * b.pixels();
+        if self.held.had_last {
+            q.write_buffer(
+                &b.last,
+                0,
+                bytemuck::cast_slice(&pack_colours(state.last_rgb)),
+            );
+        }
+        self.held.model = true;
+        Ok(())
+    }
+
+    /// Uploads the frame, and the previous mask, the seeds and the CPU gate's colours
+    /// where they changed.
+    fn upload_frame(&mut self, frame: &DeviceFrame<'_>) {
+        let b = self.buffers.as_ref().expect("buffers");
+        let q = &self.gpu.queue;
+        write_bytes(q, &b.raw, frame.rgb);
+        if let Some(mask) = frame.previous
+            && self.held.previous != Some(frame.previous_version)
+        {
+            write_bytes(q, &b.previous, &mask.data);
+            self.held.previous = Some(frame.previous_version);
+        }
+        if let Some(seeds) = frame.seeds
+            && self.held.seeds != Some(frame.seeds_version)
+        {
+            let codes: Vec<u8> = seeds.labels.iter().map(|&l| seed_code(l)).collect();
+            write_bytes(q, &b.seeds, &codes);
+            self.held.seeds = Some(frame.seeds_version);
+        }
+        if frame.noise_gate == 0 {
+            self.held.gate = false;
+        } else if let Some(held) = frame
+            .gate
+            .filter(|h| !self.held.gate && h.len() == frame.rgb.len())
+        {
+            q.write_buffer(&b.held, 0, bytemuck::cast_slice(&pack_colours(held)));
+            self.held.gate = true;
+        }
+    }
+
+    /// The parameters every pass shares.
+    fn base_params(&self, frame: &DeviceFrame<'_>) -> Params {
+        let gate_on = frame.noise_gate != 0;
+        Params {
+            n: frame.width * frame.height,
+            width: frame.width,
+            height: frame.height,
+            dirs: frame.smoothness.connectivity.number(),
+            offsets: packed_offsets(),
+            gate_threshold: u32::from(frame.noise_gate),
+            gate_on: u32::from(gate_on),
+            first: u32::from(gate_on && !self.held.gate),
+            has_prev: u32::from(frame.previous.is_some()),
+            z2_threshold: u32::from(threshold_q()),
+            has_seeds: u32::from(frame.seeds.is_some()),
+            ..Default::default()
+        }
+    }
+
+    /// The gate, the σ sum and the gain sums; waits for their words.
+    fn first_pass(
+        &mut self,
+        params: &Params,
+        sigma: bool,
+        gain: bool,
+    ) -> Result<Vec<u32>, GpuError> {
+        let b = self.buffers.as_ref().expect("buffers");
+        self.gpu
+            .queue
+            .write_buffer(&b.params, 0, bytemuck::bytes_of(params));
+        let mut encoder = self.encoder();
+        encoder.clear_buffer(&b.info, 0, None);
+        let groups = dispatch_size(b.pixels());
+        self.dispatch(&mut encoder, &self.kernels.gate, 0, groups);
+        if params.gate_on != 0 {
+            self.held.gate = true;
+        }
+        if sigma {
+            self.dispatch(&mut encoder, &self.kernels.sigma_sum, 0, groups);
+        }
+        if gain {
+            self.dispatch(&mut encoder, &self.kernels.gain_sums, 0, groups);
+        }
+        encoder.copy_buffer_to_buffer(&b.info, 0, &b.info_read, 0, None);
+        self.gpu.queue.submit([encoder.finish()]);
+        map_read(&self.gpu, &b.info_read, |words| words.to_vec())
+    }
+
+    /// The background distance, the contrast weights, the prior's distances and the
+    /// terminals, then brings the capacities back.
+    fn second_pass(
+        &mut self,
+        params: &Params,
+        background: bool,
+        prior: bool,
+        connectivity: Connectivity,
+    ) -> Result<(), GpuError> {
+        let b = self.buffers.as_ref().expect("buffers");
+        self.gpu
+            .queue
+            .write_buffer(&b.params, 0, bytemuck::bytes_of(params));
+        let mut encoder = self.encoder();
+        let groups = dispatch_size(b.pixels());
+        if background {
+            self.dispatch(&mut encoder, &self.kernels.observe, 0, groups);
+        }
+        self.dispatch(&mut encoder, &self.kernels.edges, 0, groups);
+        // the boundary into distance[0]; each round reads one array and writes the other
+        let mut from = 0;
+        if prior {
+            self.dispatch(&mut encoder, &self.kernels.boundary, 1, groups);
+            for _ in 0..params.ramp_len.div_ceil(3) + 1 {
+                self.dispatch(&mut encoder, &self.kernels.relax, from, groups);
+                from = 1 - from;
+            }
+        }
+        self.dispatch(&mut encoder, &self.kernels.terminals, from, groups);
+        encoder.copy_buffer_to_buffer(&b.caps, 0, &b.caps_read, 0, None);
+        self.gpu.queue.submit([encoder.finish()]);
+        let (w, h, n) = (b.width, b.height, b.pixels());
+        let dirs = connectivity.number() as usize;
+        let (mut source, mut sink, mut edges) = match self.problem.take() {
+            Some(p) => p.into_arrays(),
+            None => (vec![0; n], vec![0; n], vec![vec![0; n]; dirs]),
+        };
+        map_read(&self.gpu, &b.caps_read, |words| {
+            let caps: &[i32] = bytemuck::cast_slice(words);
+            for (d, edge) in edges.iter_mut().enumerate() {
+                edge.copy_from_slice(&caps[d * n..(d + 1) * n]);
+            }
+            source.copy_from_slice(&caps[dirs * n..(dirs + 1) * n]);
+            sink.copy_from_slice(&caps[(dirs + 1) * n..(dirs + 2) * n]);
+        })?;
+        let problem = GridProblem::from_built_arrays(w, h, connectivity, source, sink, edges)
+            .map_err(|e| GpuError::Mismatch(e.to_string()))?;
+        self.problem = Some(problem);
+        Ok(())
+    }
+
+    /// The contrast, background, colour and ramp tables in one buffer, uploaded where
+    /// their parameters changed.
+    fn ensure_tables(
+        &mut self,
+        frame: &DeviceFrame<'_>,
+        term: &mut DataTerm<'_>,
+        sigma: f32,
+    ) -> TableLayout {
+        let s: Smoothness = frame.smoothness;
+        let t = frame.temporal;
+        let key: TablesKey = (
+            (s.lambda.to_bits(), sigma.to_bits(), s.scale.to_bits()),
+            match term {
+                DataTerm::Background { weight, .. } => Some(weight.to_bits()),
+                DataTerm::Colours { .. } => None,
+            },
+            match term {
+                DataTerm::Colours { version, .. } => Some(*version),
+                DataTerm::Background { .. } => None,
+            },
+            (t.weight.to_bits(), t.ramp.to_bits()),
+        );
+        if let Some((k, layout, _)) = &self.tables
+            && *k == key
+        {
+            return *layout;
+        }
+        let mut all: Vec<i32> = Vec::new();
+        let mut place = |entries: &[i32]| {
+            let at = (all.len() as u32, entries.len() as u32);
+            all.extend_from_slice(entries);
+            at
+        };
+        let [straight, diagonal] = s.weight_tables(sigma);
+        let mut layout = TableLayout {
+            straight: place(&straight),
+            diagonal: place(&diagonal),
+            ..Default::default()
+        };
+        match term {
+            DataTerm::Background { weight, .. } => {
+                layout.background = place(&CostTable::new(*weight, CAPACITY_SCALE).entries);
+            }
+            DataTerm::Colours { models, .. } => {
+                let (bits, table) = models.data_table();
+                layout.colour = place(&table);
+                layout.colour_bits = bits;
+            }
+        }
+        let (ramp, full) = t.ramp_table(CAPACITY_SCALE);
+        layout.ramp = place(&ramp);
+        layout.full = full;
+        all.push(0); // never empty
+        let buffer = self
+            .gpu
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("tables"),
+                contents: bytemuck::cast_slice(&all),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        self.tables = Some((key, layout, buffer));
+        layout
+    }
+
+    fn encoder(&self) -> wgpu::CommandEncoder {
+        self.gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("energy"),
+            })
+    }
+
+    /// Records `kernel` over `groups` workgroups, reading distances from `from`.
+    fn dispatch(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        kernel: &Kernel,
+        from: usize,
+        groups: u32,
+    ) {
+        let b = self.buffers.as_ref().expect("buffers");
+        let (_, _, tables) = self
+            .tables
+            .as_ref()
+            .map_or((None, None, None), |(k, l, t)| (Some(k), Some(l), Some(t)));
+        let fallback = &b.info;
+        let tables = tables.unwrap_or(fallback);
+        let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
+            .bindings
+            .iter()
+            .map(|&binding| wgpu::BindGroupEntry {
+                binding,
+                resource: b.binding(binding, tables, from).as_entire_binding(),
+            })
+            .collect();
+        let group = self
+            .gpu
+            .device
+            .create_bind_group(&wgpu::BindGroupDescriptor {
+                label: None,
+                layout: &kernel.pipeline.get_bind_group_layout(0),
+                entries: &entries,
+            });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+        pass.set_pipeline(&kernel.pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.dispatch_workgroups(groups, 1, 1);
+    }
+}
+
+/// The table offsets and flags of the second pass.
+fn fill_table_params(params: &mut Params, layout: &TableLayout, background: bool, prior: bool) {
+    (params.straight_off, params.straight_len) = layout.straight;
+    (params.diagonal_off, params.diagonal_len) = layout.diagonal;
+    (params.colour_off, _) = layout.colour;
+    params.colour_bits = layout.colour_bits;
+    (params.bg_off, params.bg_len) = layout.background;
+    (params.ramp_off, params.ramp_len) = layout.ramp;
+    params.full = layout.full;
+    params.has_bg = u32::from(background);
+    params.has_colour = u32::from(!background);
+    params.use_steady = u32::from(background);
+    params.has_prior = u32::from(prior);
+}
+
+/// Workgroups for `n` pixels; the shaders stride over the rest.
+fn dispatch_size(n: usize) -> u32 {
+    (n as u32).div_ceil(WORKGROUP).clamp(1, 65_535)
+}
+
+/// A 64-bit sum from its (low, high) words at `at`.
+fn word64(words: &[u32], at: usize) -> u64 {
+    u64::from(words[at]) | (u64::from(words[at + 1]) << 32)
+}
+
+/// Writes bytes to the start of a buffer, the last partial word padded with zeros.
+fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
+    let whole = bytes.len() & !3;
+    if whole > 0 {
+        queue.write_buffer(buffer, 0, &bytes[..whole]);
+    }
+    if whole < bytes.len() {
+        let mut tail = [0u8; 4];
+        tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
+        queue.write_buffer(buffer, whole as u64, &tail);
+    }
+}
+
+/// RGB bytes as one word a pixel, 0x00BBGGRR.
+fn pack_colours(rgb: &[u8]) -> Vec<u32> {
+    rgb.chunks_exact(3)
+        .map(|c| u32::from(c[0]) | (u32::from(c[1]) << 8) | (u32::from(c[2]) << 16))
+        .collect()
+}
+
+/// Words of one pixel each back to RGB bytes.
+fn unpack_colours(words: &[u32]) -> Vec<u8> {
+    words
+        .iter()
+        .flat_map(|&w| [w as u8, (w >> 8) as u8, (w >> 16) as u8])
+        .collect()
+}
+
+/// Waits for the device and reads a mapped buffer through `read`.
+fn map_read<R>(
+    gpu: &ComputeDevice,
+    buffer: &wgpu::Buffer,
+    read: impl FnOnce(&[u32]) -> R,
+) -> Result<R, GpuError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| GpuError::Compute(format!("waiting for the GPU: {e}")))?;
+    rx.recv()
+        .map_err(|_| GpuError::Compute("the GPU dropped a read".into()))?
+        .map_err(|e| GpuError::Compute(format!("reading back: {e}")))?;
+    let out = {
+        let view = buffer
+            .get_mapped_range(..)
+            .map_err(|e| GpuError::Compute(format!("reading back: {e}")))?;
+        read(bytemuck::cast_slice(&view))
+    };
+    buffer.unmap();
+    Ok(out)
+}
+
+/// The first `len` words of a storage buffer, through a staging buffer.
+fn read_words(
+    gpu: &ComputeDevice,
+    buffer: &wgpu::Buffer,
+    len: usize,
+) -> Result<Vec<u32>, GpuError> {
+    let size = 4 * len.max(1) as u64;
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read back"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("read back"),
+        });
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+    gpu.queue.submit([encoder.finish()]);
+    map_read(gpu, &staging, |w| w[..len].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shaders_are_valid_wgsl() {
+        let module = naga::front::wgsl::parse_str(&shader_source()).expect("parses");
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .expect("validates");
+    }
+
+    #[test]
+    fn params_match_the_shaders_struct() {
+        // 32 words, as `Params` in energy.wgsl
+        assert_eq!(std::mem::size_of::<Params>(), 32 * 4);
+    }
+
+    #[test]
+    fn colours_pack_and_unpack() {
+        let rgb: Vec<u8> = (0..30).map(|i| (i * 37 % 256) as u8).collect();
+        assert_eq!(unpack_colours(&pack_colours(&rgb)), rgb);
+    }
+}

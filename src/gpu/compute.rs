@@ -1,0 +1,124 @@
+//! A wgpu device for compute shaders (Vulkan, Metal, DirectX 12): any GPU, not only an
+//! NVIDIA one with a CUDA driver. Headless work opens its own ([`ComputeDevice::open`]);
+//! the window lends eframe's ([`ComputeDevice::shared`]), so the frame and the picture
+//! share one device.
+
+use super::GpuError;
+use std::fmt;
+
+/// Which adapters [`ComputeDevice::open`] may take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdapterChoice {
+    /// A real GPU (discrete, integrated or virtual), never a software rasteriser: what
+    /// `--engine auto` wants, since a CPU emulating a GPU is slower than the CPU path.
+    RealGpu,
+    /// Any adapter, software ones included (lavapipe in CI).
+    Any,
+}
+
+/// The adapter a device runs on, for the window, the CLI and the JSON.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSummary {
+    /// The adapter's name.
+    pub name: String,
+    /// The graphics API underneath ("vulkan", "metal", "dx12", "gl").
+    pub backend: String,
+    /// Whether it is a software rasteriser running on the CPU.
+    pub software: bool,
+}
+
+impl fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.name, self.backend)
+    }
+}
+
+impl AdapterSummary {
+    fn of(info: &wgpu::AdapterInfo) -> Self {
+        Self {
+            name: info.name.clone(),
+            backend: info.backend.to_str().to_string(),
+            software: info.device_type == wgpu::DeviceType::Cpu,
+        }
+    }
+}
+
+/// A wgpu device and queue with the adapter they run on.
+#[derive(Clone)]
+pub struct ComputeDevice {
+    /// The device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// The adapter.
+    pub adapter: AdapterSummary,
+}
+
+impl fmt::Debug for ComputeDevice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ComputeDevice({})", self.adapter)
+    }
+}
+
+impl ComputeDevice {
+    /// Opens a device of its own on the best adapter `choice` allows (a discrete GPU
+    /// first), with the adapter's largest buffers; says why where none is found.
+    pub fn open(choice: AdapterChoice) -> Result<Self, GpuError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        let adapter = adapters
+            .into_iter()
+            .filter(|a| {
+                choice == AdapterChoice::Any || a.get_info().device_type != wgpu::DeviceType::Cpu
+            })
+            .filter(|a| {
+                a.get_downlevel_capabilities()
+                    .flags
+                    .contains(wgpu::DownlevelFlags::COMPUTE_SHADERS)
+            })
+            .min_by_key(|a| preference(a.get_info().device_type))
+            .ok_or_else(|| {
+                GpuError::Compute(match choice {
+                    AdapterChoice::RealGpu => "no GPU adapter with compute shaders".to_string(),
+                    AdapterChoice::Any => "no adapter with compute shaders".to_string(),
+                })
+            })?;
+        let supported = adapter.limits();
+        let limits = wgpu::Limits {
+            max_storage_buffer_binding_size: supported.max_storage_buffer_binding_size,
+            max_buffer_size: supported.max_buffer_size,
+            ..wgpu::Limits::default()
+        };
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("livecut compute"),
+            required_limits: limits,
+            ..Default::default()
+        }))
+        .map_err(|e| GpuError::Compute(format!("opening {}: {e}", adapter.get_info().name)))?;
+        Ok(Self {
+            device,
+            queue,
+            adapter: AdapterSummary::of(&adapter.get_info()),
+        })
+    }
+
+    /// A device opened by someone else (eframe's, for the window).
+    pub fn shared(device: wgpu::Device, queue: wgpu::Queue, info: &wgpu::AdapterInfo) -> Self {
+        Self {
+            device,
+            queue,
+            adapter: AdapterSummary::of(info),
+        }
+    }
+}
+
+/// Lower is better: discrete, then integrated, virtual, others, software.
+fn preference(kind: wgpu::DeviceType) -> u8 {
+    match kind {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    }
+}
