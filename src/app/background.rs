@@ -142,6 +142,7 @@ mod tests {
                 census: None,
                 noise_gate: 0,
                 volume: None,
+                energy: Default::default(),
             }),
             error: None,
             timings: FrameTiming::default(),

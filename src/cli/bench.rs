@@ -36,6 +36,10 @@ pub struct BenchArgs {
     /// Engines to time, comma-separated, each on every instance in the same run.
     #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu")]
     pub engine: Vec<EngineChoice>,
+    /// With --sequence: also time the CPU engine beside the energy in wgpu compute
+    /// shaders (on the best adapter, software ones included).
+    #[arg(long, requires = "sequence")]
+    pub wgpu: bool,
     /// Timed runs per instance and engine (the median is reported).
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -91,6 +95,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             seeds: args.seeds.as_deref(),
             background: args.background,
             engines: &args.engine,
+            wgpu: args.wgpu,
             json: args.json.as_ref(),
         });
     }

@@ -10,7 +10,8 @@ use livecut::capture::Frame;
 use livecut::capture::files::{read_image, read_seeds};
 use livecut::energy::{ColorModelKind, Seeds};
 use livecut::grid::{Connectivity, Mask};
-use livecut::maxflow::{EngineChoice, create_engine, create_volume_engine};
+use livecut::maxflow::{EngineChoice, create_volume_engine};
+use livecut::pipeline::{GpuChoice, Hardware};
 use livecut::pipeline::volume::VolumeSegmenter;
 use livecut::pipeline::{FrameTiming, SegmentOutput, SegmentParams, Segmenter};
 use serde::Serialize;
@@ -63,6 +64,11 @@ pub struct EvalArgs {
     /// Max-flow engine.
     #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
     pub engine: EngineChoice,
+    /// Where the energy around the cut runs: auto (CUDA beside the CUDA engine, else
+    /// wgpu on a real GPU beside the CPU engine, else the CPU), cuda, wgpu (any adapter,
+    /// software ones too) or none (the CPU).
+    #[arg(long, value_enum, default_value_t = GpuChoice::Auto)]
+    pub gpu: GpuChoice,
     /// Write the final masks as PNGs into this folder (created if needed).
     #[arg(long, value_name = "DIR")]
     pub masks_out: Option<PathBuf>,
@@ -426,11 +432,11 @@ fn iou(mask: &Mask, gt: &[u8]) -> f64 {
 }
 
 fn new_segmenter(args: &EvalArgs, params: SegmentParams) -> anyhow::Result<Segmenter> {
-    let (engine, note) = create_engine(args.engine)?;
-    if let Some(note) = note {
+    let hardware = Hardware::choose(args.engine, args.gpu)?;
+    for note in &hardware.notes {
         eprintln!("note: {note}");
     }
-    Ok(Segmenter::new(engine, params))
+    Ok(hardware.segmenter(params)?)
 }
 
 fn modes(mode: Mode) -> &'static [bool] {

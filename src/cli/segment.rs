@@ -14,12 +14,13 @@ use livecut::capture::{CapturedFrame, FrameSource, SourceSpec, StreamSettings};
 use livecut::composite::{Backdrop, Buffers, Composite};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Connectivity;
-use livecut::maxflow::{EngineChoice, create_engine, create_volume_engine};
+use livecut::maxflow::{EngineChoice, create_volume_engine};
+use livecut::pipeline::{GpuChoice, Hardware};
 use livecut::output::VirtualCamera;
 use livecut::pipeline::SegmentOutput;
 use livecut::pipeline::volume::VolumeSegmenter;
 use livecut::pipeline::{
-    Event, FrameResult, Pipeline, PipelineOptions, Recorder, SegmentParams, Segmenter,
+    Event, FrameResult, Pipeline, PipelineOptions, Recorder, SegmentParams,
 };
 use std::collections::VecDeque;
 use std::io::IsTerminal;
@@ -55,6 +56,11 @@ pub struct SegmentArgs {
     /// Engine: auto picks CUDA when a device is present, else the CPU.
     #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
     pub engine: EngineChoice,
+    /// Where the energy around the cut runs: auto (CUDA beside the CUDA engine, else
+    /// wgpu on a real GPU beside the CPU engine, else the CPU), cuda, wgpu (any adapter,
+    /// software ones too) or none (the CPU).
+    #[arg(long, value_enum, default_value_t = GpuChoice::Auto)]
+    pub gpu: GpuChoice,
     /// Stop after N frames (default: all frames of a file, 300 of the demo, until
     /// interrupted for a camera).
     #[arg(long, value_name = "N")]
@@ -209,12 +215,12 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         return run_volume(&args, depth, params, source, seeds, limit);
     }
     let mut camera = open_camera(&args, source.size())?;
-    let (mut engine, note) = create_engine(args.engine)?;
-    if let Some(note) = note {
+    let mut hardware = Hardware::choose(args.engine, args.gpu)?;
+    for note in &hardware.notes {
         eprintln!("note: {note}");
     }
-    let engine_kind = engine.kind();
-    if params.budget.is_some() && !engine.set_budget(params.budget) {
+    let engine_kind = hardware.engine.kind();
+    if params.budget.is_some() && !hardware.engine.set_budget(params.budget) {
         eprintln!("note: the {engine_kind} engine has no frame budget; its cuts stay exact");
     }
     let live = source.is_live();
@@ -230,7 +236,7 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
         ..PipelineOptions::default()
     };
     let start = Instant::now();
-    let mut segmenter = Segmenter::new(engine, params);
+    let mut segmenter = hardware.segmenter(params)?;
     // the JSON says what changed each frame's capacities, by energy term
     segmenter.set_census(args.json.is_some());
     let pipeline = Pipeline::start(segmenter, source, options)

@@ -4,14 +4,15 @@
 //! `--background N` the first N frames teach the background (untimed) and the rest
 //! are segmented with no seeds. The CUDA engine runs with the energy built on the CPU
 //! and uploaded, then with the whole frame on the device (every frame of a learned
-//! background; the frames after the seeded one otherwise).
+//! background; the frames after the seeded one otherwise); with `--wgpu` the CPU
+//! engine runs with the CPU energy, then with the wgpu energy.
 
 use super::segment::{load_seeds, read_seeds};
 use anyhow::{Context, ensure};
 use livecut::capture::{Frame, SourceSpec, StreamSettings};
 use livecut::energy::Seeds;
-use livecut::maxflow::{EngineChoice, create_engine};
-use livecut::pipeline::{SegmentParams, Segmenter};
+use livecut::maxflow::EngineChoice;
+use livecut::pipeline::{GpuChoice, Hardware, SegmentParams};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +30,8 @@ pub struct SequenceOptions<'a> {
     pub background: u32,
     /// Engines to time.
     pub engines: &'a [EngineChoice],
+    /// Also time the CPU engine beside the wgpu energy.
+    pub wgpu: bool,
     /// Also write the rows as JSON here.
     pub json: Option<&'a PathBuf>,
 }
@@ -109,34 +112,34 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for &choice in options.engines {
         let mut reference = Vec::new();
-        let energies: &[bool] = if choice != EngineChoice::Cpu {
-            &[false, true]
-        } else {
-            &[false]
+        let energies: &[GpuChoice] = match (choice, options.wgpu) {
+            (EngineChoice::Cpu, false) => &[GpuChoice::None],
+            (EngineChoice::Cpu, true) => &[GpuChoice::None, GpuChoice::Wgpu],
+            _ => &[GpuChoice::None, GpuChoice::Auto],
         };
-        for (&device_energy, mode) in energies
+        for (&gpu, mode) in energies
             .iter()
             .flat_map(|e| [(e, Mode::Static), (e, Mode::Dynamic)])
         {
-            let (engine, note) = create_engine(choice)?;
-            if let Some(note) = note {
+            let hardware = Hardware::choose(choice, gpu)?;
+            for note in &hardware.notes {
                 eprintln!("note: {note}");
             }
-            let engine_name = engine.kind().to_string();
+            let engine_name = hardware.engine.kind().to_string();
             eprintln!("{engine_name} engine, {mode:?} ...");
             let params = SegmentParams {
                 dynamic: mode == Mode::Dynamic,
                 background_frames: options.background,
                 ..SegmentParams::default()
             };
-            let mut segmenter = Segmenter::new(engine, params);
-            segmenter.set_device_energy(device_energy);
+            let mut segmenter = hardware.segmenter(params)?;
             if let Some(seeds) = &seeds {
                 segmenter.set_seeds(seeds.clone());
             }
             let learning = options.background as usize;
             let mut samples: Vec<Vec<f64>> = vec![Vec::new(); STAGES.len()];
             let (mut continued, mut outcomes) = (0, Vec::new());
+            let mut energy = Default::default();
             let mut cpu_samples = Vec::new();
             for (k, frame) in frames.iter().enumerate() {
                 let cpu_before = process_cpu_ms();
@@ -149,6 +152,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                     continue; // learning, and the warm-up: kernel compilation, allocations
                 }
                 continued += usize::from(out.stats.dynamic);
+                energy = out.energy;
                 cpu_samples.extend(cpu);
                 let t = &out.timings;
                 let s = &out.stats;
@@ -167,17 +171,15 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
             if reference.is_empty() {
                 reference = outcomes.clone();
             }
-            let energy = if segmenter.device_energy_active() {
-                "gpu"
-            } else {
-                "cpu"
-            };
             rows.push(Row {
                 source: options.source.to_string(),
                 width,
                 height,
                 engine: engine_name,
-                energy: energy.to_string(),
+                energy: serde_json::to_value(energy)?
+                    .as_str()
+                    .unwrap_or("cpu")
+                    .to_string(),
                 mode,
                 frames: frames.len() - 1 - learning,
                 continued,

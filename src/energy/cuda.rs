@@ -11,7 +11,7 @@
 //! the model's per-pixel state; [`DeviceEnergy::hand_back`] returns it to the model.
 
 use super::background::{CostTable, kernel_defines, threshold_q};
-use super::plan::{Capacities, GpuEnergy, check_frame, packed_offsets, seed_code};
+use super::plan::{Capacities, EnergyDevice, GpuEnergy, check_frame, packed_offsets, seed_code};
 pub use super::plan::{DataTerm, DeviceFrame};
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::gpu::{
@@ -159,6 +159,10 @@ pub struct DeviceEnergy {
 impl GpuEnergy for DeviceEnergy {
     fn name(&self) -> String {
         "CUDA".to_string()
+    }
+
+    fn kind(&self) -> EnergyDevice {
+        EnergyDevice::Cuda
     }
 
     /// Whether the device holds the background model's state (hand it back before the

@@ -6,6 +6,19 @@ use super::{BackgroundModel, ColorModels, SeedLabel, Seeds, Smoothness, Temporal
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
 use crate::grid::{Direction, GridProblem, Mask};
 
+/// Where a frame's energy was built, for the JSON and the window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EnergyDevice {
+    /// On the CPU.
+    #[default]
+    Cpu,
+    /// By the CUDA kernels.
+    Cuda,
+    /// By the wgpu compute shaders.
+    Wgpu,
+}
+
 /// Where a GPU energy left a frame's capacities.
 pub enum Capacities<'a> {
     /// On the CUDA device, for the CUDA engine to cut there.
@@ -32,6 +45,9 @@ impl Capacities<'_> {
 pub trait GpuEnergy: Send {
     /// What it runs on, for people ("CUDA", or the wgpu adapter and its API).
     fn name(&self) -> String;
+
+    /// Which kind of GPU energy it is.
+    fn kind(&self) -> EnergyDevice;
 
     /// Builds `frame`'s capacities with `term` as its data term.
     fn build(

@@ -9,7 +9,7 @@
 
 use super::background::{CostTable, kernel_defines, threshold_q};
 use super::plan::{
-    Capacities, DataTerm, DeviceFrame, GpuEnergy, check_frame, packed_offsets, seed_code,
+    Capacities, DataTerm, DeviceFrame, EnergyDevice, GpuEnergy, check_frame, packed_offsets, seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::gpu::compute::ComputeDevice;
@@ -269,6 +269,10 @@ pub struct WgpuEnergy {
 impl GpuEnergy for WgpuEnergy {
     fn name(&self) -> String {
         format!("wgpu on {}", self.gpu.adapter)
+    }
+
+    fn kind(&self) -> EnergyDevice {
+        EnergyDevice::Wgpu
     }
 
     /// Whether the device holds the background model's state (hand it back before the

@@ -1,5 +1,5 @@
 //! Running the stages: one frame through the noise gate ([`gate`]), energy, cut and
-//! cleanup ([`segmenter`]), the capture thread ([`feed`]) and its frame channel
+//! cleanup ([`segmenter`]) on the hardware chosen ([`hardware`]), the capture thread ([`feed`]) and its frame channel
 //! ([`channel`]), the segmentation worker with its commands and results ([`worker`]),
 //! what each frame cost ([`timing`]), recording ([`record`]), and a lower working
 //! resolution for machines that cannot keep up ([`working`]).
@@ -7,6 +7,7 @@
 pub mod channel;
 pub mod feed;
 pub mod gate;
+pub mod hardware;
 pub mod priority;
 pub mod record;
 pub mod segmenter;
@@ -18,6 +19,7 @@ pub mod working;
 pub use channel::Delivery;
 pub use feed::{SourceId, SourceInfo};
 pub use gate::NoiseGate;
+pub use hardware::{GpuChoice, Hardware};
 pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter};
 pub use timing::FrameTiming;

@@ -6,6 +6,7 @@
 //! is done and renamed to its name when the recorder finishes. A killed process
 //! leaves the lines so far in the `.part` file.
 
+use crate::energy::plan::EnergyDevice;
 use super::timing::FrameTiming;
 use super::volume::VolumeSpan;
 use super::worker::FrameResult;
@@ -59,6 +60,8 @@ pub struct FrameRecord {
     pub dropped: u64,
     /// Engine that cut the frame.
     pub engine: EngineKind,
+    /// Where the frame's energy was built: cpu, cuda or wgpu.
+    pub energy: EnergyDevice,
     /// Foreground pixels in the mask.
     pub foreground: usize,
     /// The frame taught the static background and was not cut (its mask is all
@@ -124,6 +127,7 @@ impl FrameRecord {
             changed_arcs: output.stats.changed_arcs,
             dropped: result.dropped,
             engine: result.engine,
+            energy: output.energy,
             foreground: output.mask.count_source(),
             learning: output.learning,
             iou: result.iou(),

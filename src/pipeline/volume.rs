@@ -377,6 +377,7 @@ impl VolumeSegmenter {
                 census: None,
                 noise_gate: 0,
                 volume: Some(span),
+                energy: Default::default(),
             });
             self.last = Some(mask);
         }

@@ -23,7 +23,7 @@ use crate::ccl::{
     CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
     Labeller,
 };
-use crate::energy::plan::GpuEnergy;
+use crate::energy::plan::{EnergyDevice, GpuEnergy};
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, Census, CensusInputs, ChangeCensus, ColorModelKind,
     ColorModels, EnergyBuilder, EnergyInputs, Region, SeedLabel, Seeds, Side, SigmaSums,
@@ -110,6 +110,8 @@ pub struct SegmentOutput {
     /// The volume the frame was cut in, where the video is cut as volumes
     /// ([`super::volume`]); `flow` is then the volume's.
     pub volume: Option<super::volume::VolumeSpan>,
+    /// Where the frame's energy was built.
+    pub energy: EnergyDevice,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -643,6 +645,10 @@ impl Segmenter {
             census: self.frame_census.take(),
             noise_gate: self.gate_threshold(),
             volume: None,
+            energy: match &self.device {
+                Some(device) if self.on_device => device.kind(),
+                _ => EnergyDevice::Cpu,
+            },
         }
     }
 
@@ -1132,6 +1138,7 @@ pub(super) fn learning_output(frame: &Frame, ms: f64, noise_gate: u8) -> Segment
         learning: true,
         census: None,
         noise_gate,
+        energy: EnergyDevice::Cpu,
         volume: None,
     }
 }
