@@ -42,7 +42,8 @@ struct Params {
     has_prior: u32,
     had_last: u32,
     absorb: u32,
-    _pad: u32,
+    // tiles (TILE × TILE pixels) per row of tiles
+    tile_cols: u32,
 }
 
 // The words of `info`: the gate's count, then six 64-bit gain sums and the σ sum.
@@ -52,6 +53,8 @@ const INFO_SIGMA: u32 = 13u;
 
 const FAR_DISTANCE: u32 = 0x3fffffffu;
 const WG: u32 = 256u;
+const TILE: u32 = 32u;
+const NO_SLOT: u32 = 0xffffffffu;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> info: array<atomic<u32>>;
@@ -77,6 +80,12 @@ const WG: u32 = 256u;
 @group(0) @binding(14) var<storage, read_write> caps: array<i32>;
 @group(0) @binding(15) var<storage, read> dist_from: array<u32>;
 @group(0) @binding(16) var<storage, read_write> dist_to: array<u32>;
+// the capacities the host holds (the last ones brought back), per tile whether its
+// capacities changed (bit 0 any, bit 1 an arc), and where a changed tile is packed
+@group(0) @binding(17) var<storage, read_write> kept: array<i32>;
+@group(0) @binding(18) var<storage, read_write> tile_flags: array<atomic<u32>>;
+@group(0) @binding(19) var<storage, read> slots: array<u32>;
+@group(0) @binding(20) var<storage, read_write> packed: array<i32>;
 
 var<workgroup> partial: array<vec2<u32>, WG>;
 
@@ -456,5 +465,44 @@ fn en_adapt(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
             still[i] = count;
         }
         last[i] = colour;
+    }
+}
+
+fn tile_of(i: u32) -> u32 { return (i / p.width / TILE) * p.tile_cols + (i % p.width) / TILE; }
+
+// Where the capacities differ from those the host holds: each such pixel's tile is
+// flagged (an arc's change too) and its capacities become the kept ones, so that only
+// changed tiles come back and the CPU engine re-reads only them.
+@compute @workgroup_size(256)
+fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    for (var i = gid.x; i < p.n; i += stride(groups)) {
+        var flags = 0u;
+        for (var a = 0u; a < p.dirs + 2u; a++) {
+            let v = caps[a * p.n + i];
+            if (v != kept[a * p.n + i]) {
+                kept[a * p.n + i] = v;
+                flags = flags | select(1u, 3u, a < p.dirs);
+            }
+        }
+        if (flags != 0u) {
+            atomicOr(&tile_flags[tile_of(i)], flags);
+        }
+    }
+}
+
+// The capacities of the changed tiles, one after another in slot order: per tile its
+// arrays in turn (arcs, source, sink), each TILE × TILE values row by row.
+@compute @workgroup_size(256)
+fn en_pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    for (var i = gid.x; i < p.n; i += stride(groups)) {
+        let slot = slots[tile_of(i)];
+        if (slot == NO_SLOT) {
+            continue;
+        }
+        let local = ((i / p.width) % TILE) * TILE + (i % p.width) % TILE;
+        let arrays = p.dirs + 2u;
+        for (var a = 0u; a < arrays; a++) {
+            packed[(slot * arrays + a) * TILE * TILE + local] = caps[a * p.n + i];
+        }
     }
 }

@@ -12,7 +12,7 @@ use common::device::compute_device;
 use common::footage::pedestrian_frames;
 use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource};
 use livecut::energy::cuda::DeviceEnergy;
-use livecut::energy::plan::{DataTerm, DeviceFrame, GpuEnergy};
+use livecut::energy::plan::{Capacities, DataTerm, DeviceFrame, GpuEnergy};
 use livecut::energy::wgpu::WgpuEnergy;
 use livecut::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
@@ -696,4 +696,101 @@ fn a_seeded_sequence_gives_the_same_masks_and_flows_with_the_energy_on_the_devic
     let (frames, truth) = demo_with_truth(200, 150, 30);
     let seeds = demo_seeds(&frames[0], &truth);
     same_on_device(&frames, SegmentParams::default(), &[(0, &seeds)]);
+}
+
+/// A still textured scene, `width`×`height`, with a 24-pixel square crossing it three
+/// pixels a frame after the learning frames.
+fn moving_square_frames(width: u32, height: u32, count: usize) -> Vec<Frame> {
+    (0..count)
+        .map(|k| {
+            let x0 = (k.saturating_sub(LEARN) * 3 + 40) as u32;
+            let rgb = (0..width * height)
+                .flat_map(|i| {
+                    let (x, y) = (i % width, i / width);
+                    let inside = k >= LEARN && (x0..x0 + 24).contains(&x) && (80..104).contains(&y);
+                    if inside {
+                        [200, 40, 40]
+                    } else {
+                        let t = ((x * 7 + y * 13) % 23) as u8;
+                        [60 + t, 90 + (y / 4) as u8, 120 - t]
+                    }
+                })
+                .collect();
+            Frame {
+                width,
+                height,
+                rgb,
+                timestamp: Default::default(),
+                index: k as u64,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_still_scene_brings_back_only_the_tiles_that_moved() {
+    let Some(gpu) = compute_device() else {
+        return;
+    };
+    let (w, h) = (256, 192);
+    let frames = moving_square_frames(w, h, 30);
+    // the capacities patched tile by tile are the CPU's on every frame
+    let energy = Box::new(WgpuEnergy::new(gpu.clone()).unwrap());
+    compare_energy_with(
+        energy,
+        &params(),
+        &frames,
+        Connectivity::Eight,
+        None,
+        "square",
+    );
+    // and only the tiles around the square's old and new places come back
+    let mut energy = WgpuEnergy::new(gpu).unwrap();
+    let mut model = BackgroundModel::new(w, h, LEARN as u32);
+    for frame in &frames[..LEARN] {
+        model.learn(&frame.rgb);
+    }
+    let shared = Shared::new(&params(), &frames[0], Connectivity::Eight, Some(10.0), None);
+    let mut counts = Vec::new();
+    for (k, frame) in frames.iter().enumerate().skip(LEARN - 1) {
+        let rgb = if k < LEARN {
+            &frames[0].rgb
+        } else {
+            &frame.rgb
+        };
+        let input = DeviceFrame {
+            width: w,
+            height: h,
+            rgb,
+            noise_gate: shared.noise_gate,
+            gate: None,
+            smoothness: shared.smoothness,
+            held_sigma: None,
+            temporal: shared.temporal,
+            previous: None,
+            previous_version: 0,
+            seeds: None,
+            seeds_version: 0,
+        };
+        let term = DataTerm::Background {
+            model: &mut model,
+            weight: 1.0,
+        };
+        match energy.build(input, term).unwrap() {
+            Capacities::Host(_, changes) => counts.push(changes.map(|c| c.any.count())),
+            Capacities::Device(_) => panic!("the wgpu energy brings its capacities back"),
+        }
+    }
+    assert_eq!(counts[0], None, "the first frame comes back whole");
+    // the square's first frame moves the gain (its pixels looked like background the
+    // frame before), and the next moves it back (they no longer do): every pixel
+    // changes twice; from then on only the square's surroundings
+    let tiles = (w.div_ceil(32) * h.div_ceil(32)) as usize;
+    for (k, count) in counts.iter().enumerate().skip(3) {
+        let count = count.expect("later frames come back by tiles");
+        assert!(
+            (1..=9).contains(&count),
+            "frame {k}: {count} of {tiles} tiles changed"
+        );
+    }
 }

@@ -76,6 +76,7 @@ impl FrameProcessor for FakeProcessor {
             census: None,
             noise_gate: 0,
             volume: None,
+            energy: Default::default(),
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

@@ -15,13 +15,11 @@ use livecut::composite::{Backdrop, Buffers, Composite};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Connectivity;
 use livecut::maxflow::{EngineChoice, create_volume_engine};
-use livecut::pipeline::{GpuChoice, Hardware};
 use livecut::output::VirtualCamera;
 use livecut::pipeline::SegmentOutput;
 use livecut::pipeline::volume::VolumeSegmenter;
-use livecut::pipeline::{
-    Event, FrameResult, Pipeline, PipelineOptions, Recorder, SegmentParams,
-};
+use livecut::pipeline::{Event, FrameResult, Pipeline, PipelineOptions, Recorder, SegmentParams};
+use livecut::pipeline::{GpuChoice, Hardware};
 use std::collections::VecDeque;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 
 use super::{BackgroundModel, ColorModels, SeedLabel, Seeds, Smoothness, TemporalPrior};
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
-use crate::grid::{Direction, GridProblem, Mask};
+use crate::grid::{Direction, GridProblem, Mask, ProblemChanges};
 
 /// Where a frame's energy was built, for the JSON and the window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -23,8 +23,9 @@ pub enum EnergyDevice {
 pub enum Capacities<'a> {
     /// On the CUDA device, for the CUDA engine to cut there.
     Device(&'a DeviceGrid),
-    /// Brought back to the host, for the CPU engine.
-    Host(&'a GridProblem),
+    /// Brought back to the host, for the CPU engine, with where they can differ from
+    /// the last ones brought back (`None`: anywhere).
+    Host(&'a GridProblem, Option<ProblemChanges<'a>>),
 }
 
 impl Capacities<'_> {
@@ -33,7 +34,7 @@ impl Capacities<'_> {
     pub fn to_problem(&self) -> Result<GridProblem, GpuError> {
         match self {
             Capacities::Device(grid) => grid.to_problem(),
-            Capacities::Host(problem) => Ok((*problem).clone()),
+            Capacities::Host(problem, _) => Ok((*problem).clone()),
         }
     }
 }

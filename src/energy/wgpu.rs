@@ -9,12 +9,13 @@
 
 use super::background::{CostTable, kernel_defines, threshold_q};
 use super::plan::{
-    Capacities, DataTerm, DeviceFrame, EnergyDevice, GpuEnergy, check_frame, packed_offsets, seed_code,
+    Capacities, DataTerm, DeviceFrame, EnergyDevice, GpuEnergy, check_frame, packed_offsets,
+    seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::gpu::compute::ComputeDevice;
 use crate::gpu::{DeviceMask, GpuError};
-use crate::grid::{Connectivity, GridProblem, Mask};
+use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
 use wgpu::util::DeviceExt;
 
@@ -63,7 +64,7 @@ struct Params {
     has_prior: u32,
     had_last: u32,
     absorb: u32,
-    _pad: u32,
+    tile_cols: u32,
 }
 
 /// The shaders' source with the background model's constants prepended.
@@ -93,6 +94,8 @@ struct Kernels {
     relax: Kernel,
     terminals: Kernel,
     adapt: Kernel,
+    compare: Kernel,
+    pack: Kernel,
 }
 
 impl Kernels {
@@ -123,6 +126,8 @@ impl Kernels {
             relax: kernel("en_relax", &[0, 15, 16]),
             terminals: kernel("en_terminals", &[0, 3, 6, 7, 10, 13, 14, 15]),
             adapt: kernel("en_adapt", &[0, 3, 6, 8, 10, 11, 12]),
+            compare: kernel("en_compare", &[0, 14, 17, 18]),
+            pack: kernel("en_pack", &[0, 14, 19, 20]),
         }
     }
 }
@@ -148,6 +153,14 @@ struct Buffers {
     last: wgpu::Buffer,
     distance: [wgpu::Buffer; 2],
     caps: wgpu::Buffer,
+    /// What the capacities were when last brought back, per tile whether they changed
+    /// since, where changed tiles are packed, and the packed tiles.
+    kept: wgpu::Buffer,
+    tile_flags: wgpu::Buffer,
+    flags_read: wgpu::Buffer,
+    slots: wgpu::Buffer,
+    packed: wgpu::Buffer,
+    /// Where capacities come back (whole, or the packed tiles).
     caps_read: wgpu::Buffer,
 }
 
@@ -165,6 +178,7 @@ impl Buffers {
             })
         };
         let dirs = u64::from(connectivity.number());
+        let tiles = u64::from(width.div_ceil(TILE) * height.div_ceil(TILE));
         Self {
             width,
             height,
@@ -188,6 +202,16 @@ impl Buffers {
                 buffer("distance", n, storage),
             ],
             caps: buffer("capacities", (dirs + 2) * n, storage),
+            kept: buffer("kept capacities", (dirs + 2) * n, storage),
+            tile_flags: buffer("tile flags", tiles, storage),
+            flags_read: buffer("tile flags read", tiles, U::MAP_READ | U::COPY_DST),
+            slots: buffer("tile slots", tiles, storage),
+            // packed tiles come back only while they are at most half the frame
+            packed: buffer(
+                "packed tiles",
+                (dirs + 2) * (n / 2 + u64::from(TILE * TILE)),
+                storage,
+            ),
             caps_read: buffer("capacities read", (dirs + 2) * n, U::MAP_READ | U::COPY_DST),
         }
     }
@@ -222,6 +246,10 @@ impl Buffers {
             14 => &self.caps,
             15 => &self.distance[from],
             16 => &self.distance[1 - from],
+            17 => &self.kept,
+            18 => &self.tile_flags,
+            19 => &self.slots,
+            20 => &self.packed,
             _ => unreachable!("energy.wgsl has no binding {binding}"),
         }
     }
@@ -264,6 +292,9 @@ pub struct WgpuEnergy {
     sigma: f32,
     /// The last frame's capacities (their arrays are reused).
     problem: Option<GridProblem>,
+    /// Where the last frame's capacities can differ from the frame's before (any,
+    /// arcs), `None` where they were brought back whole.
+    changes: Option<(ChangedTiles, ChangedTiles)>,
 }
 
 impl GpuEnergy for WgpuEnergy {
@@ -312,10 +343,22 @@ impl GpuEnergy for WgpuEnergy {
             .push_error_scope(wgpu::ErrorFilter::Validation);
         let built = self.build_in_scope(frame, term);
         if let Some(e) = pollster::block_on(scope.pop()) {
+            self.problem = None;
             return Err(GpuError::Compute(format!("energy: {e}")));
         }
+        if built.is_err() {
+            // the host's capacities may no longer be the kept ones: next time, all
+            self.problem = None;
+        }
         built?;
-        Ok(Capacities::Host(self.problem.as_ref().expect("built")))
+        let changes = self
+            .changes
+            .as_ref()
+            .map(|(any, edges)| ProblemChanges { any, edges });
+        Ok(Capacities::Host(
+            self.problem.as_ref().expect("built"),
+            changes,
+        ))
     }
 
     /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
@@ -414,6 +457,7 @@ impl WgpuEnergy {
             tables: None,
             sigma: 0.0,
             problem: None,
+            changes: None,
         })
     }
 
@@ -476,6 +520,7 @@ impl WgpuEnergy {
         }
         self.buffers = None;
         self.problem = None;
+        self.changes = None;
         self.held = Held::default();
         self.buffers = Some(Buffers::new(&self.gpu.device, width, height, connectivity));
     }
@@ -554,6 +599,7 @@ impl WgpuEnergy {
             has_prev: u32::from(frame.previous.is_some()),
             z2_threshold: u32::from(threshold_q()),
             has_seeds: u32::from(frame.seeds.is_some()),
+            tile_cols: frame.width.div_ceil(TILE),
             ..Default::default()
         }
     }
@@ -616,26 +662,110 @@ impl WgpuEnergy {
             }
         }
         self.dispatch(&mut encoder, &self.kernels.terminals, from, groups);
+        let (w, h) = (b.width, b.height);
+        match self.problem.take() {
+            Some(problem) => {
+                encoder.clear_buffer(&b.tile_flags, 0, None);
+                self.dispatch(&mut encoder, &self.kernels.compare, 0, groups);
+                encoder.copy_buffer_to_buffer(&b.tile_flags, 0, &b.flags_read, 0, None);
+                self.gpu.queue.submit([encoder.finish()]);
+                let flags = map_read(&self.gpu, &b.flags_read, <[u32]>::to_vec)?;
+                let (mut any, mut edges) = self
+                    .changes
+                    .take()
+                    .unwrap_or_else(|| (ChangedTiles::none(w, h), ChangedTiles::none(w, h)));
+                any.clear();
+                edges.clear();
+                let changed = mark_tiles(&flags, w, h, &mut any, &mut edges);
+                let (source, sink, arrays) = problem.into_arrays();
+                let mut arrays = HostArrays {
+                    source,
+                    sink,
+                    edges: arrays,
+                };
+                if 2 * changed.len() * (TILE * TILE) as usize > b.pixels() {
+                    self.read_whole(&mut arrays)?;
+                } else if !changed.is_empty() {
+                    self.read_tiles(&changed, &mut arrays)?;
+                }
+                self.changes = Some((any, edges));
+                self.problem = Some(arrays.into_problem(w, h, connectivity)?);
+            }
+            None => {
+                // nothing kept yet: all of them come back, and are kept
+                encoder.copy_buffer_to_buffer(&b.caps, 0, &b.kept, 0, None);
+                self.gpu.queue.submit([encoder.finish()]);
+                let n = b.pixels();
+                let dirs = connectivity.number() as usize;
+                let mut arrays = HostArrays {
+                    source: vec![0; n],
+                    sink: vec![0; n],
+                    edges: vec![vec![0; n]; dirs],
+                };
+                self.read_whole(&mut arrays)?;
+                self.changes = None;
+                self.problem = Some(arrays.into_problem(w, h, connectivity)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings every capacity back into `arrays`.
+    fn read_whole(&self, arrays: &mut HostArrays) -> Result<(), GpuError> {
+        let b = self.buffers.as_ref().expect("buffers");
+        let mut encoder = self.encoder();
         encoder.copy_buffer_to_buffer(&b.caps, 0, &b.caps_read, 0, None);
         self.gpu.queue.submit([encoder.finish()]);
-        let (w, h, n) = (b.width, b.height, b.pixels());
-        let dirs = connectivity.number() as usize;
-        let (mut source, mut sink, mut edges) = match self.problem.take() {
-            Some(p) => p.into_arrays(),
-            None => (vec![0; n], vec![0; n], vec![vec![0; n]; dirs]),
-        };
+        let n = b.pixels();
         map_read(&self.gpu, &b.caps_read, |words| {
             let caps: &[i32] = bytemuck::cast_slice(words);
-            for (d, edge) in edges.iter_mut().enumerate() {
-                edge.copy_from_slice(&caps[d * n..(d + 1) * n]);
+            for (a, array) in arrays.iter_mut().enumerate() {
+                array.copy_from_slice(&caps[a * n..(a + 1) * n]);
             }
-            source.copy_from_slice(&caps[dirs * n..(dirs + 1) * n]);
-            sink.copy_from_slice(&caps[(dirs + 1) * n..(dirs + 2) * n]);
-        })?;
-        let problem = GridProblem::from_built_arrays(w, h, connectivity, source, sink, edges)
-            .map_err(|e| GpuError::Mismatch(e.to_string()))?;
-        self.problem = Some(problem);
-        Ok(())
+        })
+    }
+
+    /// Brings the capacities of the `changed` tiles (index in row-major tile order)
+    /// back into `arrays`: packed on the device one after another, read in one copy.
+    fn read_tiles(&self, changed: &[u32], arrays: &mut HostArrays) -> Result<(), GpuError> {
+        let b = self.buffers.as_ref().expect("buffers");
+        let (w, h) = (b.width, b.height);
+        let cols = w.div_ceil(TILE);
+        let mut slots = vec![u32::MAX; (cols * h.div_ceil(TILE)) as usize];
+        for (slot, &tile) in changed.iter().enumerate() {
+            slots[tile as usize] = slot as u32;
+        }
+        self.gpu
+            .queue
+            .write_buffer(&b.slots, 0, bytemuck::cast_slice(&slots));
+        let area = (TILE * TILE) as usize;
+        let count = arrays.len();
+        let bytes = 4 * (changed.len() * count * area) as u64;
+        let mut encoder = self.encoder();
+        self.dispatch(
+            &mut encoder,
+            &self.kernels.pack,
+            0,
+            dispatch_size(b.pixels()),
+        );
+        encoder.copy_buffer_to_buffer(&b.packed, 0, &b.caps_read, 0, bytes);
+        self.gpu.queue.submit([encoder.finish()]);
+        let tile = TILE as usize;
+        map_read(&self.gpu, &b.caps_read, |words| {
+            let packed: &[i32] = bytemuck::cast_slice(words);
+            for (slot, &t) in changed.iter().enumerate() {
+                let (x0, y0) = ((t % cols * TILE) as usize, (t / cols * TILE) as usize);
+                let x1 = (x0 + tile).min(w as usize);
+                let y1 = (y0 + tile).min(h as usize);
+                for (a, array) in arrays.iter_mut().enumerate() {
+                    let from = &packed[(slot * count + a) * area..][..area];
+                    for y in y0..y1 {
+                        let row = &from[(y - y0) * tile..][..x1 - x0];
+                        array[y * w as usize + x0..y * w as usize + x1].copy_from_slice(row);
+                    }
+                }
+            }
+        })
     }
 
     /// The contrast, background, colour and ramp tables in one buffer, uploaded where
@@ -747,6 +877,62 @@ impl WgpuEnergy {
         pass.set_bind_group(0, &group, &[]);
         pass.dispatch_workgroups(groups, 1, 1);
     }
+}
+
+/// The capacities the host holds, as [`GridProblem::into_arrays`] gives them.
+struct HostArrays {
+    source: Vec<i32>,
+    sink: Vec<i32>,
+    edges: Vec<Vec<i32>>,
+}
+
+impl HostArrays {
+    /// Every array in the device's order: the arcs by direction, source, sink.
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut Vec<i32>> {
+        self.edges
+            .iter_mut()
+            .chain([&mut self.source, &mut self.sink])
+    }
+
+    fn len(&self) -> usize {
+        self.edges.len() + 2
+    }
+
+    fn into_problem(
+        self,
+        w: u32,
+        h: u32,
+        connectivity: Connectivity,
+    ) -> Result<GridProblem, GpuError> {
+        GridProblem::from_built_arrays(w, h, connectivity, self.source, self.sink, self.edges)
+            .map_err(|e| GpuError::Mismatch(e.to_string()))
+    }
+}
+
+/// Marks the tiles the device flagged (bit 0: a capacity changed, bit 1: an arc's) in
+/// `any` and `edges`, and lists them.
+fn mark_tiles(
+    flags: &[u32],
+    width: u32,
+    height: u32,
+    any: &mut ChangedTiles,
+    edges: &mut ChangedTiles,
+) -> Vec<u32> {
+    let cols = width.div_ceil(TILE);
+    let mut changed = Vec::new();
+    for (t, &f) in flags.iter().enumerate().filter(|(_, f)| **f != 0) {
+        let (tx, ty) = (t as u32 % cols, t as u32 / cols);
+        let rect = PixelRect {
+            xs: tx * TILE..((tx + 1) * TILE).min(width),
+            ys: ty * TILE..((ty + 1) * TILE).min(height),
+        };
+        any.mark_rect(&rect, 0);
+        if f & 2 != 0 {
+            edges.mark_rect(&rect, 0);
+        }
+        changed.push(t as u32);
+    }
+    changed
 }
 
 /// The table offsets and flags of the second pass.

@@ -64,14 +64,18 @@ impl Hardware {
             };
             match adapters.map(ComputeDevice::open) {
                 Some(Ok(device)) => {
-                    notes.push(format!("the energy runs on {} through wgpu", device.adapter));
+                    notes.push(format!(
+                        "the energy runs on {} through wgpu",
+                        device.adapter
+                    ));
                     compute = Some(device);
                 }
                 Some(Err(e)) if gpu == GpuChoice::Wgpu => return Err(EngineError::Gpu(e)),
                 Some(Err(_)) | None => {}
             }
         }
-        let gpu_energy = gpu != GpuChoice::None && (engine.kind() == EngineKind::Cuda || compute.is_some());
+        let gpu_energy =
+            gpu != GpuChoice::None && (engine.kind() == EngineKind::Cuda || compute.is_some());
         Ok(Self {
             engine,
             compute,

@@ -6,11 +6,11 @@
 //! is done and renamed to its name when the recorder finishes. A killed process
 //! leaves the lines so far in the `.part` file.
 
-use crate::energy::plan::EnergyDevice;
 use super::timing::FrameTiming;
 use super::volume::VolumeSpan;
 use super::worker::FrameResult;
 use crate::energy::ChangeCensus;
+use crate::energy::plan::EnergyDevice;
 use crate::maxflow::{Certificate, EngineKind};
 use serde::Serialize;
 use std::fs::File;

@@ -176,6 +176,8 @@ impl Segmenter {
             },
             _ => return None,
         };
+        // true again once this frame is cut from the device's capacities
+        let was_on_device = std::mem::take(&mut self.on_device);
         let device = self.device.as_mut()?;
         let built = match device.build(input, term) {
             Ok(built) => built,
@@ -192,8 +194,15 @@ impl Segmenter {
         let resume = self.params.dynamic && self.engine_warm;
         let solution = match built {
             Capacities::Device(grid) => self.engine.solve_device(grid, resume),
-            Capacities::Host(problem) if resume => Some(self.engine.update(problem)),
-            Capacities::Host(problem) => Some(self.engine.solve(problem)),
+            // the engine's kept graph is of the last problem this energy brought back
+            // where the frame before was built here too
+            Capacities::Host(problem, Some(changes))
+                if resume && was_on_device && self.incremental =>
+            {
+                Some(self.engine.update_changed(problem, changes))
+            }
+            Capacities::Host(problem, _) if resume => Some(self.engine.update(problem)),
+            Capacities::Host(problem, _) => Some(self.engine.solve(problem)),
         };
         let solution = match solution {
             Some(Ok(solution)) => solution,
