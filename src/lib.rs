@@ -5,7 +5,8 @@
 //! (CUDA or CPU) cuts it, [`ccl`] cleans the mask up, [`pipeline`] runs these stages on
 //! threads, and [`app`] shows the result. [`composite`] turns frames and masks into
 //! cut-outs and replaced backgrounds, which [`output`] sends to a virtual camera.
-//! [`gpu`] is the one CUDA runtime the GPU engine and labeller share. The passes over
+//! [`gpu`] is the one CUDA runtime the GPU engine and labeller share; [`compute`] the
+//! wgpu runtime that runs the energy on any other GPU. The passes over
 //! every pixel (gate, colour conversion, composite, YUYV) run in row bands on every
 //! core ([`bands`]).
 
@@ -14,6 +15,7 @@ pub mod bands;
 pub mod capture;
 pub mod ccl;
 pub mod composite;
+pub mod compute;
 pub mod energy;
 pub mod gpu;
 pub mod grid;

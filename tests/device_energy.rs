@@ -11,6 +11,7 @@ mod common;
 use common::device::compute_device;
 use common::footage::pedestrian_frames;
 use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource};
+use livecut::compute::ComputeDevice;
 use livecut::energy::cuda::DeviceEnergy;
 use livecut::energy::plan::{Capacities, DataTerm, DeviceFrame, GpuEnergy};
 use livecut::energy::wgpu::WgpuEnergy;
@@ -19,7 +20,6 @@ use livecut::energy::{
     SeedLabel, Seeds, Side, Smoothness, TemporalPrior, estimate_sigma,
 };
 use livecut::gpu::GpuError;
-use livecut::gpu::compute::ComputeDevice;
 use livecut::grid::{Connectivity, Direction, GridProblem, Mask};
 use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;

@@ -13,7 +13,7 @@ use super::plan::{
     seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
-use crate::gpu::compute::ComputeDevice;
+use crate::compute::{ComputeDevice, ComputeError};
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
@@ -443,11 +443,11 @@ impl GpuEnergy for WgpuEnergy {
 
 impl WgpuEnergy {
     /// Compiles the shaders on `gpu`, or says why they do not compile.
-    pub fn new(gpu: ComputeDevice) -> Result<Self, GpuError> {
+    pub fn new(gpu: ComputeDevice) -> Result<Self, ComputeError> {
         let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let kernels = Kernels::new(&gpu.device);
         if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(GpuError::Compute(format!("energy shaders: {e}")));
+            return Err(ComputeError(format!("energy shaders: {e}")));
         }
         Ok(Self {
             gpu,

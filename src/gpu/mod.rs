@@ -11,7 +11,6 @@
 //! Nothing above the engines sees cudarc; the UI never sees this module.
 
 mod bandwidth;
-pub mod compute;
 mod device;
 mod error;
 mod grid;

@@ -4,10 +4,23 @@
 //! wgpu energy on a real GPU of any maker, then the CPU alone, and says which it took.
 
 use super::{SegmentParams, Segmenter};
-use crate::gpu::GpuError;
-use crate::gpu::compute::{AdapterChoice, ComputeDevice};
+use crate::compute::{AdapterChoice, ComputeDevice, ComputeError};
 use crate::maxflow::{Engine, EngineChoice, EngineError, EngineKind, create_engine};
 use serde::Serialize;
+
+/// Why the hardware asked for cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum HardwareError {
+    /// The engine did not start.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// No wgpu adapter, or the energy's shaders did not compile on it.
+    #[error(transparent)]
+    Compute(#[from] ComputeError),
+    /// `--engine` and `--gpu` ask for what cannot go together.
+    #[error("{0}")]
+    Conflict(&'static str),
+}
 
 /// Where the energy of video frames runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, clap::ValueEnum)]
@@ -41,13 +54,12 @@ pub struct Hardware {
 impl Hardware {
     /// Chooses as asked; errors where a forced choice cannot be had or two choices
     /// contradict each other.
-    pub fn choose(engine: EngineChoice, gpu: GpuChoice) -> Result<Self, EngineError> {
+    pub fn choose(engine: EngineChoice, gpu: GpuChoice) -> Result<Self, HardwareError> {
         let engine = match (engine, gpu) {
             (EngineChoice::Cpu, GpuChoice::Cuda) | (EngineChoice::Cuda, GpuChoice::Wgpu) => {
-                return Err(EngineError::Gpu(GpuError::Mismatch(
-                    "the CUDA energy runs beside the CUDA engine, the wgpu energy beside the CPU engine"
-                        .into(),
-                )));
+                return Err(HardwareError::Conflict(
+                    "the CUDA energy runs beside the CUDA engine, the wgpu energy beside the CPU engine",
+                ));
             }
             (_, GpuChoice::Cuda) => EngineChoice::Cuda,
             (_, GpuChoice::Wgpu) => EngineChoice::Cpu,
@@ -70,7 +82,7 @@ impl Hardware {
                     ));
                     compute = Some(device);
                 }
-                Some(Err(e)) if gpu == GpuChoice::Wgpu => return Err(EngineError::Gpu(e)),
+                Some(Err(e)) if gpu == GpuChoice::Wgpu => return Err(e.into()),
                 Some(Err(_)) | None => {}
             }
         }
@@ -85,7 +97,7 @@ impl Hardware {
     }
 
     /// A segmenter on this hardware.
-    pub fn segmenter(self, params: SegmentParams) -> Result<Segmenter, GpuError> {
+    pub fn segmenter(self, params: SegmentParams) -> Result<Segmenter, ComputeError> {
         let mut segmenter = Segmenter::new(self.engine, params);
         segmenter.set_compute(self.compute)?;
         segmenter.set_device_energy(self.gpu_energy);

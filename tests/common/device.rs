@@ -3,8 +3,8 @@
 //! on any adapter, software ones included (lavapipe in CI, where
 //! `LIVECUT_REQUIRE_WGPU=1` makes a missing adapter a failure instead of a skip).
 
+use livecut::compute::{AdapterChoice, ComputeDevice};
 use livecut::gpu::GpuError;
-use livecut::gpu::compute::{AdapterChoice, ComputeDevice};
 use livecut::maxflow::EngineError;
 
 /// A wgpu device on any adapter, or `None` (with a note) where there is none.

@@ -9,11 +9,11 @@
 
 use super::{SegmentError, SegmentOutput, Segmenter, ms_since};
 use crate::capture::Frame;
+use crate::compute::{ComputeDevice, ComputeError};
 use crate::energy::cuda::DeviceEnergy;
 use crate::energy::plan::{Capacities, DataTerm, DeviceFrame, GpuEnergy};
 use crate::energy::wgpu::WgpuEnergy;
 use crate::energy::{CAPACITY_SCALE, Smoothness, TemporalPrior};
-use crate::gpu::compute::ComputeDevice;
 use crate::maxflow::{Engine, EngineKind};
 use crate::pipeline::timing::FrameTiming;
 use std::time::Instant;
@@ -45,7 +45,7 @@ impl Segmenter {
     /// Builds video frames' energy with wgpu compute shaders on `gpu` while the engine
     /// is the CPU one (the capacities come back to it); `None` stops. Where the shaders
     /// do not compile there, says why and keeps the CPU energy.
-    pub fn set_compute(&mut self, gpu: Option<ComputeDevice>) -> Result<(), crate::gpu::GpuError> {
+    pub fn set_compute(&mut self, gpu: Option<ComputeDevice>) -> Result<(), ComputeError> {
         self.leave_device();
         self.compute = None;
         self.device = None;

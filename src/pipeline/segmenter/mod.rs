@@ -23,13 +23,13 @@ use crate::ccl::{
     CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
     Labeller,
 };
+use crate::compute::ComputeDevice;
 use crate::energy::plan::{EnergyDevice, GpuEnergy};
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, Census, CensusInputs, ChangeCensus, ColorModelKind,
     ColorModels, EnergyBuilder, EnergyInputs, Region, SeedLabel, Seeds, Side, SigmaSums,
     Smoothness, TemporalPrior, estimate_sigma, hold_sigma, is_still,
 };
-use crate::gpu::compute::ComputeDevice;
 use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
 use crate::maxflow::{Engine, EngineError, EngineKind, Solution, SolveStats};

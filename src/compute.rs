@@ -1,10 +1,15 @@
-//! A wgpu device for compute shaders (Vulkan, Metal, DirectX 12): any GPU, not only an
-//! NVIDIA one with a CUDA driver. Headless work opens its own ([`ComputeDevice::open`]);
-//! the window lends eframe's ([`ComputeDevice::shared`]), so the frame and the picture
-//! share one device.
+//! The wgpu runtime for compute shaders (Vulkan, Metal, DirectX 12): any GPU, not only
+//! an NVIDIA one with a CUDA driver (that is [`crate::gpu`]). Headless work opens its
+//! own device ([`ComputeDevice::open`]); the window can lend eframe's
+//! ([`ComputeDevice::shared`]), so that the frame and the picture share one device.
 
-use super::GpuError;
 use std::fmt;
+
+/// Why compute shaders cannot run: no adapter, a device refused, a shader that does
+/// not compile there.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("GPU compute (wgpu): {0}")]
+pub struct ComputeError(pub String);
 
 /// Which adapters [`ComputeDevice::open`] may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +68,7 @@ impl fmt::Debug for ComputeDevice {
 impl ComputeDevice {
     /// Opens a device of its own on the best adapter `choice` allows (a discrete GPU
     /// first), with the adapter's largest buffers; says why where none is found.
-    pub fn open(choice: AdapterChoice) -> Result<Self, GpuError> {
+    pub fn open(choice: AdapterChoice) -> Result<Self, ComputeError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
         let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
         let adapter = adapters
@@ -78,7 +83,7 @@ impl ComputeDevice {
             })
             .min_by_key(|a| preference(a.get_info().device_type))
             .ok_or_else(|| {
-                GpuError::Compute(match choice {
+                ComputeError(match choice {
                     AdapterChoice::RealGpu => "no GPU adapter with compute shaders".to_string(),
                     AdapterChoice::Any => "no adapter with compute shaders".to_string(),
                 })
@@ -94,7 +99,7 @@ impl ComputeDevice {
             required_limits: limits,
             ..Default::default()
         }))
-        .map_err(|e| GpuError::Compute(format!("opening {}: {e}", adapter.get_info().name)))?;
+        .map_err(|e| ComputeError(format!("opening {}: {e}", adapter.get_info().name)))?;
         Ok(Self {
             device,
             queue,
