@@ -8,6 +8,8 @@
 use egui::{Event, Modifiers, PointerButton, Pos2, Vec2};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
+mod common;
+
 use livecut::app::settings::{RecordKind, STORAGE_KEY, Settings, ViewMode};
 use livecut::app::{AppOptions, LivecutApp, SourceState, VIEW_LABEL};
 use livecut::capture::{
@@ -15,6 +17,7 @@ use livecut::capture::{
     SourceSpec, StreamSettings,
 };
 use livecut::maxflow::{EngineChoice, EngineKind};
+use livecut::pipeline::GpuChoice;
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Duration;
@@ -44,6 +47,7 @@ fn app_on(source: Box<dyn FrameSource>, storage: Option<&dyn eframe::Storage>) -
         view: None,
         notice: None,
         quit_after: None,
+        gpu: GpuChoice::None,
     };
     LivecutApp::new(options, storage).expect("the pipeline starts")
 }
@@ -652,6 +656,7 @@ fn ui_and_segmentation_rates(engine: EngineChoice) {
         view: None,
         notice: None,
         quit_after: None,
+        gpu: GpuChoice::None,
     };
     let mut h = harness(LivecutApp::new(options, None).expect("the pipeline starts"));
     step_until(&mut h, "the first mask", |app| {
@@ -727,4 +732,20 @@ fn recording_masks_into(folder: &Path) -> Harness<'static, LivecutApp> {
         seen(h.state())
     );
     h
+}
+
+#[test]
+fn a_lent_gpu_builds_the_energy_and_the_window_says_so() {
+    let Some(gpu) = common::device::compute_device() else {
+        return;
+    };
+    let mut app = app_on(demo(None), None);
+    let shown = format!("Energy on: wgpu on {}", gpu.adapter);
+    app.lend_compute(gpu);
+    let mut h = harness(app);
+    step_until_shown(&mut h, &shown);
+    let before = h.state().processed_frames();
+    step_until(&mut h, "frames segmented with the energy there", |app| {
+        app.processed_frames() > before + 3 && app.mask().is_some()
+    });
 }

@@ -418,7 +418,8 @@ fn commands_reach_the_worker_between_frames() {
         Event::EngineChanged {
             engine: EngineKind::Cpu,
             note: None,
-            stochastic: false
+            stochastic: false,
+            energy: None,
         }
     ));
     gate.send(()).unwrap();

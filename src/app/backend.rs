@@ -3,6 +3,7 @@
 //! worker commands. Nothing else in the app touches threads of the pipeline.
 
 use crate::capture::{FrameSource, SourceSpec};
+use crate::compute::ComputeDevice;
 use crate::energy::Seeds;
 use crate::maxflow::{EngineChoice, create_engine};
 use crate::pipeline::{
@@ -46,6 +47,11 @@ impl Backend {
             backend.set_engine(engine);
         }
         Ok(backend)
+    }
+
+    /// Lends a wgpu device to the energy beside the CPU engine.
+    pub fn set_compute(&self, gpu: ComputeDevice) {
+        self.pipeline.send(Command::SetCompute(gpu));
     }
 
     /// Everything the worker reported since the last call, oldest first.

@@ -26,6 +26,8 @@ pub(super) struct EngineStatus {
     pub(super) in_use: EngineKind,
     /// The engine in use has stochastic cuts.
     pub(super) has_stochastic: bool,
+    /// What the energy runs on where not on the CPU ("CUDA", "wgpu on …").
+    pub(super) energy: Option<String>,
     pub(super) cuda: DeviceStatus,
     /// The machine fell behind the live source at the working resolution in use.
     pub(super) behind: Option<Behind>,
@@ -36,6 +38,7 @@ impl Default for EngineStatus {
         Self {
             in_use: EngineKind::Cpu,
             has_stochastic: false,
+            energy: None,
             cuda: DeviceStatus::Probing,
             behind: None,
         }
@@ -68,6 +71,8 @@ impl EngineStatus {
             commands.push(Command::SwitchEngine(choice));
         }
         ui.label(format!("In use: {}", self.in_use));
+        let energy = self.energy.as_deref().unwrap_or("CPU");
+        ui.label(format!("Energy on: {energy}"));
     }
 
     /// The segmentation parameters; a change sends them to the worker.

@@ -36,17 +36,21 @@ impl LivecutApp {
                 engine,
                 note,
                 stochastic,
+                energy,
             } => {
                 self.engine.in_use = engine;
                 self.engine.has_stochastic = stochastic;
+                self.engine.energy = energy;
                 self.stats.timing.clear_samples();
                 if let Some(note) = note {
                     self.notices.push(note, false);
                 }
             }
+            Event::EnergyChanged(energy) => self.engine.energy = energy,
             Event::CommandFailed(message) => self.notices.push(message, true),
             Event::GpuFailed(why) => {
                 self.engine.in_use = EngineKind::Cpu;
+                self.engine.energy = None;
                 self.engine.has_stochastic = false;
                 self.notices.push(why, true);
             }

@@ -76,9 +76,11 @@ pub fn run(options: AppOptions) -> Result<(), AppError> {
         "livecut",
         native,
         Box::new(move |cc| {
+            let gpu = options.gpu;
             let mut app = LivecutApp::new(options, cc.storage)?;
             if let Some(render_state) = &cc.wgpu_render_state {
                 app.draw_picture_with(render_state);
+                app.compute_with(render_state, gpu);
             }
             Ok(Box::new(app))
         }),

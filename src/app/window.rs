@@ -20,9 +20,11 @@ use super::tasks::{Done, Tasks};
 use super::vcam::VirtualCameraOut;
 use super::view::View;
 use crate::capture::{FrameSource, list_cameras};
+use crate::compute::ComputeDevice;
 use crate::energy::SeedLabel;
 use crate::grid::Mask;
 use crate::maxflow::{EngineChoice, EngineKind};
+use crate::pipeline::GpuChoice;
 use std::time::{Duration, Instant};
 
 /// How often the window redraws while a source is live.
@@ -44,6 +46,9 @@ pub struct AppOptions {
     pub notice: Option<String>,
     /// Close the window after this long and report the frame rates.
     pub quit_after: Option<Duration>,
+    /// Where the energy may run: `Auto` lends the window's GPU to the energy beside the
+    /// CPU engine where it is a real one, `Wgpu` any adapter, `Cuda`/`None` never.
+    pub gpu: GpuChoice,
 }
 
 /// The livecut window.
@@ -112,6 +117,29 @@ impl LivecutApp {
     pub fn draw_picture_with(&mut self, render_state: &eframe::egui_wgpu::RenderState) {
         picture::install(render_state);
         self.view.draw_directly();
+    }
+
+    /// Lends the window's wgpu device to the energy of the CPU engine's frames (one
+    /// device for the frame and the picture), where `gpu` allows: a real GPU for
+    /// `Auto`, any adapter for `Wgpu`.
+    pub fn compute_with(&mut self, render_state: &eframe::egui_wgpu::RenderState, gpu: GpuChoice) {
+        let info = render_state.adapter.get_info();
+        let software = info.device_type == eframe::wgpu::DeviceType::Cpu;
+        let lend = match gpu {
+            GpuChoice::Auto => !software,
+            GpuChoice::Wgpu => true,
+            GpuChoice::Cuda | GpuChoice::None => false,
+        };
+        if lend {
+            let device = render_state.device.clone();
+            let queue = render_state.queue.clone();
+            self.lend_compute(ComputeDevice::shared(device, queue, &info));
+        }
+    }
+
+    /// Lets the energy beside the CPU engine run on `gpu` from the next frame on.
+    pub fn lend_compute(&mut self, gpu: ComputeDevice) {
+        self.backend.set_compute(gpu);
     }
 
     /// The settings (what persists between runs).

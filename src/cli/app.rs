@@ -5,6 +5,7 @@ use livecut::app::settings::ViewMode;
 use livecut::app::{self, AppOptions, demo_spec, demo_spec_with};
 use livecut::capture::{SourceSpec, StreamSettings};
 use livecut::maxflow::EngineChoice;
+use livecut::pipeline::GpuChoice;
 use std::time::Duration;
 
 /// Options of the window.
@@ -18,6 +19,10 @@ pub struct AppArgs {
     /// Engine to start with [default: the one chosen last time, at first `auto`]
     #[arg(long, value_enum)]
     engine: Option<EngineChoice>,
+    /// Where the energy runs: auto (CUDA beside the CUDA engine, else the window's GPU
+    /// through wgpu where it is a real one, else the CPU), cuda, wgpu or none
+    #[arg(long, value_enum, default_value_t = GpuChoice::Auto)]
+    gpu: GpuChoice,
     /// View to start with [default: the one chosen last time, at first `overlay`]
     #[arg(long, value_enum)]
     view: Option<ViewMode>,
@@ -67,6 +72,7 @@ pub fn run(args: AppArgs) -> anyhow::Result<()> {
         view: args.view,
         notice,
         quit_after,
+        gpu: args.gpu,
     })?;
     Ok(())
 }

@@ -502,7 +502,7 @@ fn consume(
                 bail!("{message}")
             }
             Event::GpuFailed(why) => progress.suspend(|| eprintln!("note: {why}")),
-            Event::SourceOpened(_) | Event::EngineChanged { .. } => {}
+            Event::SourceOpened(_) | Event::EngineChanged { .. } | Event::EnergyChanged(_) => {}
         }
     }
     bail!("the segmentation worker stopped unexpectedly")

@@ -17,6 +17,7 @@ use super::priority;
 use super::segmenter::{SegmentError, SegmentOutput, SegmentParams, Segmenter};
 use super::timing::FrameTiming;
 use crate::capture::{CapturedFrame, Frame, FrameSource, SourceSpec};
+use crate::compute::ComputeDevice;
 use crate::energy::Seeds;
 use crate::grid::Mask;
 use crate::maxflow::{Engine, EngineChoice, EngineKind, create_engine};
@@ -42,6 +43,14 @@ pub trait FrameProcessor: Send {
     fn needs_seeds(&self) -> bool {
         true
     }
+    /// A wgpu device for the energy beside the CPU engine; says why it cannot be used.
+    fn set_compute(&mut self, _gpu: ComputeDevice) -> Result<(), String> {
+        Err("this processor builds no energy on a GPU".into())
+    }
+    /// What the energy runs on where not on the CPU, for people.
+    fn gpu_energy(&self) -> Option<String> {
+        None
+    }
 }
 
 impl FrameProcessor for Segmenter {
@@ -56,6 +65,12 @@ impl FrameProcessor for Segmenter {
     }
     fn set_engine(&mut self, engine: Box<dyn Engine>) {
         Segmenter::set_engine(self, engine);
+    }
+    fn set_compute(&mut self, gpu: ComputeDevice) -> Result<(), String> {
+        Segmenter::set_compute(self, Some(gpu)).map_err(|e| e.to_string())
+    }
+    fn gpu_energy(&self) -> Option<String> {
+        Segmenter::gpu_energy(self)
     }
     fn engine_kind(&self) -> EngineKind {
         Segmenter::engine_kind(self)
@@ -87,6 +102,8 @@ pub enum Command {
     SetParams(SegmentParams),
     /// Switch engine (created on the worker: CUDA start-up never blocks the UI).
     SetEngine(EngineChoice),
+    /// A wgpu device (the window's) for the energy while the engine is the CPU one.
+    SetCompute(ComputeDevice),
     /// Switch source: the old capture thread is stopped and joined, the new source
     /// (the next [`SourceId`]) opened on the worker, its default seeds (if any) replace
     /// the current ones, and a pause ends (the new source is shown).
@@ -198,7 +215,12 @@ pub enum Event {
         note: Option<String>,
         /// Whether the engine has stochastic cuts (the switch does something).
         stochastic: bool,
+        /// What the energy runs on where not on the CPU ("CUDA", "wgpu on …").
+        energy: Option<String>,
     },
+    /// Where the energy runs changed (a wgpu device was given): what it runs on where
+    /// not on the CPU.
+    EnergyChanged(Option<String>),
     /// A command could not be carried out (e.g. the engine could not be created).
     CommandFailed(String),
     /// The GPU failed during a frame; that frame and the later ones are cut by the CPU
@@ -419,6 +441,7 @@ impl<P: FrameProcessor> Worker<P> {
                         engine,
                         note,
                         stochastic,
+                        energy: self.processor.gpu_energy(),
                     };
                     if self.emit(changed) == Flow::Stop {
                         return Flow::Stop;
@@ -426,6 +449,10 @@ impl<P: FrameProcessor> Worker<P> {
                     self.redo()
                 }
                 Err(e) => self.emit(Event::CommandFailed(e.to_string())),
+            },
+            Command::SetCompute(gpu) => match self.processor.set_compute(gpu) {
+                Ok(()) => self.emit(Event::EnergyChanged(self.processor.gpu_energy())),
+                Err(e) => self.emit(Event::CommandFailed(e)),
             },
             Command::SetSource(spec) => {
                 if let Some(feed) = self.feed.take() {
