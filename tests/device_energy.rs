@@ -794,3 +794,33 @@ fn a_still_scene_brings_back_only_the_tiles_that_moved() {
         );
     }
 }
+
+#[test]
+fn the_chosen_hardware_builds_the_energy_where_it_says() {
+    use livecut::maxflow::EngineChoice;
+    use livecut::pipeline::{GpuChoice, Hardware};
+    let energy_of = |engine, gpu| {
+        Hardware::choose(engine, gpu)
+            .and_then(|h| Ok(h.segmenter(params())?))
+            .map(|s| s.gpu_energy())
+    };
+    if CudaEngine::new().is_ok() {
+        let cuda = energy_of(EngineChoice::Cuda, GpuChoice::Auto).unwrap();
+        assert_eq!(
+            cuda.as_deref(),
+            Some("CUDA"),
+            "the CUDA engine keeps its energy"
+        );
+        let none = energy_of(EngineChoice::Cuda, GpuChoice::None).unwrap();
+        assert_eq!(none, None, "--gpu none builds on the CPU");
+    }
+    if compute_device().is_some() {
+        let wgpu = energy_of(EngineChoice::Cpu, GpuChoice::Wgpu).unwrap();
+        assert!(wgpu.is_some_and(|name| name.starts_with("wgpu on ")));
+    }
+    assert_eq!(energy_of(EngineChoice::Cpu, GpuChoice::None).unwrap(), None);
+    assert!(
+        energy_of(EngineChoice::Cpu, GpuChoice::Cuda).is_err(),
+        "a contradiction"
+    );
+}

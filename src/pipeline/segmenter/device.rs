@@ -43,25 +43,27 @@ impl Segmenter {
     }
 
     /// Builds video frames' energy with wgpu compute shaders on `gpu` while the engine
-    /// is the CPU one (the capacities come back to it); `None` stops. Where the shaders
-    /// do not compile there, says why and keeps the CPU energy.
+    /// is the CPU one (the capacities come back to it); `None` stops. The CUDA engine
+    /// keeps its own energy. Where the shaders do not compile there, says why and keeps
+    /// the CPU energy.
     pub fn set_compute(&mut self, gpu: Option<ComputeDevice>) -> Result<(), ComputeError> {
-        self.leave_device();
         self.compute = None;
-        self.device = None;
-        if let Some(gpu) = gpu {
-            if self.engine.kind() == EngineKind::Cpu {
+        if self.engine.kind() == EngineKind::Cpu {
+            self.leave_device();
+            self.device = None;
+            if let Some(gpu) = &gpu {
                 self.device = Some(Box::new(WgpuEnergy::new(gpu.clone())?));
             }
-            self.compute = Some(gpu);
         }
+        self.compute = gpu;
         Ok(())
     }
 
     /// What the video frames' energy runs on where not on the CPU ("CUDA", or wgpu
     /// and its adapter), `None` where it has no GPU energy.
     pub fn gpu_energy(&self) -> Option<String> {
-        self.device.as_ref().map(|d| d.name())
+        let device = self.device.as_ref().filter(|_| self.device_energy)?;
+        Some(device.name())
     }
 
     /// Turns the device energy on or off for video frames (on by default where the
