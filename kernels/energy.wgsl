@@ -42,14 +42,21 @@ struct Params {
     has_prior: u32,
     had_last: u32,
     absorb: u32,
-    // tiles (TILE × TILE pixels) per row of tiles
+    // tiles (TILE × TILE pixels) per row of tiles, tiles, and how many the packed
+    // buffer holds
     tile_cols: u32,
+    tiles: u32,
+    pack_tiles: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
-// The words of `info`: the gate's count, then six 64-bit gain sums and the σ sum.
+// The words of `info`: the gate's count, then six 64-bit gain sums, the σ sum, and
+// the changed tiles packed.
 const INFO_MOVED: u32 = 0u;
 const INFO_SUMS: u32 = 1u;
 const INFO_SIGMA: u32 = 13u;
+const INFO_TILES: u32 = 15u;
 
 const FAR_DISTANCE: u32 = 0x3fffffffu;
 const WG: u32 = 256u;
@@ -84,7 +91,7 @@ const NO_SLOT: u32 = 0xffffffffu;
 // capacities changed (bit 0 any, bit 1 an arc), and where a changed tile is packed
 @group(0) @binding(17) var<storage, read_write> kept: array<i32>;
 @group(0) @binding(18) var<storage, read_write> tile_flags: array<atomic<u32>>;
-@group(0) @binding(19) var<storage, read> slots: array<u32>;
+@group(0) @binding(19) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(20) var<storage, read_write> packed: array<i32>;
 
 var<workgroup> partial: array<vec2<u32>, WG>;
@@ -490,13 +497,27 @@ fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     }
 }
 
+// A slot for each changed tile, in the order they are claimed (the host reads the
+// slots back with the packed tiles), NO_SLOT for the others.
+@compute @workgroup_size(256)
+fn en_slots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    for (var t = gid.x; t < p.tiles; t += stride(groups)) {
+        var slot = NO_SLOT;
+        if (atomicLoad(&tile_flags[t]) != 0u) {
+            slot = atomicAdd(&info[INFO_TILES], 1u);
+        }
+        slots[t] = slot;
+    }
+}
+
 // The capacities of the changed tiles, one after another in slot order: per tile its
-// arrays in turn (arcs, source, sink), each TILE × TILE values row by row.
+// arrays in turn (arcs, source, sink), each TILE × TILE values row by row (tiles past
+// the packed buffer's room are left out: the host then reads every capacity).
 @compute @workgroup_size(256)
 fn en_pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         let slot = slots[tile_of(i)];
-        if (slot == NO_SLOT) {
+        if (slot == NO_SLOT || slot >= p.pack_tiles) {
             continue;
         }
         let local = ((i / p.width) % TILE) * TILE + (i % p.width) % TILE;

@@ -25,11 +25,15 @@ pub const SOURCE: &str = include_str!("../../kernels/energy.wgsl");
 /// Invocations per workgroup of every shader (`WG` in the source).
 const WORKGROUP: u32 = 256;
 
-/// Words of the `info` buffer: the gate's count, six 64-bit gain sums, the σ sum
-/// (`INFO_*` in the source).
+/// Words of the `info` buffer: the gate's count, six 64-bit gain sums, the σ sum, the
+/// tiles packed (`INFO_*` in the source).
 const INFO_WORDS: usize = 16;
 const INFO_SUMS: usize = 1;
 const INFO_SIGMA: usize = 13;
+const INFO_TILES: usize = 15;
+
+/// A tile without a packed slot (`NO_SLOT` in the source).
+const NO_SLOT: u32 = u32::MAX;
 
 /// The shaders' uniform parameters (`Params` in the source).
 #[repr(C)]
@@ -65,6 +69,9 @@ struct Params {
     had_last: u32,
     absorb: u32,
     tile_cols: u32,
+    tiles: u32,
+    pack_tiles: u32,
+    _pad: [u32; 2],
 }
 
 /// The shaders' source with the background model's constants prepended.
@@ -95,6 +102,7 @@ struct Kernels {
     terminals: Kernel,
     adapt: Kernel,
     compare: Kernel,
+    slots: Kernel,
     pack: Kernel,
 }
 
@@ -127,6 +135,7 @@ impl Kernels {
             terminals: kernel("en_terminals", &[0, 3, 6, 7, 10, 13, 14, 15]),
             adapt: kernel("en_adapt", &[0, 3, 6, 8, 10, 11, 12]),
             compare: kernel("en_compare", &[0, 14, 17, 18]),
+            slots: kernel("en_slots", &[0, 1, 18, 19]),
             pack: kernel("en_pack", &[0, 14, 19, 20]),
         }
     }
@@ -157,9 +166,13 @@ struct Buffers {
     /// since, where changed tiles are packed, and the packed tiles.
     kept: wgpu::Buffer,
     tile_flags: wgpu::Buffer,
-    flags_read: wgpu::Buffer,
     slots: wgpu::Buffer,
     packed: wgpu::Buffer,
+    /// Tiles of the frame, and how many the packed buffer holds.
+    tiles: u32,
+    pack_tiles: u32,
+    /// Where the flags, slots, `info` and packed tiles come back.
+    tiles_read: wgpu::Buffer,
     /// Where capacities come back (whole, or the packed tiles).
     caps_read: wgpu::Buffer,
 }
@@ -179,11 +192,14 @@ impl Buffers {
         };
         let dirs = u64::from(connectivity.number());
         let tiles = u64::from(width.div_ceil(TILE) * height.div_ceil(TILE));
+        // packed tiles come back only while they are at most half the frame
+        let pack_tiles = (n / 2).div_ceil(u64::from(TILE * TILE)) + 1;
+        let pack_words = (dirs + 2) * pack_tiles * u64::from(TILE * TILE);
         Self {
             width,
             height,
             connectivity,
-            params: buffer("params", 32, U::UNIFORM | U::COPY_DST),
+            params: buffer("params", 36, U::UNIFORM | U::COPY_DST),
             info: buffer("info", INFO_WORDS as u64, storage),
             info_read: buffer("info read", INFO_WORDS as u64, U::MAP_READ | U::COPY_DST),
             raw: buffer("raw frame", (3 * n).div_ceil(4), storage),
@@ -204,13 +220,14 @@ impl Buffers {
             caps: buffer("capacities", (dirs + 2) * n, storage),
             kept: buffer("kept capacities", (dirs + 2) * n, storage),
             tile_flags: buffer("tile flags", tiles, storage),
-            flags_read: buffer("tile flags read", tiles, U::MAP_READ | U::COPY_DST),
             slots: buffer("tile slots", tiles, storage),
-            // packed tiles come back only while they are at most half the frame
-            packed: buffer(
-                "packed tiles",
-                (dirs + 2) * (n / 2 + u64::from(TILE * TILE)),
-                storage,
+            packed: buffer("packed tiles", pack_words, storage),
+            tiles: tiles as u32,
+            pack_tiles: pack_tiles as u32,
+            tiles_read: buffer(
+                "changes read",
+                2 * tiles + INFO_WORDS as u64 + pack_words,
+                U::MAP_READ | U::COPY_DST,
             ),
             caps_read: buffer("capacities read", (dirs + 2) * n, U::MAP_READ | U::COPY_DST),
         }
@@ -295,6 +312,8 @@ pub struct WgpuEnergy {
     /// Where the last frame's capacities can differ from the frame's before (any,
     /// arcs), `None` where they were brought back whole.
     changes: Option<(ChangedTiles, ChangedTiles)>,
+    /// Packed tiles to bring back with the flags (the last frame's count and a few).
+    expected_tiles: usize,
 }
 
 impl GpuEnergy for WgpuEnergy {
@@ -458,6 +477,7 @@ impl WgpuEnergy {
             sigma: 0.0,
             problem: None,
             changes: None,
+            expected_tiles: 0,
         })
     }
 
@@ -600,6 +620,8 @@ impl WgpuEnergy {
             z2_threshold: u32::from(threshold_q()),
             has_seeds: u32::from(frame.seeds.is_some()),
             tile_cols: frame.width.div_ceil(TILE),
+            tiles: frame.width.div_ceil(TILE) * frame.height.div_ceil(TILE),
+            pack_tiles: self.buffers.as_ref().map_or(0, |b| b.pack_tiles),
             ..Default::default()
         }
     }
@@ -665,28 +687,24 @@ impl WgpuEnergy {
         let (w, h) = (b.width, b.height);
         match self.problem.take() {
             Some(problem) => {
-                encoder.clear_buffer(&b.tile_flags, 0, None);
-                self.dispatch(&mut encoder, &self.kernels.compare, 0, groups);
-                encoder.copy_buffer_to_buffer(&b.tile_flags, 0, &b.flags_read, 0, None);
-                self.gpu.queue.submit([encoder.finish()]);
-                let flags = map_read(&self.gpu, &b.flags_read, <[u32]>::to_vec)?;
-                let (mut any, mut edges) = self
-                    .changes
-                    .take()
-                    .unwrap_or_else(|| (ChangedTiles::none(w, h), ChangedTiles::none(w, h)));
-                any.clear();
-                edges.clear();
-                let changed = mark_tiles(&flags, w, h, &mut any, &mut edges);
                 let (source, sink, arrays) = problem.into_arrays();
                 let mut arrays = HostArrays {
                     source,
                     sink,
                     edges: arrays,
                 };
-                if 2 * changed.len() * (TILE * TILE) as usize > b.pixels() {
+                let (mut any, mut edges) = self
+                    .changes
+                    .take()
+                    .unwrap_or_else(|| (ChangedTiles::none(w, h), ChangedTiles::none(w, h)));
+                any.clear();
+                edges.clear();
+                let read = self.read_changes(encoder, &mut arrays, &mut any, &mut edges)?;
+                // room for a little more change next frame, in the same copy (none
+                // after a frame that changed throughout: it is no guide)
+                self.expected_tiles = read.map_or(0, |count| count + 16);
+                if read.is_none() {
                     self.read_whole(&mut arrays)?;
-                } else if !changed.is_empty() {
-                    self.read_tiles(&changed, &mut arrays)?;
                 }
                 self.changes = Some((any, edges));
                 self.problem = Some(arrays.into_problem(w, h, connectivity)?);
@@ -725,47 +743,91 @@ impl WgpuEnergy {
         })
     }
 
-    /// Brings the capacities of the `changed` tiles (index in row-major tile order)
-    /// back into `arrays`: packed on the device one after another, read in one copy.
-    fn read_tiles(&self, changed: &[u32], arrays: &mut HostArrays) -> Result<(), GpuError> {
+    /// Finds the tiles whose capacities changed (against the kept ones, on the device)
+    /// and brings theirs back into `arrays`, marking them in `any` and `edges`: the
+    /// device claims a slot for each and packs them one after another, and the flags,
+    /// slots and as many packed tiles as the last frame changed (and a few more) come
+    /// back in one copy; more, in a second. Gives the tiles read, or `None` where more
+    /// than half the frame changed and every capacity should be read instead.
+    fn read_changes(
+        &self,
+        mut encoder: wgpu::CommandEncoder,
+        arrays: &mut HostArrays,
+        any: &mut ChangedTiles,
+        edges: &mut ChangedTiles,
+    ) -> Result<Option<usize>, GpuError> {
         let b = self.buffers.as_ref().expect("buffers");
         let (w, h) = (b.width, b.height);
-        let cols = w.div_ceil(TILE);
-        let mut slots = vec![u32::MAX; (cols * h.div_ceil(TILE)) as usize];
-        for (slot, &tile) in changed.iter().enumerate() {
-            slots[tile as usize] = slot as u32;
-        }
-        self.gpu
-            .queue
-            .write_buffer(&b.slots, 0, bytemuck::cast_slice(&slots));
-        let area = (TILE * TILE) as usize;
-        let count = arrays.len();
-        let bytes = 4 * (changed.len() * count * area) as u64;
-        let mut encoder = self.encoder();
-        self.dispatch(
-            &mut encoder,
-            &self.kernels.pack,
+        let tiles = b.tiles as usize;
+        let tile_words = arrays.len() * (TILE * TILE) as usize;
+        let header = 2 * tiles + INFO_WORDS;
+        let prefix = self.expected_tiles.min(b.pack_tiles as usize);
+        let groups = dispatch_size(b.pixels());
+        encoder.clear_buffer(&b.tile_flags, 0, None);
+        self.dispatch(&mut encoder, &self.kernels.compare, 0, groups);
+        self.dispatch(&mut encoder, &self.kernels.slots, 0, dispatch_size(tiles));
+        self.dispatch(&mut encoder, &self.kernels.pack, 0, groups);
+        let words = |k: usize| 4 * k as u64;
+        encoder.copy_buffer_to_buffer(&b.tile_flags, 0, &b.tiles_read, 0, words(tiles));
+        encoder.copy_buffer_to_buffer(&b.slots, 0, &b.tiles_read, words(tiles), words(tiles));
+        encoder.copy_buffer_to_buffer(
+            &b.info,
             0,
-            dispatch_size(b.pixels()),
+            &b.tiles_read,
+            words(2 * tiles),
+            words(INFO_WORDS),
         );
-        encoder.copy_buffer_to_buffer(&b.packed, 0, &b.caps_read, 0, bytes);
+        if prefix > 0 {
+            let at = words(header);
+            encoder.copy_buffer_to_buffer(
+                &b.packed,
+                0,
+                &b.tiles_read,
+                at,
+                words(prefix * tile_words),
+            );
+        }
         self.gpu.queue.submit([encoder.finish()]);
+        let (flags, slots, count) = map_read(&self.gpu, &b.tiles_read, |w| {
+            let count = w[2 * tiles + INFO_TILES] as usize;
+            (w[..tiles].to_vec(), w[tiles..2 * tiles].to_vec(), count)
+        })?;
+        mark_tiles(&flags, w, h, any, edges);
+        if count > b.pack_tiles as usize || 2 * count * (TILE * TILE) as usize > b.pixels() {
+            return Ok(None);
+        }
+        if count > prefix {
+            let mut encoder = self.encoder();
+            let (from, at) = (
+                words(prefix * tile_words),
+                words(header + prefix * tile_words),
+            );
+            let size = words((count - prefix) * tile_words);
+            encoder.copy_buffer_to_buffer(&b.packed, from, &b.tiles_read, at, size);
+            self.gpu.queue.submit([encoder.finish()]);
+        }
+        let cols = w.div_ceil(TILE);
         let tile = TILE as usize;
-        map_read(&self.gpu, &b.caps_read, |words| {
-            let packed: &[i32] = bytemuck::cast_slice(words);
-            for (slot, &t) in changed.iter().enumerate() {
+        let area = tile * tile;
+        let arrays_len = arrays.len();
+        map_read(&self.gpu, &b.tiles_read, |words| {
+            let packed: &[i32] = bytemuck::cast_slice(&words[header..]);
+            for (t, &slot) in slots.iter().enumerate().filter(|(_, s)| **s != NO_SLOT) {
+                let slot = slot as usize;
+                let t = t as u32;
                 let (x0, y0) = ((t % cols * TILE) as usize, (t / cols * TILE) as usize);
                 let x1 = (x0 + tile).min(w as usize);
                 let y1 = (y0 + tile).min(h as usize);
                 for (a, array) in arrays.iter_mut().enumerate() {
-                    let from = &packed[(slot * count + a) * area..][..area];
+                    let from = &packed[(slot * arrays_len + a) * area..][..area];
                     for y in y0..y1 {
                         let row = &from[(y - y0) * tile..][..x1 - x0];
                         array[y * w as usize + x0..y * w as usize + x1].copy_from_slice(row);
                     }
                 }
             }
-        })
+        })?;
+        Ok(Some(count))
     }
 
     /// The contrast, background, colour and ramp tables in one buffer, uploaded where
@@ -910,16 +972,15 @@ impl HostArrays {
 }
 
 /// Marks the tiles the device flagged (bit 0: a capacity changed, bit 1: an arc's) in
-/// `any` and `edges`, and lists them.
+/// `any` and `edges`.
 fn mark_tiles(
     flags: &[u32],
     width: u32,
     height: u32,
     any: &mut ChangedTiles,
     edges: &mut ChangedTiles,
-) -> Vec<u32> {
+) {
     let cols = width.div_ceil(TILE);
-    let mut changed = Vec::new();
     for (t, &f) in flags.iter().enumerate().filter(|(_, f)| **f != 0) {
         let (tx, ty) = (t as u32 % cols, t as u32 / cols);
         let rect = PixelRect {
@@ -930,9 +991,7 @@ fn mark_tiles(
         if f & 2 != 0 {
             edges.mark_rect(&rect, 0);
         }
-        changed.push(t as u32);
     }
-    changed
 }
 
 /// The table offsets and flags of the second pass.
@@ -1054,8 +1113,8 @@ mod tests {
 
     #[test]
     fn params_match_the_shaders_struct() {
-        // 32 words, as `Params` in energy.wgsl
-        assert_eq!(std::mem::size_of::<Params>(), 32 * 4);
+        // 36 words, as `Params` in energy.wgsl
+        assert_eq!(std::mem::size_of::<Params>(), 36 * 4);
     }
 
     #[test]
