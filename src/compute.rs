@@ -69,8 +69,13 @@ impl ComputeDevice {
     /// Opens a device of its own on the best adapter `choice` allows (a discrete GPU
     /// first), with the adapter's largest buffers; says why where none is found.
     pub fn open(choice: AdapterChoice) -> Result<Self, ComputeError> {
-        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        // Vulkan, Metal, DirectX 12: the APIs with compute shaders everywhere (GL's are
+        // not, and probing it only prints noise on headless machines)
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
+            backends: wgpu::Backends::PRIMARY,
+            ..wgpu::InstanceDescriptor::new_without_display_handle()
+        });
+        let adapters = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
         let adapter = adapters
             .into_iter()
             .filter(|a| {
