@@ -6,8 +6,10 @@
 // masks and seeds come as bytes packed four to a word and are read as such, and the
 // sums and products that need 64 bits are kept as (low, high) word pairs.
 //
-// The host prepends the background model's constants (MEAN_BITS, GAIN_BITS, Z2_STEPS,
-// STEADY_Z2, MAX_Z2, SHADOW_MIN, SHADOW_MAX, ADAPT_SHIFT) as `const` declarations.
+// The host prepends its constants as `const` declarations: the background model's
+// (MEAN_BITS, GAIN_BITS, Z2_STEPS, STEADY_Z2, MAX_Z2, SHADOW_MIN, SHADOW_MAX,
+// ADAPT_SHIFT), the workgroup size WG, the change tiles' side TILE, the words of `info`
+// (INFO_MOVED, INFO_SUMS, INFO_SIGMA, INFO_TILES) and NO_SLOT.
 
 struct Params {
     n: u32,
@@ -51,17 +53,10 @@ struct Params {
     _pad1: u32,
 }
 
-// The words of `info`: the gate's count, then six 64-bit gain sums, the σ sum, and
-// the changed tiles packed.
-const INFO_MOVED: u32 = 0u;
-const INFO_SUMS: u32 = 1u;
-const INFO_SIGMA: u32 = 13u;
-const INFO_TILES: u32 = 15u;
+// `info` holds the gate's count, six 64-bit gain sums, the σ sum, and the changed tiles
+// packed.
 
 const FAR_DISTANCE: u32 = 0x3fffffffu;
-const WG: u32 = 256u;
-const TILE: u32 = 32u;
-const NO_SLOT: u32 = 0xffffffffu;
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> info: array<atomic<u32>>;
@@ -173,7 +168,7 @@ fn stride(groups: vec3<u32>) -> u32 { return groups.x * WG; }
 // whose channels moved more than the threshold from the held colour keeps the held
 // colour; one that moved replaces it. `first` holds the frame. Counts the pixels that
 // moved, for the host's rule of whether σ may be held.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_gate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     var moved = 0u;
     for (var i = gid.x; i < p.n; i += stride(groups)) {
@@ -202,7 +197,7 @@ fn en_gate(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 
 // Sums of the squared colour differences of the neighbour pairs of the forward
 // directions (East, South, then SouthEast, SouthWest for 8C), for the host's σ.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_sigma_sum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) local: u32,
                 @builtin(num_workgroups) groups: vec3<u32>) {
     var sum = vec2<u32>(0u, 0u);
@@ -230,7 +225,7 @@ fn en_sigma_sum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_in
 // Sums of the seen and expected colours over the pixels that look like background
 // (not foreground in the previous mask, last distance at most `z2_threshold`), for the
 // host's per-channel gain: sums 0..3 seen, 3..6 expected.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_gain_sums(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation_index) local: u32,
                 @builtin(num_workgroups) groups: vec3<u32>) {
     var sums: array<vec2<u32>, 6>;
@@ -287,7 +282,7 @@ fn quantised_z2(seen: vec3<u32>, expected: vec3<u32>, inv: u32) -> u32 {
 
 // Background distance of every pixel under the frame's gain (z2, 0 where the pixel is
 // within the steady band), and the frame with such pixels in the background's colours.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_observe(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let unit_half = 1u << (GAIN_BITS - 1u);
     let half = 1u << (MEAN_BITS + GAIN_BITS - 1u);
@@ -319,7 +314,7 @@ fn en_observe(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 // Contrast-sensitive weights of every arc, both directions of a pair alike: the table
 // of the arc's length class at the squared colour difference, 0 past its end, and 0
 // between two seeded pixels. Of the steady frame (`use_steady`) or the gated one.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_edges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         let x = i32(i % p.width);
@@ -357,7 +352,7 @@ fn en_edges(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 
 // Distance 0 on the previous mask's boundary (a 4-neighbour of the other label), far
 // elsewhere: where the chamfer relaxation starts.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_boundary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         let x = i % p.width;
@@ -375,7 +370,7 @@ fn en_boundary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
 // One round of the chamfer (3-4) relaxation: each round fixes the distances one more
 // arc away from the boundary, so `rounds` rounds make them exact below 3 · rounds,
 // which is all the temporal prior reads (larger ones come out no smaller than true).
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_relax(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         let x = i32(i % p.width);
@@ -401,7 +396,7 @@ fn en_relax(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 // ramped near its boundary), folded into one terminal; a seeded pixel gets 1 + its
 // arcs' sum towards its seed's terminal. (The CPU engine that cuts these needs no
 // census of the terminals, which the CUDA kernel takes for its engine's schedule.)
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_terminals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         var data = 0;
@@ -440,7 +435,7 @@ fn en_terminals(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
 // model step its mean towards them; a foreground pixel whose colour has not changed
 // for `absorb` frames becomes background at once. `last` keeps this frame's colours.
 // The cut is in `prev` (it becomes the next frame's previous mask).
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_adapt(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         let colour = rgb[i];
@@ -480,7 +475,7 @@ fn tile_of(i: u32) -> u32 { return (i / p.width / TILE) * p.tile_cols + (i % p.w
 // Where the capacities differ from those the host holds: each such pixel's tile is
 // flagged (an arc's change too) and its capacities become the kept ones, so that only
 // changed tiles come back and the CPU engine re-reads only them.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         var flags = 0u;
@@ -499,7 +494,7 @@ fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 
 // A slot for each changed tile, in the order they are claimed (the host reads the
 // slots back with the packed tiles), NO_SLOT for the others.
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_slots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var t = gid.x; t < p.tiles; t += stride(groups)) {
         var slot = NO_SLOT;
@@ -513,7 +508,7 @@ fn en_slots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 // The capacities of the changed tiles, one after another in slot order: per tile its
 // arrays in turn (arcs, source, sink), each TILE × TILE values row by row (tiles past
 // the packed buffer's room are left out: the host then reads every capacity).
-@compute @workgroup_size(256)
+@compute @workgroup_size(WG)
 fn en_pack(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
         let slot = slots[tile_of(i)];

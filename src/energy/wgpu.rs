@@ -28,6 +28,7 @@ const WORKGROUP: u32 = 256;
 /// Words of the `info` buffer: the gate's count, six 64-bit gain sums, the σ sum, the
 /// tiles packed (`INFO_*` in the source).
 const INFO_WORDS: usize = 16;
+const INFO_MOVED: usize = 0;
 const INFO_SUMS: usize = 1;
 const INFO_SIGMA: usize = 13;
 const INFO_TILES: usize = 15;
@@ -74,11 +75,25 @@ struct Params {
     _pad: [u32; 2],
 }
 
-/// The shaders' source with the background model's constants prepended.
+/// The shaders' source with the host's constants prepended: the background model's,
+/// the workgroup size, the change tiles' side and the layout of `info`.
 pub fn shader_source() -> String {
-    let constants: String = kernel_defines()
-        .iter()
-        .filter_map(|d| d.strip_prefix("-D")?.split_once('='))
+    let model = kernel_defines().into_iter().filter_map(|d| {
+        let (name, value) = d.strip_prefix("-D")?.split_once('=')?;
+        Some((name.to_string(), value.to_string()))
+    });
+    let host = [
+        ("WG", WORKGROUP),
+        ("TILE", TILE),
+        ("INFO_MOVED", INFO_MOVED as u32),
+        ("INFO_SUMS", INFO_SUMS as u32),
+        ("INFO_SIGMA", INFO_SIGMA as u32),
+        ("INFO_TILES", INFO_TILES as u32),
+        ("NO_SLOT", NO_SLOT),
+    ]
+    .map(|(name, value)| (name.to_string(), format!("{value}u")));
+    let constants: String = model
+        .chain(host)
         .map(|(name, value)| format!("const {name}: u32 = {value};\n"))
         .collect();
     constants + SOURCE
@@ -1113,8 +1128,20 @@ mod tests {
 
     #[test]
     fn params_match_the_shaders_struct() {
-        // 36 words, as `Params` in energy.wgsl
-        assert_eq!(std::mem::size_of::<Params>(), 36 * 4);
+        let module = naga::front::wgsl::parse_str(&shader_source()).expect("parses");
+        let span = module
+            .types
+            .iter()
+            .find_map(|(_, ty)| match (&ty.name, &ty.inner) {
+                (Some(name), naga::TypeInner::Struct { members, span }) if name == "Params" => {
+                    Some((members.len(), *span))
+                }
+                _ => None,
+            })
+            .expect("a Params struct");
+        // one word a member, and the same size
+        assert_eq!(span.1 as usize, std::mem::size_of::<Params>());
+        assert_eq!(span.0, std::mem::size_of::<Params>() / 4);
     }
 
     #[test]
