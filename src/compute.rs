@@ -112,6 +112,27 @@ impl ComputeDevice {
         })
     }
 
+    /// Runs `work` on this device and gives its result with the first error the device
+    /// raised meanwhile (invalid use, out of memory, an internal error such as a lost
+    /// device), which would otherwise reach the device's handler: a panic by default.
+    pub fn checked<R>(&self, work: impl FnOnce() -> R) -> (R, Option<ComputeError>) {
+        let scopes = [
+            wgpu::ErrorFilter::Internal,
+            wgpu::ErrorFilter::OutOfMemory,
+            wgpu::ErrorFilter::Validation,
+        ]
+        .map(|filter| self.device.push_error_scope(filter));
+        let result = work();
+        // popped innermost first
+        let error = scopes
+            .into_iter()
+            .rev()
+            .filter_map(|scope| pollster::block_on(scope.pop()))
+            .map(|e| ComputeError(e.to_string()))
+            .last();
+        (result, error)
+    }
+
     /// A device opened by someone else (eframe's, for the window).
     pub fn shared(device: wgpu::Device, queue: wgpu::Queue, info: &wgpu::AdapterInfo) -> Self {
         Self {

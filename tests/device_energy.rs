@@ -824,3 +824,68 @@ fn the_chosen_hardware_builds_the_energy_where_it_says() {
         "a contradiction"
     );
 }
+
+#[test]
+fn a_lost_wgpu_device_hands_its_frames_to_the_cpu() {
+    use livecut::energy::plan::EnergyDevice;
+    let Some(gpu) = compute_device() else {
+        return;
+    };
+    let frames = drifting_frames(160, 120, 30);
+    let lost_at = LEARN + 6;
+    let reference = segment(&Backend::Wgpu(gpu.clone()), &frames, params(), &[], false);
+    let mut segmenter = Segmenter::new(Box::new(CpuEngine::new()), params());
+    segmenter.set_compute(Some(gpu.clone())).unwrap();
+    for (k, frame) in frames.iter().enumerate() {
+        if k == lost_at {
+            gpu.device.destroy();
+        }
+        // every frame comes out, once
+        let out = segmenter.segment(frame).expect("every frame is segmented");
+        let (mask, flow) = &reference[k];
+        if k < lost_at {
+            assert!(out.mask.data == *mask, "frame {k}: masks differ");
+            assert_eq!(out.flow, *flow, "frame {k}: flows");
+            let expected = if k < LEARN {
+                EnergyDevice::Cpu
+            } else {
+                EnergyDevice::Wgpu
+            };
+            assert_eq!(out.energy, expected, "frame {k}");
+        } else {
+            // the CPU takes over from the model's state when the device took it (six
+            // frames of exposure drift ago; a lost device cannot hand it back) and a
+            // gate started afresh: close to the CPU's own masks, not equal
+            assert_eq!(out.energy, EnergyDevice::Cpu, "frame {k}");
+            assert!(
+                iou(&out.mask.data, mask) > 0.8,
+                "frame {k}: far from the CPU's mask"
+            );
+        }
+        assert_eq!(
+            out.fallback.is_some(),
+            k == lost_at,
+            "frame {k}: the loss is told once"
+        );
+    }
+    assert_eq!(segmenter.gpu_energy(), None);
+}
+
+/// Intersection over union of two masks' foregrounds (1 where both are empty).
+fn iou(a: &[u8], b: &[u8]) -> f64 {
+    let both = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| **x != 0 && **y != 0)
+        .count();
+    let either = a
+        .iter()
+        .zip(b)
+        .filter(|(x, y)| **x != 0 || **y != 0)
+        .count();
+    if either == 0 {
+        1.0
+    } else {
+        both as f64 / either as f64
+    }
+}

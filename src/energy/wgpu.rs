@@ -371,15 +371,12 @@ impl GpuEnergy for WgpuEnergy {
         term: DataTerm<'_>,
     ) -> Result<Capacities<'_>, GpuError> {
         check_frame(&frame, &term)?;
-        let scope = self
-            .gpu
-            .device
-            .push_error_scope(wgpu::ErrorFilter::Validation);
-        let built = self.build_in_scope(frame, term);
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            self.problem = None;
-            return Err(GpuError::Compute(format!("energy: {e}")));
-        }
+        let gpu = self.gpu.clone();
+        let (built, error) = gpu.checked(|| self.build_in_scope(frame, term));
+        let built = match error {
+            Some(e) => Err(GpuError::Compute(format!("energy: {}", e.0))),
+            None => built,
+        };
         if built.is_err() {
             // the host's capacities may no longer be the kept ones: next time, all
             self.problem = None;
@@ -405,83 +402,34 @@ impl GpuEnergy for WgpuEnergy {
         model: &BackgroundModel,
         _cut: Option<(DeviceMask<'_>, Option<(usize, usize)>)>,
     ) -> Result<(), GpuError> {
-        let Some(b) = self.buffers.as_ref() else {
-            return Ok(());
-        };
-        if mask.data.len() != b.pixels() || !self.held.model {
-            return Ok(());
-        }
-        write_bytes(&self.gpu.queue, &b.previous, &mask.data);
-        self.held.previous = Some(version);
-        let params = Params {
-            n: b.pixels() as u32,
-            width: b.width,
-            height: b.height,
-            gain: model.gain(),
-            z2_threshold: u32::from(threshold_q()),
-            had_last: u32::from(self.held.had_last),
-            absorb: u32::from(model.absorb_frames),
-            ..Default::default()
-        };
-        self.gpu
-            .queue
-            .write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
-        let mut encoder = self.encoder();
-        let groups = dispatch_size(b.pixels());
-        self.dispatch(&mut encoder, &self.kernels.adapt, 0, groups);
-        self.gpu.queue.submit([encoder.finish()]);
-        self.held.had_last = true;
-        Ok(())
+        let gpu = self.gpu.clone();
+        let (done, error) = gpu.checked(|| self.adapt(mask, version, model));
+        checked(done, error)
     }
 
     /// Copies the model's per-pixel state back from the device into `model`; the
     /// device then holds none.
     fn hand_back(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
-        if !std::mem::take(&mut self.held.model) {
-            return Ok(());
-        }
-        let had_last = self.held.had_last;
-        let (Some(b), Some(state)) = (self.buffers.as_ref(), model.state()) else {
-            return Ok(());
-        };
-        let n = b.pixels();
-        *state.mean = read_words(&self.gpu, &b.mean, 3 * n)?;
-        *state.z2 = read_words(&self.gpu, &b.z2, n)?
-            .iter()
-            .map(|&q| q as u16)
-            .collect();
-        *state.still = read_words(&self.gpu, &b.still, n)?
-            .iter()
-            .map(|&c| c as u16)
-            .collect();
-        state.last_rgb.clear();
-        if had_last {
-            *state.last_rgb = unpack_colours(&read_words(&self.gpu, &b.last, n)?);
-        }
-        Ok(())
+        let gpu = self.gpu.clone();
+        let (done, error) = gpu.checked(|| self.read_model(model));
+        checked(done, error)
     }
 
     /// The gate's held colours and their frame's size (for the CPU gate to go on from);
     /// the device gate then holds none. `None` where it holds none.
     fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
-        if !std::mem::take(&mut self.held.gate) {
-            return Ok(None);
-        }
-        let Some(b) = &self.buffers else {
-            return Ok(None);
-        };
-        let held = unpack_colours(&read_words(&self.gpu, &b.held, b.pixels())?);
-        Ok(Some((held, b.width, b.height)))
+        let gpu = self.gpu.clone();
+        let (held, error) = gpu.checked(|| self.read_gate());
+        checked(held, error)
     }
 }
 
 impl WgpuEnergy {
     /// Compiles the shaders on `gpu`, or says why they do not compile.
     pub fn new(gpu: ComputeDevice) -> Result<Self, ComputeError> {
-        let scope = gpu.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let kernels = Kernels::new(&gpu.device);
-        if let Some(e) = pollster::block_on(scope.pop()) {
-            return Err(ComputeError(format!("energy shaders: {e}")));
+        let (kernels, error) = gpu.checked(|| Kernels::new(&gpu.device));
+        if let Some(e) = error {
+            return Err(ComputeError(format!("energy shaders: {}", e.0)));
         }
         Ok(Self {
             gpu,
@@ -543,6 +491,80 @@ impl WgpuEnergy {
         let prior = frame.previous.is_some() && frame.temporal.weight > 0.0;
         fill_table_params(&mut params, &layout, background, prior);
         self.second_pass(&params, background, prior, frame.smoothness.connectivity)
+    }
+
+    /// The background's adaptation to the frame by its final mask (see `finish`).
+    fn adapt(
+        &mut self,
+        mask: &Mask,
+        version: u64,
+        model: &BackgroundModel,
+    ) -> Result<(), GpuError> {
+        let Some(b) = self.buffers.as_ref() else {
+            return Ok(());
+        };
+        if mask.data.len() != b.pixels() || !self.held.model {
+            return Ok(());
+        }
+        write_bytes(&self.gpu.queue, &b.previous, &mask.data);
+        self.held.previous = Some(version);
+        let params = Params {
+            n: b.pixels() as u32,
+            width: b.width,
+            height: b.height,
+            gain: model.gain(),
+            z2_threshold: u32::from(threshold_q()),
+            had_last: u32::from(self.held.had_last),
+            absorb: u32::from(model.absorb_frames),
+            ..Default::default()
+        };
+        self.gpu
+            .queue
+            .write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
+        let mut encoder = self.encoder();
+        let groups = dispatch_size(b.pixels());
+        self.dispatch(&mut encoder, &self.kernels.adapt, 0, groups);
+        self.gpu.queue.submit([encoder.finish()]);
+        self.held.had_last = true;
+        Ok(())
+    }
+
+    /// The model's per-pixel state into `model` (see `hand_back`).
+    fn read_model(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
+        if !std::mem::take(&mut self.held.model) {
+            return Ok(());
+        }
+        let had_last = self.held.had_last;
+        let (Some(b), Some(state)) = (self.buffers.as_ref(), model.state()) else {
+            return Ok(());
+        };
+        let n = b.pixels();
+        *state.mean = read_words(&self.gpu, &b.mean, 3 * n)?;
+        *state.z2 = read_words(&self.gpu, &b.z2, n)?
+            .iter()
+            .map(|&q| q as u16)
+            .collect();
+        *state.still = read_words(&self.gpu, &b.still, n)?
+            .iter()
+            .map(|&c| c as u16)
+            .collect();
+        state.last_rgb.clear();
+        if had_last {
+            *state.last_rgb = unpack_colours(&read_words(&self.gpu, &b.last, n)?);
+        }
+        Ok(())
+    }
+
+    /// The gate's held colours (see `hand_back_gate`).
+    fn read_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
+        if !std::mem::take(&mut self.held.gate) {
+            return Ok(None);
+        }
+        let Some(b) = &self.buffers else {
+            return Ok(None);
+        };
+        let held = unpack_colours(&read_words(&self.gpu, &b.held, b.pixels())?);
+        Ok(Some((held, b.width, b.height)))
     }
 
     fn ensure_buffers(&mut self, width: u32, height: u32, connectivity: Connectivity) {
@@ -1006,6 +1028,14 @@ fn mark_tiles(
         if f & 2 != 0 {
             edges.mark_rect(&rect, 0);
         }
+    }
+}
+
+/// `result`, unless the device raised an error meanwhile.
+fn checked<R>(result: Result<R, GpuError>, error: Option<ComputeError>) -> Result<R, GpuError> {
+    match error {
+        Some(e) => Err(GpuError::Compute(e.0)),
+        None => result,
     }
 }
 
