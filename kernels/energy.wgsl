@@ -8,7 +8,7 @@
 //
 // The host prepends its constants as `const` declarations: the background model's
 // (MEAN_BITS, GAIN_BITS, Z2_STEPS, STEADY_Z2, MAX_Z2, SHADOW_MIN, SHADOW_MAX,
-// ADAPT_SHIFT), the workgroup size WG, the change tiles' side TILE, the words of `info`
+// ADAPT_SHIFT, GAIN_HYSTERESIS), the workgroup size WG, the change tiles' side TILE, the words of `info`
 // (INFO_MOVED, INFO_SUMS, INFO_SIGMA, INFO_TILES) and NO_SLOT.
 
 struct Params {
@@ -23,9 +23,6 @@ struct Params {
     first: u32,
     has_prev: u32,
     z2_threshold: u32,
-    g0: u32,
-    g1: u32,
-    g2: u32,
     has_seeds: u32,
     use_steady: u32,
     straight_off: u32,
@@ -51,6 +48,9 @@ struct Params {
     pack_tiles: u32,
     _pad0: u32,
     _pad1: u32,
+    _pad2: u32,
+    _pad3: u32,
+    _pad4: u32,
 }
 
 // `info` holds the gate's count, six 64-bit gain sums, the σ sum, and the changed tiles
@@ -88,6 +88,8 @@ const FAR_DISTANCE: u32 = 0x3fffffffu;
 @group(0) @binding(18) var<storage, read_write> tile_flags: array<atomic<u32>>;
 @group(0) @binding(19) var<storage, read_write> slots: array<u32>;
 @group(0) @binding(20) var<storage, read_write> packed: array<i32>;
+// the background's per-channel gain (1/2^GAIN_BITS steps), decided on the device
+@group(0) @binding(21) var<storage, read_write> gains: array<u32>;
 
 var<workgroup> partial: array<vec2<u32>, WG>;
 
@@ -98,7 +100,7 @@ fn channel(colour: u32, c: u32) -> u32 { return (colour >> (8u * c)) & 0xffu; }
 fn absdiff(a: u32, b: u32) -> u32 { return select(b - a, a - b, a > b); }
 fn dir_dx(d: u32) -> i32 { return i32((p.offsets >> (4u * d)) & 3u) - 1; }
 fn dir_dy(d: u32) -> i32 { return i32((p.offsets >> (4u * d + 2u)) & 3u) - 1; }
-fn gain_of(c: u32) -> u32 { return select(select(p.g2, p.g1, c == 1u), p.g0, c == 0u); }
+fn gain_of(c: u32) -> u32 { return gains[c]; }
 
 // 64-bit unsigned arithmetic on (low, high) pairs.
 fn mul_wide(a: u32, b: u32) -> vec2<u32> {
@@ -243,6 +245,37 @@ fn en_gain_sums(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_in
     }
     for (var k = 0u; k < 6u; k++) {
         add_to_info(INFO_SUMS + 2u * k, sums[k], local);
+    }
+}
+
+// The frame's gain from the sums (one invocation), as the host's
+// `BackgroundModel::apply_gain_sums`: per channel (seen << GAIN_BITS) / expected, at
+// most four times unity, taken where it moved more than GAIN_HYSTERESIS; a channel
+// with nothing expected keeps its gain.
+@compute @workgroup_size(1)
+fn en_gain() {
+    for (var c = 0u; c < 3u; c++) {
+        let at = INFO_SUMS + 2u * c;
+        let seen = vec2<u32>(atomicLoad(&info[at]), atomicLoad(&info[at + 1u]));
+        let expected = vec2<u32>(atomicLoad(&info[at + 6u]), atomicLoad(&info[at + 7u]));
+        if (expected.x == 0u && expected.y == 0u) {
+            continue;
+        }
+        let scaled = vec2<u32>(seen.x << GAIN_BITS, (seen.y << GAIN_BITS) | (seen.x >> (32u - GAIN_BITS)));
+        // the largest q up to the cap with q · expected ≤ scaled: the capped quotient
+        var low = 0u;
+        var high = 4u << GAIN_BITS;
+        while (low < high) {
+            let mid = (low + high + 1u) / 2u;
+            if (le64(mul64(expected, mid), scaled)) {
+                low = mid;
+            } else {
+                high = mid - 1u;
+            }
+        }
+        if (absdiff(low, gains[c]) > GAIN_HYSTERESIS) {
+            gains[c] = low;
+        }
     }
 }
 

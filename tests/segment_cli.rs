@@ -65,7 +65,7 @@ fn json_lines(path: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Every field of a JSON line, in order (`iou` follows where the source has a truth).
-const FIELDS: [&str; 19] = [
+const FIELDS: [&str; 20] = [
     "frame",
     "mask",
     "width",
@@ -81,6 +81,7 @@ const FIELDS: [&str; 19] = [
     "changed_arcs",
     "dropped",
     "engine",
+    "energy",
     "foreground",
     "learning",
     "changed",

@@ -50,8 +50,23 @@ enum Command {
 }
 
 /// Entry point of the binary.
+/// Headless commands look for a GPU through Vulkan; with no session (no
+/// `XDG_RUNTIME_DIR`), Mesa's device-selection layer can reach no display to choose by
+/// and only prints an error line per adapter search: turn it off there, unless the
+/// user set it either way.
+fn quiet_headless_vulkan() {
+    let no_session = std::env::var_os("XDG_RUNTIME_DIR").is_none_or(|d| d.is_empty());
+    if no_session && std::env::var_os("NODEVICE_SELECT").is_none() {
+        // SAFETY: called first thing in `main`, before any other thread exists.
+        unsafe { std::env::set_var("NODEVICE_SELECT", "1") };
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.command.is_some() {
+        quiet_headless_vulkan();
+    }
     let result = match cli.command {
         None => app::run(cli.app),
         Some(Command::Maxflow(args)) => maxflow::run(args),

@@ -529,6 +529,11 @@ impl BackgroundModel {
         }
     }
 
+    /// Takes the gain a device energy decided by [`Self::apply_gain_sums`]'s rule.
+    pub(crate) fn set_gain(&mut self, gain: [u32; 3]) {
+        self.gain = gain;
+    }
+
     /// The per-pixel state, for the device energy; `None` until learned.
     pub(crate) fn state(&mut self) -> Option<ModelState<'_>> {
         if !self.is_ready() {
@@ -783,6 +788,7 @@ pub(crate) fn kernel_defines() -> Vec<String> {
         ("SHADOW_MIN", SHADOW_MIN),
         ("SHADOW_MAX", SHADOW_MAX),
         ("ADAPT_SHIFT", ADAPT_SHIFT),
+        ("GAIN_HYSTERESIS", GAIN_HYSTERESIS),
     ]
     .iter()
     .map(|(name, value)| format!("-D{name}={value}u"))

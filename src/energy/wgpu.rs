@@ -50,7 +50,6 @@ struct Params {
     first: u32,
     has_prev: u32,
     z2_threshold: u32,
-    gain: [u32; 3],
     has_seeds: u32,
     use_steady: u32,
     straight_off: u32,
@@ -72,7 +71,7 @@ struct Params {
     tile_cols: u32,
     tiles: u32,
     pack_tiles: u32,
-    _pad: [u32; 2],
+    _pad: [u32; 5],
 }
 
 /// The shaders' source with the host's constants prepended: the background model's,
@@ -110,6 +109,7 @@ struct Kernels {
     gate: Kernel,
     sigma_sum: Kernel,
     gain_sums: Kernel,
+    gain: Kernel,
     observe: Kernel,
     edges: Kernel,
     boundary: Kernel,
@@ -143,12 +143,13 @@ impl Kernels {
             gate: kernel("en_gate", &[0, 1, 2, 3, 4]),
             sigma_sum: kernel("en_sigma_sum", &[0, 1, 3]),
             gain_sums: kernel("en_gain_sums", &[0, 1, 3, 6, 8, 10]),
-            observe: kernel("en_observe", &[0, 3, 5, 8, 9, 10]),
+            gain: kernel("en_gain", &[1, 21]),
+            observe: kernel("en_observe", &[0, 3, 5, 8, 9, 10, 21]),
             edges: kernel("en_edges", &[0, 3, 5, 7, 13, 14]),
             boundary: kernel("en_boundary", &[0, 6, 16]),
             relax: kernel("en_relax", &[0, 15, 16]),
             terminals: kernel("en_terminals", &[0, 3, 6, 7, 10, 13, 14, 15]),
-            adapt: kernel("en_adapt", &[0, 3, 6, 8, 10, 11, 12]),
+            adapt: kernel("en_adapt", &[0, 3, 6, 8, 10, 11, 12, 21]),
             compare: kernel("en_compare", &[0, 14, 17, 18]),
             slots: kernel("en_slots", &[0, 1, 18, 19]),
             pack: kernel("en_pack", &[0, 14, 19, 20]),
@@ -188,6 +189,9 @@ struct Buffers {
     pack_tiles: u32,
     /// Where the flags, slots, `info` and packed tiles come back.
     tiles_read: wgpu::Buffer,
+    /// The background's gain as the device decided it, and where it comes back.
+    gains: wgpu::Buffer,
+    gains_read: wgpu::Buffer,
     /// Where capacities come back (whole, or the packed tiles).
     caps_read: wgpu::Buffer,
 }
@@ -245,6 +249,8 @@ impl Buffers {
                 U::MAP_READ | U::COPY_DST,
             ),
             caps_read: buffer("capacities read", (dirs + 2) * n, U::MAP_READ | U::COPY_DST),
+            gains: buffer("gains", 3, storage),
+            gains_read: buffer("gains read", 3, U::MAP_READ | U::COPY_DST),
         }
     }
 
@@ -282,6 +288,7 @@ impl Buffers {
             18 => &self.tile_flags,
             19 => &self.slots,
             20 => &self.packed,
+            21 => &self.gains,
             _ => unreachable!("energy.wgsl has no binding {binding}"),
         }
     }
@@ -465,11 +472,12 @@ impl WgpuEnergy {
         self.upload_frame(&frame);
         let background = matches!(term, DataTerm::Background { .. });
         let mut params = self.base_params(&frame);
-        let estimate = frame.smoothness.sigma.filter(|s| *s > 0.0).is_none();
-        let info = self.first_pass(&params, estimate, background)?;
-        let sigma = match frame.smoothness.sigma.filter(|s| *s > 0.0) {
-            Some(sigma) => sigma,
-            None => {
+        let known = frame.smoothness.sigma.filter(|s| *s > 0.0);
+        let (encoder, info) = self.first_pass(&params, known.is_none(), background)?;
+        let sigma = match (known, info) {
+            (Some(sigma), _) => sigma,
+            (None, info) => {
+                let info = info.expect("the first pass waits for σ's sum");
                 let sum = word64(&info, INFO_SIGMA);
                 let estimate = super::smoothness::sigma_of_sum(
                     sum,
@@ -483,14 +491,14 @@ impl WgpuEnergy {
         };
         self.sigma = sigma;
         let layout = self.ensure_tables(&frame, &mut term, sigma);
-        if let DataTerm::Background { model, .. } = &mut term {
-            let sums = |k: usize| word64(&info, INFO_SUMS + 2 * k);
-            model.apply_gain_sums([sums(0), sums(1), sums(2)], [sums(3), sums(4), sums(5)]);
-            params.gain = model.gain();
-        }
         let prior = frame.previous.is_some() && frame.temporal.weight > 0.0;
         fill_table_params(&mut params, &layout, background, prior);
-        self.second_pass(&params, background, prior, frame.smoothness.connectivity)
+        let connectivity = frame.smoothness.connectivity;
+        let gains = self.second_pass(encoder, &params, background, prior, connectivity)?;
+        if let (DataTerm::Background { model, .. }, Some(gains)) = (term, gains) {
+            model.set_gain(gains);
+        }
+        Ok(())
     }
 
     /// The background's adaptation to the frame by its final mask (see `finish`).
@@ -512,7 +520,6 @@ impl WgpuEnergy {
             n: b.pixels() as u32,
             width: b.width,
             height: b.height,
-            gain: model.gain(),
             z2_threshold: u32::from(threshold_q()),
             had_last: u32::from(self.held.had_last),
             absorb: u32::from(model.absorb_frames),
@@ -584,6 +591,10 @@ impl WgpuEnergy {
 
     fn upload_model(&mut self, model: &mut BackgroundModel) -> Result<(), GpuError> {
         let b = self.buffers.as_ref().expect("buffers before the model");
+        let gain = model.gain();
+        self.gpu
+            .queue
+            .write_buffer(&b.gains, 0, bytemuck::cast_slice(&gain));
         let state = model.state().expect("a learned model");
         let inv_var: Vec<u32> = state
             .inv_var
@@ -663,13 +674,15 @@ impl WgpuEnergy {
         }
     }
 
-    /// The gate, the σ sum and the gain sums; waits for their words.
+    /// The gate, the σ sum and the gain (its sums, then its rule): recorded for the
+    /// second pass to go on from, or, where σ is to be estimated, run and waited for,
+    /// with `info`'s words.
     fn first_pass(
         &mut self,
         params: &Params,
         sigma: bool,
         gain: bool,
-    ) -> Result<Vec<u32>, GpuError> {
+    ) -> Result<(wgpu::CommandEncoder, Option<Vec<u32>>), GpuError> {
         let b = self.buffers.as_ref().expect("buffers");
         self.gpu
             .queue
@@ -686,26 +699,36 @@ impl WgpuEnergy {
         }
         if gain {
             self.dispatch(&mut encoder, &self.kernels.gain_sums, 0, groups);
+            self.dispatch(&mut encoder, &self.kernels.gain, 0, 1);
+        }
+        if !sigma {
+            return Ok((encoder, None));
         }
         encoder.copy_buffer_to_buffer(&b.info, 0, &b.info_read, 0, None);
         self.gpu.queue.submit([encoder.finish()]);
-        map_read(&self.gpu, &b.info_read, |words| words.to_vec())
+        let info = map_read(&self.gpu, &b.info_read, |words| words.to_vec())?;
+        Ok((self.encoder(), Some(info)))
     }
 
     /// The background distance, the contrast weights, the prior's distances and the
     /// terminals, then brings the capacities back.
     fn second_pass(
         &mut self,
+        mut encoder: wgpu::CommandEncoder,
         params: &Params,
         background: bool,
         prior: bool,
         connectivity: Connectivity,
-    ) -> Result<(), GpuError> {
+    ) -> Result<Option<[u32; 3]>, GpuError> {
         let b = self.buffers.as_ref().expect("buffers");
+        // every pass of this submission reads these (the first pass's fields are the
+        // same in both)
         self.gpu
             .queue
             .write_buffer(&b.params, 0, bytemuck::bytes_of(params));
-        let mut encoder = self.encoder();
+        if background {
+            encoder.copy_buffer_to_buffer(&b.gains, 0, &b.gains_read, 0, None);
+        }
         let groups = dispatch_size(b.pixels());
         if background {
             self.dispatch(&mut encoder, &self.kernels.observe, 0, groups);
@@ -762,7 +785,12 @@ impl WgpuEnergy {
                 self.problem = Some(arrays.into_problem(w, h, connectivity)?);
             }
         }
-        Ok(())
+        if !background {
+            return Ok(None);
+        }
+        // done with the copies above: the wait is over
+        let gains = map_read(&self.gpu, &b.gains_read, |w| [w[0], w[1], w[2]])?;
+        Ok(Some(gains))
     }
 
     /// Brings every capacity back into `arrays`.
