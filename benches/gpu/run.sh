@@ -11,16 +11,25 @@
 #   cp target/release/deps/ccl-<hash> .gpu/ccl && cp target/release/deps/app-<hash> .gpu/app
 #   cp target/release/deps/cuda_volume-<hash> .gpu/cuda_volume     # the volume engine
 #   cargo bench --no-run --bench volumes && cp target/release/deps/volumes-<hash> .gpu/volumes
-#   strip .gpu/livecut .gpu/cuda_engine* .gpu/cuda_volume .gpu/volumes .gpu/gpu_schedules .gpu/ccl .gpu/app
+#   cp target/release/deps/device_energy-<hash> .gpu/device_energy  # CUDA and wgpu energies
+#   Vulkan's loader for wgpu (the machine has the NVIDIA driver's ICD, no loader), once:
+#     echo /.gl/ >>.git/info/exclude; mkdir -p .gl /tmp/amd64/partial
+#     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
+#     apt-get $o update; (cd .gl && apt-get $o download libvulkan1)   # and carry .gl too
+#   strip .gpu/livecut .gpu/cuda_engine* .gpu/cuda_volume .gpu/volumes .gpu/gpu_schedules .gpu/ccl .gpu/app .gpu/device_energy
 #   gzip -9 .gpu/livecut .gpu/app
 #   (gzipped to stay under the 64 MiB carry; this script unpacks them)
-#   cp -r ../shared/data/grids ../shared/data/grids3d .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow .gpu/video/
+#   cp -r ../shared/data/grids ../shared/data/grids3d .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow ../shared/data/video/pedestrians .gpu/video/
 # then on the GPU machine, with .gpu carried: bash .gpu/run.sh  (files land in $OUT; the
 # whole output also in $OUT/run.log, since the device tool returns only its tail)
 set -u
 cd "$(dirname "$0")"
 for f in livecut app; do [ -f $f.gz ] && gunzip -f $f.gz; done
-chmod +x livecut app cuda_engine cuda_engine_experiments cuda_volume volumes gpu_schedules ccl
+chmod +x livecut app cuda_engine cuda_engine_experiments cuda_volume volumes gpu_schedules ccl device_energy
+# wgpu through the NVIDIA driver's Vulkan ICD, with the carried loader
+for f in ../.gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done; ldconfig
+ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+[ -f $ICD ] && export VK_DRIVER_FILES=$ICD
 exec > >(tee "${OUT:-/tmp}/run.log") 2>&1
 export LIVECUT_GRIDS=$PWD/grids LIVECUT_GRIDS3D=$PWD/grids3d LIVECUT_CCL_MASKS=$PWD/video/car-shadow/annotations
 T=${OUT:-/tmp}
@@ -29,6 +38,7 @@ sec device; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,clocks.max
 sec "cuda_engine tests, product schedule"; ./cuda_engine --test-threads=1 2>&1 | tee $T/cuda_tests.log | grep -E "^test |test result|panicked|note:"
 sec "cuda_engine tests, every schedule (profiling kernels)"; ./cuda_engine_experiments --test-threads=1 2>&1 | tee $T/cuda_tests_experiments.log | grep -E "^test |test result|panicked|note:"
 sec "cuda_volume tests"; ./cuda_volume --test-threads=1 2>&1 | tee $T/cuda_volume_tests.log | grep -E "^test |test result|panicked|note:"
+sec "device_energy tests: the CUDA and wgpu (Vulkan) energies against the CPU's"; LIVECUT_REQUIRE_WGPU=1 ./device_energy --test-threads=1 2>&1 | tee $T/energy_tests.log | grep -E "^test |test result|panicked|note:"
 sec "ccl tests"; ./ccl --test-threads=1 2>&1 | tee $T/ccl_tests.log | grep -E "^test |test result|panicked|skipped"
 sec "instances with livecut maxflow --engine cuda (independent checker)"; python3 check_instances.py "$PWD/livecut" grids/manifest.csv cuda 2>&1 | tail -16
 sec "auto engine"; ./livecut maxflow grids/rocket_640x480_4c.max.gz --engine auto 2>&1 | tail -4
@@ -44,6 +54,10 @@ print("engine", r[0]["engine"], "dynamic", r[0]["dynamic"])
 PY
 done
 cmp -s <(cat /tmp/seg-on/*.png) <(cat /tmp/seg-off/*.png) && echo "stochastic on/off masks identical" || echo "stochastic on/off masks DIFFER"
+for size in 1920x1080 1280x720; do
+sec "pedestrians at $size: CPU engine beside the CPU and the wgpu energy, CUDA beside the CPU and the CUDA energy"
+./livecut bench --sequence video/pedestrians/frames --background 10 --size $size --frames 40 --engine cpu,cuda --wgpu 2>&1 | tail -12
+done
 sec "app, headless (kittest), CPU then auto (CUDA)"; timeout 60 ./app ui_and_segmentation_rates_on_the_640x480_demo --ignored --nocapture --exact 2>&1 | grep -E "engine:|test result|panicked"
 sec racecheck; timeout 120 compute-sanitizer --tool racecheck ./cuda_engine sanitizer_small_persistent --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5
 for t in sanitizer_small_persistent sanitizer_small_host_loop; do timeout 300 compute-sanitizer --tool racecheck ./cuda_engine_experiments $t --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5; done

@@ -276,7 +276,8 @@ where
         let (x0, x1) = (x.saturating_sub(r), (x + r + 1).min(self.width));
         let (y0, y1) = (y.saturating_sub(r), (y + r + 1).min(self.height));
         let s = |x: usize, y: usize| self.sums[y * (self.width + 1) + x];
-        let sum = s(x1, y1) - s(x0, y1) - s(x1, y0) + s(x0, y0);
+        // in this order no partial result falls below zero (unsigned sums)
+        let sum = s(x1, y1) + s(x0, y0) - s(x0, y1) - s(x1, y0);
         (sum, (x1 - x0) * (y1 - y0))
     }
 }

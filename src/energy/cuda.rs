@@ -11,7 +11,9 @@
 //! the model's per-pixel state; [`DeviceEnergy::hand_back`] returns it to the model.
 
 use super::background::{CostTable, kernel_defines, threshold_q};
-use super::plan::{Capacities, EnergyDevice, GpuEnergy, check_frame, packed_offsets, seed_code};
+use super::plan::{
+    Capacities, EnergyDevice, GpuEnergy, Held, check_frame, packed_offsets, seed_code,
+};
 pub use super::plan::{DataTerm, DeviceFrame};
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::gpu::{
@@ -113,21 +115,6 @@ struct Buffers {
     last: CudaSlice<u8>,
 }
 
-/// Host copies of what the device holds, to upload only what changed.
-#[derive(Default)]
-struct Held {
-    /// The version of the previous mask on the device, if one is there.
-    previous: Option<u64>,
-    /// The version of the seeds on the device, if any are there.
-    seeds: Option<u64>,
-    /// The gate holds colours of an earlier frame.
-    gate: bool,
-    /// The model's state is on the device.
-    model: bool,
-    /// The device's `last` holds an adapted frame.
-    had_last: bool,
-}
-
 /// The parameters a table was made for, as bits (λ or weight, σ or ramp, scale).
 type TableKey = (u32, u32, u32);
 
@@ -165,23 +152,8 @@ impl GpuEnergy for DeviceEnergy {
         EnergyDevice::Cuda
     }
 
-    /// Whether the device holds the background model's state (hand it back before the
-    /// CPU energy uses the model again).
-    fn holds_model(&self) -> bool {
-        self.held.model
-    }
-
-    /// Forgets the model's state on the device without handing it back (the model was
-    /// relearned or reset), and the gate's and the previous mask's.
-    fn release(&mut self) {
-        self.held = Held::default();
-    }
-
-    /// Forgets the previous mask (the next frame has no temporal prior) and the gate's
-    /// held colours, as the CPU path does after a jump in the stream.
-    fn forget_previous(&mut self) {
-        self.held.previous = None;
-        self.held.gate = false;
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
     }
 
     /// σ of the last frame's contrast term.

@@ -39,6 +39,22 @@ impl Capacities<'_> {
     }
 }
 
+/// What a GPU energy holds on its device, so that it uploads only what changed and
+/// knows what to hand back.
+#[derive(Debug, Default)]
+pub struct Held {
+    /// The version of the previous mask on the device, if one is there.
+    pub previous: Option<u64>,
+    /// The version of the seeds on the device, if any are there.
+    pub seeds: Option<u64>,
+    /// The gate holds colours of an earlier frame.
+    pub gate: bool,
+    /// The model's state is on the device.
+    pub model: bool,
+    /// The device's `last` holds an adapted frame.
+    pub had_last: bool,
+}
+
 /// A frame's energy built on a GPU from the shared plan, identical to the CPU
 /// energy's: CUDA ([`super::cuda::DeviceEnergy`]) or wgpu ([`super::wgpu::WgpuEnergy`]).
 /// While it runs it holds the background model's per-pixel state and the noise gate's
@@ -75,15 +91,28 @@ pub trait GpuEnergy: Send {
     /// The gate's held colours and their frame's size; the device gate then holds none.
     fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError>;
 
-    /// Whether the device holds the background model's state.
-    fn holds_model(&self) -> bool;
+    /// What it holds on the device.
+    fn held(&mut self) -> &mut Held;
+
+    /// Whether the device holds the background model's state (hand it back before the
+    /// CPU energy uses the model again).
+    fn holds_model(&mut self) -> bool {
+        self.held().model
+    }
 
     /// Forgets the model's, the gate's and the previous mask's state without handing
     /// it back (the model was relearned or reset).
-    fn release(&mut self);
+    fn release(&mut self) {
+        *self.held() = Held::default();
+    }
 
-    /// Forgets the previous mask and the gate's colours (a jump in the stream).
-    fn forget_previous(&mut self);
+    /// Forgets the previous mask (the next frame has no temporal prior) and the gate's
+    /// colours, as the CPU path does after a jump in the stream.
+    fn forget_previous(&mut self) {
+        let held = self.held();
+        held.previous = None;
+        held.gate = false;
+    }
 
     /// σ of the last frame's contrast term.
     fn last_sigma(&self) -> f32;

@@ -9,7 +9,7 @@
 
 use super::background::{CostTable, kernel_defines, threshold_q};
 use super::plan::{
-    Capacities, DataTerm, DeviceFrame, EnergyDevice, GpuEnergy, check_frame, packed_offsets,
+    Capacities, DataTerm, DeviceFrame, EnergyDevice, GpuEnergy, Held, check_frame, packed_offsets,
     seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
@@ -294,16 +294,6 @@ impl Buffers {
     }
 }
 
-/// What the device holds, to upload only what changed (as the CUDA energy's).
-#[derive(Default)]
-struct Held {
-    previous: Option<u64>,
-    seeds: Option<u64>,
-    gate: bool,
-    model: bool,
-    had_last: bool,
-}
-
 /// Where each table lies in the tables buffer, and the parameters they were made for.
 #[derive(Clone, Copy, Default, PartialEq)]
 struct TableLayout {
@@ -347,23 +337,8 @@ impl GpuEnergy for WgpuEnergy {
         EnergyDevice::Wgpu
     }
 
-    /// Whether the device holds the background model's state (hand it back before the
-    /// CPU energy uses the model again).
-    fn holds_model(&self) -> bool {
-        self.held.model
-    }
-
-    /// Forgets the model's state on the device without handing it back (the model was
-    /// relearned or reset), and the gate's and the previous mask's.
-    fn release(&mut self) {
-        self.held = Held::default();
-    }
-
-    /// Forgets the previous mask and the gate's held colours, as the CPU path does
-    /// after a jump in the stream.
-    fn forget_previous(&mut self) {
-        self.held.previous = None;
-        self.held.gate = false;
+    fn held(&mut self) -> &mut Held {
+        &mut self.held
     }
 
     /// σ of the last frame's contrast term.

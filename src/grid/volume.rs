@@ -181,7 +181,7 @@ impl VolumeProblem {
         sink: Vec<i32>,
         edges: Vec<Vec<i32>>,
     ) -> Result<Self, VolumeError> {
-        let problem = Self::from_built_arrays(size, connectivity, source, sink, edges)?;
+        let problem = Self::assemble(size, connectivity, source, sink, edges)?;
         problem.validate()?;
         Ok(problem)
     }
@@ -190,6 +190,19 @@ impl VolumeProblem {
     /// whose signs and borders were checked (frames stacked into a volume); debug
     /// builds check everything.
     pub(crate) fn from_built_arrays(
+        size: (u32, u32, u32),
+        connectivity: VolumeConnectivity,
+        source: Vec<i32>,
+        sink: Vec<i32>,
+        edges: Vec<Vec<i32>>,
+    ) -> Result<Self, VolumeError> {
+        let problem = Self::assemble(size, connectivity, source, sink, edges)?;
+        debug_assert_eq!(problem.validate(), Ok(()));
+        Ok(problem)
+    }
+
+    /// The problem of these arrays, their lengths checked.
+    fn assemble(
         (width, height, depth): (u32, u32, u32),
         connectivity: VolumeConnectivity,
         source: Vec<i32>,
@@ -213,7 +226,6 @@ impl VolumeProblem {
             sink,
             edges,
         };
-        debug_assert_eq!(problem.validate(), Ok(()));
         Ok(problem)
     }
 
