@@ -82,8 +82,10 @@ const FAR_DISTANCE: u32 = 0x3fffffffu;
 @group(0) @binding(14) var<storage, read_write> caps: array<i32>;
 @group(0) @binding(15) var<storage, read> dist_from: array<u32>;
 @group(0) @binding(16) var<storage, read_write> dist_to: array<u32>;
-// the capacities the host holds (the last ones brought back), per tile whether its
-// capacities changed (bit 0 any, bit 1 an arc), and where a changed tile is packed
+// the capacities the host holds (the last ones brought back); per tile, three words:
+// whether its capacities changed (bit 0 any, bit 1 an arc), and the rows and the
+// columns of the tile where they did (a bit each: the box of the change); and where a
+// changed tile is packed
 @group(0) @binding(17) var<storage, read_write> kept: array<i32>;
 @group(0) @binding(18) var<storage, read_write> tile_flags: array<atomic<u32>>;
 @group(0) @binding(19) var<storage, read_write> slots: array<u32>;
@@ -506,8 +508,9 @@ fn en_adapt(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 fn tile_of(i: u32) -> u32 { return (i / p.width / TILE) * p.tile_cols + (i % p.width) / TILE; }
 
 // Where the capacities differ from those the host holds: each such pixel's tile is
-// flagged (an arc's change too) and its capacities become the kept ones, so that only
-// changed tiles come back and the CPU engine re-reads only them.
+// flagged (an arc's change too) with its row and column, and its capacities become the
+// kept ones, so that only changed tiles come back and the CPU engine re-reads only the
+// boxes of the pixels that changed.
 @compute @workgroup_size(WG)
 fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var i = gid.x; i < p.n; i += stride(groups)) {
@@ -520,7 +523,10 @@ fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
             }
         }
         if (flags != 0u) {
-            atomicOr(&tile_flags[tile_of(i)], flags);
+            let t = 3u * tile_of(i);
+            atomicOr(&tile_flags[t], flags);
+            atomicOr(&tile_flags[t + 1u], 1u << ((i / p.width) % TILE));
+            atomicOr(&tile_flags[t + 2u], 1u << ((i % p.width) % TILE));
         }
     }
 }
@@ -531,7 +537,7 @@ fn en_compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
 fn en_slots(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     for (var t = gid.x; t < p.tiles; t += stride(groups)) {
         var slot = NO_SLOT;
-        if (atomicLoad(&tile_flags[t]) != 0u) {
+        if (atomicLoad(&tile_flags[3u * t]) != 0u) {
             slot = atomicAdd(&info[INFO_TILES], 1u);
         }
         slots[t] = slot;

@@ -238,14 +238,14 @@ impl Buffers {
             ],
             caps: buffer("capacities", (dirs + 2) * n, storage),
             kept: buffer("kept capacities", (dirs + 2) * n, storage),
-            tile_flags: buffer("tile flags", tiles, storage),
+            tile_flags: buffer("tile flags", 3 * tiles, storage),
             slots: buffer("tile slots", tiles, storage),
             packed: buffer("packed tiles", pack_words, storage),
             tiles: tiles as u32,
             pack_tiles: pack_tiles as u32,
             tiles_read: buffer(
                 "changes read",
-                2 * tiles + INFO_WORDS as u64 + pack_words,
+                4 * tiles + INFO_WORDS as u64 + pack_words,
                 U::MAP_READ | U::COPY_DST,
             ),
             caps_read: buffer("capacities read", (dirs + 2) * n, U::MAP_READ | U::COPY_DST),
@@ -800,7 +800,8 @@ impl WgpuEnergy {
         let (w, h) = (b.width, b.height);
         let tiles = b.tiles as usize;
         let tile_words = arrays.len() * (TILE * TILE) as usize;
-        let header = 2 * tiles + INFO_WORDS;
+        // the tiles' flags and boxes (three words a tile), their slots, `info`
+        let header = 4 * tiles + INFO_WORDS;
         let prefix = self.expected_tiles.min(b.pack_tiles as usize);
         let groups = dispatch_size(b.pixels());
         encoder.clear_buffer(&b.tile_flags, 0, None);
@@ -808,15 +809,11 @@ impl WgpuEnergy {
         self.dispatch(&mut encoder, &self.kernels.slots, 0, dispatch_size(tiles));
         self.dispatch(&mut encoder, &self.kernels.pack, 0, groups);
         let words = |k: usize| 4 * k as u64;
-        encoder.copy_buffer_to_buffer(&b.tile_flags, 0, &b.tiles_read, 0, words(tiles));
-        encoder.copy_buffer_to_buffer(&b.slots, 0, &b.tiles_read, words(tiles), words(tiles));
-        encoder.copy_buffer_to_buffer(
-            &b.info,
-            0,
-            &b.tiles_read,
-            words(2 * tiles),
-            words(INFO_WORDS),
-        );
+        encoder.copy_buffer_to_buffer(&b.tile_flags, 0, &b.tiles_read, 0, words(3 * tiles));
+        let slots_at = words(3 * tiles);
+        encoder.copy_buffer_to_buffer(&b.slots, 0, &b.tiles_read, slots_at, words(tiles));
+        let info_at = words(4 * tiles);
+        encoder.copy_buffer_to_buffer(&b.info, 0, &b.tiles_read, info_at, words(INFO_WORDS));
         if prefix > 0 {
             let at = words(header);
             encoder.copy_buffer_to_buffer(
@@ -829,8 +826,12 @@ impl WgpuEnergy {
         }
         self.gpu.queue.submit([encoder.finish()]);
         let (flags, slots, count) = map_read(&self.gpu, &b.tiles_read, |w| {
-            let count = w[2 * tiles + INFO_TILES] as usize;
-            (w[..tiles].to_vec(), w[tiles..2 * tiles].to_vec(), count)
+            let count = w[4 * tiles + INFO_TILES] as usize;
+            (
+                w[..3 * tiles].to_vec(),
+                w[3 * tiles..4 * tiles].to_vec(),
+                count,
+            )
         })?;
         mark_tiles(&flags, w, h, any, edges);
         if count > b.pack_tiles as usize || 2 * count * (TILE * TILE) as usize > b.pixels() {
@@ -1011,8 +1012,9 @@ impl HostArrays {
     }
 }
 
-/// Marks the tiles the device flagged (bit 0: a capacity changed, bit 1: an arc's) in
-/// `any` and `edges`.
+/// Marks the boxes of the changed pixels of the tiles the device flagged (three words a
+/// tile: bit 0 a capacity changed, bit 1 an arc's; a bit for each row, and for each
+/// column, where one did) in `any`, and in `edges` where an arc changed.
 fn mark_tiles(
     flags: &[u32],
     width: u32,
@@ -1021,14 +1023,17 @@ fn mark_tiles(
     edges: &mut ChangedTiles,
 ) {
     let cols = width.div_ceil(TILE);
-    for (t, &f) in flags.iter().enumerate().filter(|(_, f)| **f != 0) {
-        let (tx, ty) = (t as u32 % cols, t as u32 / cols);
+    for (t, tile) in flags.chunks_exact(3).enumerate().filter(|(_, f)| f[0] != 0) {
+        let (x0, y0) = (t as u32 % cols * TILE, t as u32 / cols * TILE);
+        // the lowest and past the highest bit set: the box's rows and columns
+        let span = |bits: u32| bits.trailing_zeros()..TILE - bits.leading_zeros();
+        let (ys, xs) = (span(tile[1]), span(tile[2]));
         let rect = PixelRect {
-            xs: tx * TILE..((tx + 1) * TILE).min(width),
-            ys: ty * TILE..((ty + 1) * TILE).min(height),
+            xs: x0 + xs.start..(x0 + xs.end).min(width),
+            ys: y0 + ys.start..(y0 + ys.end).min(height),
         };
         any.mark_rect(&rect, 0);
-        if f & 2 != 0 {
+        if tile[0] & 2 != 0 {
             edges.mark_rect(&rect, 0);
         }
     }
