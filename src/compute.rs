@@ -15,7 +15,7 @@ pub struct ComputeError(pub String);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AdapterChoice {
     /// A real GPU (discrete, integrated or virtual), never a software rasteriser: what
-    /// `--engine auto` wants, since a CPU emulating a GPU is slower than the CPU path.
+    /// `--gpu auto` wants, since a CPU emulating a GPU is slower than the CPU path.
     RealGpu,
     /// Any adapter, software ones included (lavapipe in CI).
     Any,
@@ -26,10 +26,8 @@ pub enum AdapterChoice {
 pub struct AdapterSummary {
     /// The adapter's name.
     pub name: String,
-    /// The graphics API underneath ("vulkan", "metal", "dx12", "gl").
+    /// The graphics API underneath ("vulkan", "metal", "dx12").
     pub backend: String,
-    /// Whether it is a software rasteriser running on the CPU.
-    pub software: bool,
 }
 
 impl fmt::Display for AdapterSummary {
@@ -43,7 +41,6 @@ impl AdapterSummary {
         Self {
             name: info.name.clone(),
             backend: info.backend.to_str().to_string(),
-            software: info.device_type == wgpu::DeviceType::Cpu,
         }
     }
 }

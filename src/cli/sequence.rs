@@ -176,10 +176,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                 width,
                 height,
                 engine: engine_name,
-                energy: serde_json::to_value(energy)?
-                    .as_str()
-                    .unwrap_or("cpu")
-                    .to_string(),
+                energy: energy.to_string(),
                 mode,
                 frames: frames.len() - 1 - learning,
                 continued,

@@ -19,6 +19,16 @@ pub enum EnergyDevice {
     Wgpu,
 }
 
+impl std::fmt::Display for EnergyDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            EnergyDevice::Cpu => "cpu",
+            EnergyDevice::Cuda => "cuda",
+            EnergyDevice::Wgpu => "wgpu",
+        })
+    }
+}
+
 /// Where a GPU energy left a frame's capacities.
 pub enum Capacities<'a> {
     /// On the CUDA device, for the CUDA engine to cut there.
@@ -211,6 +221,14 @@ pub(crate) fn packed_offsets() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn energy_devices_print_as_the_json_names_them() {
+        for device in [EnergyDevice::Cpu, EnergyDevice::Cuda, EnergyDevice::Wgpu] {
+            let json = serde_json::to_string(&device).unwrap();
+            assert_eq!(json, format!("\"{device}\""));
+        }
+    }
 
     #[test]
     fn packed_offsets_give_back_every_direction() {
