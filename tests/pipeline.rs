@@ -77,6 +77,7 @@ impl FrameProcessor for FakeProcessor {
             noise_gate: 0,
             volume: None,
             energy: Default::default(),
+            gpu: None,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

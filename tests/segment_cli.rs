@@ -518,3 +518,36 @@ fn cameras_are_listed_or_their_absence_said() {
         "{text}"
     );
 }
+
+#[test]
+fn the_energy_on_wgpu_is_said_in_the_note_and_every_frames_json() {
+    let c = case();
+    let out = segment(
+        "demo",
+        &c.out,
+        &["--json", arg(&c.json), "--gpu", "wgpu", "--frames", "5"],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && std::env::var_os("LIVECUT_REQUIRE_WGPU").is_none() {
+        eprintln!("note: skipping, no wgpu adapter: {stderr}");
+        return;
+    }
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(
+        stderr.contains("through wgpu"),
+        "the note says where: {stderr}"
+    );
+    let lines = json_lines(&c.json);
+    assert_eq!(lines.len(), 5);
+    // the seeded first frame is cut on the CPU path, the others on the device
+    assert_eq!(lines[0]["energy"], "cpu");
+    assert!(lines[0].get("gpu").is_none());
+    for line in &lines[1..] {
+        assert_eq!(line["energy"], "wgpu", "{line}");
+        let gpu = line["gpu"].as_str().expect("the adapter is named");
+        assert!(gpu.starts_with("wgpu on "), "{gpu}");
+    }
+    // and a contradiction is one line
+    let bad = segment("demo", &c.out, &["--engine", "cpu", "--gpu", "cuda"]);
+    assert_clean_failure(&bad, "beside the CUDA engine", &[]);
+}

@@ -143,6 +143,7 @@ mod tests {
                 noise_gate: 0,
                 volume: None,
                 energy: Default::default(),
+                gpu: None,
             }),
             error: None,
             timings: FrameTiming::default(),

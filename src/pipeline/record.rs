@@ -62,6 +62,9 @@ pub struct FrameRecord {
     pub engine: EngineKind,
     /// Where the frame's energy was built: cpu, cuda or wgpu.
     pub energy: EnergyDevice,
+    /// What built it where a GPU did: "CUDA", or the wgpu adapter and its API.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
     /// Foreground pixels in the mask.
     pub foreground: usize,
     /// The frame taught the static background and was not cut (its mask is all
@@ -128,6 +131,7 @@ impl FrameRecord {
             dropped: result.dropped,
             engine: result.engine,
             energy: output.energy,
+            gpu: output.gpu.clone(),
             foreground: output.mask.count_source(),
             learning: output.learning,
             iou: result.iou(),

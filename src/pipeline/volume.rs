@@ -378,6 +378,7 @@ impl VolumeSegmenter {
                 noise_gate: 0,
                 volume: Some(span),
                 energy: Default::default(),
+                gpu: None,
             });
             self.last = Some(mask);
         }

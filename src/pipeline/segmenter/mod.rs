@@ -112,6 +112,8 @@ pub struct SegmentOutput {
     pub volume: Option<super::volume::VolumeSpan>,
     /// Where the frame's energy was built.
     pub energy: EnergyDevice,
+    /// What built it where a GPU did ("CUDA", or the wgpu adapter and its API).
+    pub gpu: Option<String>,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -649,6 +651,11 @@ impl Segmenter {
                 Some(device) if self.on_device => device.kind(),
                 _ => EnergyDevice::Cpu,
             },
+            gpu: self
+                .device
+                .as_ref()
+                .filter(|_| self.on_device)
+                .map(|d| d.name()),
         }
     }
 
@@ -1139,6 +1146,7 @@ pub(super) fn learning_output(frame: &Frame, ms: f64, noise_gate: u8) -> Segment
         census: None,
         noise_gate,
         energy: EnergyDevice::Cpu,
+        gpu: None,
         volume: None,
     }
 }
