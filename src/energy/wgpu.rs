@@ -354,7 +354,7 @@ impl GpuEnergy for WgpuEnergy {
     ) -> Result<Capacities<'_>, GpuError> {
         check_frame(&frame, &term)?;
         let gpu = self.gpu.clone();
-        let (built, error) = gpu.checked(|| self.build_in_scope(frame, term));
+        let (built, error) = gpu.checked(|| self.build_frame(frame, term));
         let built = match error {
             Some(e) => Err(GpuError::Compute(format!("energy: {}", e.0))),
             None => built,
@@ -426,12 +426,8 @@ impl WgpuEnergy {
         })
     }
 
-    /// The device it runs on.
-    pub fn device(&self) -> &ComputeDevice {
-        &self.gpu
-    }
-
-    fn build_in_scope(
+    /// The frame's capacities into `problem` and `changes` (see `build`).
+    fn build_frame(
         &mut self,
         frame: DeviceFrame<'_>,
         mut term: DataTerm<'_>,
