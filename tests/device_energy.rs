@@ -24,6 +24,7 @@ use livecut::grid::{Connectivity, Direction, GridProblem, Mask};
 use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::maxflow::cuda::CudaEngine;
+use livecut::pipeline::worker::iou;
 use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
 
 /// Frames the background is learned from.
@@ -858,7 +859,14 @@ fn a_lost_wgpu_device_hands_its_frames_to_the_cpu() {
             // gate started afresh: close to the CPU's own masks, not equal
             assert_eq!(out.energy, EnergyDevice::Cpu, "frame {k}");
             assert!(
-                iou(&out.mask.data, mask) > 0.8,
+                iou(
+                    &out.mask,
+                    &Mask {
+                        width: 160,
+                        height: 120,
+                        data: mask.clone()
+                    }
+                ) > 0.8,
                 "frame {k}: far from the CPU's mask"
             );
         }
@@ -869,23 +877,4 @@ fn a_lost_wgpu_device_hands_its_frames_to_the_cpu() {
         );
     }
     assert_eq!(segmenter.gpu_energy(), None);
-}
-
-/// Intersection over union of two masks' foregrounds (1 where both are empty).
-fn iou(a: &[u8], b: &[u8]) -> f64 {
-    let both = a
-        .iter()
-        .zip(b)
-        .filter(|(x, y)| **x != 0 && **y != 0)
-        .count();
-    let either = a
-        .iter()
-        .zip(b)
-        .filter(|(x, y)| **x != 0 || **y != 0)
-        .count();
-    if either == 0 {
-        1.0
-    } else {
-        both as f64 / either as f64
-    }
 }

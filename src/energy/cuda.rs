@@ -201,12 +201,9 @@ impl GpuEnergy for DeviceEnergy {
             .map(Capacities::Device)
     }
 
-    /// After the cut: `mask` (the frame's final mask) becomes the previous mask on the
-    /// device, as version `version`, and the background adapts to the frame by it
-    /// (`BackgroundModel::adapt`). Where the engine's cut is still on the device, with
-    /// the span of pixels the cleanup changed in it (`None`: none), it is copied there
-    /// and only that span goes up: the whole mask's upload was a large part of a 1080p
-    /// frame's energy.
+    /// The engine's cut, where it is still on the device, is copied there and only the
+    /// span the cleanup changed goes up: the whole mask's upload was a large part of a
+    /// 1080p frame's energy.
     fn finish(
         &mut self,
         mask: &Mask,

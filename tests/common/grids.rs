@@ -48,6 +48,18 @@ pub struct Instance {
 
 /// Every instance `dir/manifest.csv` lists, in its order.
 pub fn instances(dir: &Path) -> Vec<Instance> {
+    manifest_rows(dir, |file, number| Instance {
+        file,
+        width: number(1) as u32,
+        height: number(2) as u32,
+        connectivity: number(3) as u32,
+        flow: number(4),
+    })
+}
+
+/// Every row of `dir/manifest.csv` (after its header) through `row`, which gets the
+/// file name and the row's number in a column (panicking on one that is not).
+pub fn manifest_rows<T>(dir: &Path, row: impl Fn(String, &dyn Fn(usize) -> u64) -> T) -> Vec<T> {
     let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
     text.lines()
         .skip(1)
@@ -55,13 +67,7 @@ pub fn instances(dir: &Path) -> Vec<Instance> {
         .map(|l| {
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
             let number = |k: usize| -> u64 { f[k].parse().unwrap_or_else(|e| panic!("{l}: {e}")) };
-            Instance {
-                file: f[0].to_string(),
-                width: number(1) as u32,
-                height: number(2) as u32,
-                connectivity: number(3) as u32,
-                flow: number(4),
-            }
+            row(f[0].to_string(), &number)
         })
         .collect()
 }

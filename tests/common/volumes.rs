@@ -15,17 +15,10 @@ pub fn grids3d_dir() -> Option<PathBuf> {
 
 /// (file, W, H, D, C, max flow) of every instance `dir/manifest.csv` lists.
 pub fn manifest3d(dir: &std::path::Path) -> Vec<(String, [u32; 4], u64)> {
-    let text = std::fs::read_to_string(dir.join("manifest.csv")).expect("manifest.csv");
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').map(str::trim).collect();
-            let n = |k: usize| f[k].parse::<u64>().unwrap_or_else(|e| panic!("{l}: {e}"));
-            let size = [n(1) as u32, n(2) as u32, n(3) as u32, n(4) as u32];
-            (f[0].to_string(), size, n(5))
-        })
-        .collect()
+    super::grids::manifest_rows(dir, |file, n| {
+        let size = [n(1) as u32, n(2) as u32, n(3) as u32, n(4) as u32];
+        (file, size, n(5))
+    })
 }
 
 /// A random volume: terminal arcs on about half the voxels (some with both), every
