@@ -3,6 +3,7 @@
 //! own device ([`ComputeDevice::open`]); the window can lend eframe's
 //! ([`ComputeDevice::shared`]), so that the frame and the picture share one device.
 
+use crate::gpu::GpuError;
 use std::fmt;
 
 /// Why compute shaders cannot run: no adapter, a device refused, a shader that does
@@ -10,6 +11,12 @@ use std::fmt;
 #[derive(Clone, Debug, thiserror::Error)]
 #[error("GPU compute (wgpu): {0}")]
 pub struct ComputeError(pub String);
+
+impl From<ComputeError> for GpuError {
+    fn from(e: ComputeError) -> Self {
+        GpuError::Compute(e.0)
+    }
+}
 
 /// Which adapters [`ComputeDevice::open`] may take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +145,68 @@ impl ComputeDevice {
             adapter: AdapterSummary::of(info),
         }
     }
+}
+
+/// Writes bytes to the start of a buffer, the last partial word padded with zeros.
+pub(crate) fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
+    let whole = bytes.len() & !3;
+    if whole > 0 {
+        queue.write_buffer(buffer, 0, &bytes[..whole]);
+    }
+    if whole < bytes.len() {
+        let mut tail = [0u8; 4];
+        tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
+        queue.write_buffer(buffer, whole as u64, &tail);
+    }
+}
+
+/// Waits for the device and reads a mapped buffer through `read`.
+pub(crate) fn map_read<R>(
+    gpu: &ComputeDevice,
+    buffer: &wgpu::Buffer,
+    read: impl FnOnce(&[u32]) -> R,
+) -> Result<R, ComputeError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| ComputeError(format!("waiting for the GPU: {e}")))?;
+    rx.recv()
+        .map_err(|_| ComputeError("the GPU dropped a read".into()))?
+        .map_err(|e| ComputeError(format!("reading back: {e}")))?;
+    let out = {
+        let view = buffer
+            .get_mapped_range(..)
+            .map_err(|e| ComputeError(format!("reading back: {e}")))?;
+        read(bytemuck::cast_slice(&view))
+    };
+    buffer.unmap();
+    Ok(out)
+}
+
+/// The first `len` words of a storage buffer, through a staging buffer.
+pub(crate) fn read_words(
+    gpu: &ComputeDevice,
+    buffer: &wgpu::Buffer,
+    len: usize,
+) -> Result<Vec<u32>, ComputeError> {
+    let size = 4 * len.max(1) as u64;
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("read back"),
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("read back"),
+        });
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+    gpu.queue.submit([encoder.finish()]);
+    map_read(gpu, &staging, |w| w[..len].to_vec())
 }
 
 /// Lower is better: discrete, then integrated, virtual, others, software.

@@ -1,6 +1,7 @@
 //! Connected-component labelling: the CPU labeller against a breadth-first reference,
-//! the GPU labeller against the CPU one (exactly the same canonical labels), and mask
-//! cleanup with either. GPU tests print a note and pass when no CUDA device is present.
+//! the GPU labellers (CUDA, wgpu) against the CPU one (exactly the same canonical
+//! labels), and mask cleanup with each. GPU tests run every GPU labeller the machine
+//! has: CUDA where a device is, wgpu on any adapter (lavapipe in CI).
 //!
 //! Extra real masks for the GPU comparison: set `LIVECUT_CCL_MASKS` to a folder of
 //! PNG masks (e.g. GrabCut ground truth); every file is labelled as it is (all grey
@@ -11,6 +12,7 @@ mod common;
 use common::rng::Rng;
 use livecut::ccl::{
     Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller, Labeller,
+    WgpuLabeller,
 };
 use livecut::grid::{Connectivity, Mask};
 use proptest::prelude::*;
@@ -146,25 +148,37 @@ fn cpu_handles_long_components() {
     }
 }
 
-/// The GPU labeller, or `None` with a note when no device can be used.
-fn gpu() -> Option<CudaLabeller> {
+/// Every GPU labeller this machine has, named: CUDA where a device is (else a note),
+/// wgpu on any adapter (lavapipe in CI).
+fn gpus() -> Vec<(String, Box<dyn Labeller>)> {
+    let mut gpus: Vec<(String, Box<dyn Labeller>)> = Vec::new();
     match CudaLabeller::new() {
         Ok(gpu) => {
             eprintln!(
-                "GPU: {} (kernels compiled in {:.1} ms)",
+                "CUDA: {} (kernels compiled in {:.1} ms)",
                 gpu.device_name(),
                 gpu.compile_ms()
             );
-            Some(gpu)
+            gpus.push(("CUDA".into(), Box::new(gpu)));
         }
-        Err(e) => {
-            eprintln!("skipped: {e}");
-            None
-        }
+        Err(e) => eprintln!("note: no CUDA labeller: {e}"),
     }
+    if let Some(device) = common::device::compute_device() {
+        let name = format!("wgpu {}", device.adapter);
+        let gpu = WgpuLabeller::new(device).expect("the wgpu labeller's shaders compile");
+        gpus.push((name, Box::new(gpu)));
+    }
+    gpus
 }
 
-fn assert_gpu_matches(gpu: &mut CudaLabeller, values: &[u8], w: u32, h: u32, what: &str) {
+fn assert_gpu_matches(
+    gpu: &mut (String, Box<dyn Labeller>),
+    values: &[u8],
+    w: u32,
+    h: u32,
+    what: &str,
+) {
+    let (name, gpu) = gpu;
     for conn in [Connectivity::Four, Connectivity::Eight] {
         let mut labels = Vec::new();
         let start = Instant::now();
@@ -175,60 +189,63 @@ fn assert_gpu_matches(gpu: &mut CudaLabeller, values: &[u8], w: u32, h: u32, wha
         let cpu = cpu_labels(values, w, h, conn);
         let cpu_ms = start.elapsed().as_secs_f64() * 1e3;
         let differ = labels.iter().zip(&cpu).filter(|(a, b)| a != b).count();
-        assert_eq!(differ, 0, "{what} {w}x{h} {conn:?}: {differ} labels differ");
+        assert_eq!(
+            differ, 0,
+            "{name}: {what} {w}x{h} {conn:?}: {differ} labels differ"
+        );
         let components = cpu
             .iter()
             .enumerate()
             .filter(|&(i, &l)| l as usize == i)
             .count();
         eprintln!(
-            "{what:<22} {w:>5}x{h:<5} {:>2}C {components:>7} components {:>4} sweeps  identical  (GPU {gpu_ms:.2} ms incl. copies, CPU {cpu_ms:.2} ms)",
+            "{name}: {what:<22} {w:>5}x{h:<5} {:>2}C {components:>7} components  identical  (GPU {gpu_ms:.2} ms incl. copies, CPU {cpu_ms:.2} ms)",
             conn.number(),
-            gpu.last_sweeps()
         );
     }
 }
 
 #[test]
 fn gpu_matches_cpu_on_small_grids() {
-    let Some(mut gpu) = gpu() else { return };
-    for (w, h) in [
-        (1, 1),
-        (1, 37),
-        (37, 1),
-        (31, 9),
-        (33, 8),
-        (64, 64),
-        (65, 17),
-    ] {
-        for (levels, seed) in [(2, 1), (3, 2), (2, 3)] {
-            let values = noise(w * h, levels, seed);
-            assert_gpu_matches(&mut gpu, &values, w as u32, h as u32, "random");
+    for mut gpu in gpus() {
+        for (w, h) in [
+            (1, 1),
+            (1, 37),
+            (37, 1),
+            (31, 9),
+            (33, 8),
+            (64, 64),
+            (65, 17),
+        ] {
+            for (levels, seed) in [(2, 1), (3, 2), (2, 3)] {
+                let values = noise(w * h, levels, seed);
+                assert_gpu_matches(&mut gpu, &values, w as u32, h as u32, "random");
+            }
         }
     }
 }
 
 #[test]
 fn gpu_matches_cpu_on_large_and_adversarial_grids() {
-    let Some(mut gpu) = gpu() else { return };
-    for (w, h) in [(640, 480), (854, 480), (1920, 1080)] {
-        let values = noise(w * h, 2, w as u64);
-        assert_gpu_matches(&mut gpu, &values, w as u32, h as u32, "random 50%");
-        assert_gpu_matches(
-            &mut gpu,
-            &blobs(w, h, h as u64),
-            w as u32,
-            h as u32,
-            "blobs",
-        );
-        assert_gpu_matches(&mut gpu, &spiral(w, h), w as u32, h as u32, "spiral");
+    for mut gpu in gpus() {
+        for (w, h) in [(640, 480), (854, 480), (1920, 1080)] {
+            let values = noise(w * h, 2, w as u64);
+            assert_gpu_matches(&mut gpu, &values, w as u32, h as u32, "random 50%");
+            assert_gpu_matches(
+                &mut gpu,
+                &blobs(w, h, h as u64),
+                w as u32,
+                h as u32,
+                "blobs",
+            );
+            assert_gpu_matches(&mut gpu, &spiral(w, h), w as u32, h as u32, "spiral");
+        }
+        assert_gpu_matches(&mut gpu, &vec![7u8; 1920 * 1080], 1920, 1080, "uniform");
     }
-    assert_gpu_matches(&mut gpu, &vec![7u8; 1920 * 1080], 1920, 1080, "uniform");
 }
 
 #[test]
 fn gpu_matches_cpu_on_real_masks() {
-    let Some(mut gpu) = gpu() else { return };
     let Ok(dir) = std::env::var("LIVECUT_CCL_MASKS") else {
         eprintln!("skipped: LIVECUT_CCL_MASKS is not set");
         return;
@@ -248,7 +265,9 @@ fn gpu_matches_cpu_on_real_masks() {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        assert_gpu_matches(&mut gpu, grey.as_raw(), w, h, &name);
+        for gpu in &mut gpus() {
+            assert_gpu_matches(gpu, grey.as_raw(), w, h, &name);
+        }
     }
 }
 
@@ -278,7 +297,6 @@ fn clean_anchored(
 
 #[test]
 fn cleanup_is_the_same_with_either_labeller() {
-    let Some(mut gpu) = gpu() else { return };
     let (w, h) = (300, 200);
     let mask = Mask {
         width: w,
@@ -290,12 +308,14 @@ fn cleanup_is_the_same_with_either_labeller() {
         clean_anchored(mask, Connectivity::Eight, 150, &anchor, labeller)
     };
     let mut on_cpu = mask.clone();
-    let mut on_gpu = mask;
     let a = clean(&mut on_cpu, &mut CpuLabeller::new());
-    let b = clean(&mut on_gpu, &mut gpu);
-    assert_eq!(a, b);
-    assert_eq!(on_cpu, on_gpu);
     assert!(a.changed_pixels > 0, "the fixture has something to clean");
+    for (name, mut gpu) in gpus() {
+        let mut on_gpu = mask.clone();
+        let b = clean(&mut on_gpu, gpu.as_mut());
+        assert_eq!(a, b, "{name}");
+        assert_eq!(on_cpu, on_gpu, "{name}");
+    }
 }
 
 #[test]

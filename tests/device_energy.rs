@@ -495,6 +495,48 @@ fn the_cleaned_mask_is_the_next_frames_previous_on_the_device() {
 }
 
 #[test]
+fn the_cleanup_on_the_wgpu_device_leaves_the_cpus_masks() {
+    // small specks dropped and holes filled by the wgpu labeller's components, frame
+    // after frame, against the CPU alone
+    let Some(gpu) = compute_device() else {
+        return;
+    };
+    let (w, h) = (160, 120);
+    let frames = drifting_frames(w, h, 30);
+    for dynamic in [false, true] {
+        let params = SegmentParams {
+            cleanup_min_area: 40,
+            dynamic,
+            ..params()
+        };
+        let mut on_cpu = Segmenter::new(Box::new(CpuEngine::new()), params.clone());
+        let mut on_gpu = Segmenter::new(Box::new(CpuEngine::new()), params);
+        on_gpu.set_compute(Some(gpu.clone())).unwrap();
+        assert!(on_gpu.labels_on_gpu() && !on_cpu.labels_on_gpu());
+        let mut uncleaned = Segmenter::new(
+            Box::new(CpuEngine::new()),
+            SegmentParams {
+                cleanup_min_area: 0,
+                ..on_cpu.params().clone()
+            },
+        );
+        let mut cleaned = 0;
+        for (k, frame) in frames.iter().enumerate() {
+            let a = on_cpu.segment(frame).unwrap();
+            let b = on_gpu.segment(frame).unwrap();
+            assert!(b.fallback.is_none(), "{:?}", b.fallback);
+            assert_eq!(a.flow, b.flow, "frame {k} (dynamic {dynamic}): flows");
+            assert!(
+                a.mask == b.mask,
+                "frame {k} (dynamic {dynamic}): masks differ"
+            );
+            cleaned += usize::from(uncleaned.segment(frame).unwrap().mask != a.mask);
+        }
+        assert!(cleaned > 0, "the cleanup changed some frame");
+    }
+}
+
+#[test]
 fn new_scribbles_mid_stream_reach_the_device() {
     // seeds set on the first frame, then other ones later in the stream: the device
     // uploads each set once, and both energies cut alike throughout
@@ -828,14 +870,31 @@ fn the_chosen_hardware_builds_the_energy_where_it_says() {
 
 #[test]
 fn a_lost_wgpu_device_hands_its_frames_to_the_cpu() {
+    // without a cleanup, and with one (the labeller is on the device too)
+    for cleanup_min_area in [0, 40] {
+        let Some(gpu) = compute_device() else {
+            return;
+        };
+        let params = SegmentParams {
+            cleanup_min_area,
+            ..params()
+        };
+        lose_the_device(gpu, params);
+    }
+}
+
+fn lose_the_device(gpu: ComputeDevice, params: SegmentParams) {
     use livecut::energy::plan::EnergyDevice;
-    let Some(gpu) = compute_device() else {
-        return;
-    };
     let frames = drifting_frames(160, 120, 30);
     let lost_at = LEARN + 6;
-    let reference = segment(&Backend::Wgpu(gpu.clone()), &frames, params(), &[], false);
-    let mut segmenter = Segmenter::new(Box::new(CpuEngine::new()), params());
+    let reference = segment(
+        &Backend::Wgpu(gpu.clone()),
+        &frames,
+        params.clone(),
+        &[],
+        false,
+    );
+    let mut segmenter = Segmenter::new(Box::new(CpuEngine::new()), params);
     segmenter.set_compute(Some(gpu.clone())).unwrap();
     for (k, frame) in frames.iter().enumerate() {
         if k == lost_at {
@@ -877,4 +936,5 @@ fn a_lost_wgpu_device_hands_its_frames_to_the_cpu() {
         );
     }
     assert_eq!(segmenter.gpu_energy(), None);
+    assert!(!segmenter.labels_on_gpu());
 }

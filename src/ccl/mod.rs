@@ -1,5 +1,5 @@
 //! Connected-component labelling of masks, on the CPU (union–find) and on the GPU
-//! (label propagation with links and master cells), and the mask cleanup built on it.
+//! (label propagation with links and master cells, in CUDA or wgpu), and the mask cleanup built on it.
 //!
 //! Canonical labelling: pixels p and q are connected when they are neighbours (4- or
 //! 8-connected) and hold the same value; every pixel's label is the smallest row-major
@@ -9,11 +9,14 @@
 pub mod cleanup;
 pub mod cpu;
 pub mod cuda;
+pub mod wgpu;
 
 pub use cleanup::{Cleaner, CleanupParams, CleanupReport, Constraints};
 pub use cpu::CpuLabeller;
 pub use cuda::CudaLabeller;
+pub use wgpu::WgpuLabeller;
 
+use crate::compute::ComputeError;
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::Connectivity;
 use thiserror::Error;
@@ -42,6 +45,9 @@ pub enum CclError {
     /// The GPU runtime could not do its part (no device, a driver call, a compilation).
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    /// The wgpu device failed (lost, out of memory, a shader refused).
+    #[error(transparent)]
+    Compute(#[from] ComputeError),
 }
 
 /// Something that labels the connected components of a grid of byte values.

@@ -13,7 +13,7 @@ use super::plan::{
     seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
-use crate::compute::{ComputeDevice, ComputeError};
+use crate::compute::{ComputeDevice, ComputeError, map_read, read_words, write_bytes};
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
@@ -776,7 +776,8 @@ impl WgpuEnergy {
             for (a, array) in arrays.iter_mut().enumerate() {
                 array.copy_from_slice(&caps[a * n..(a + 1) * n]);
             }
-        })
+        })?;
+        Ok(())
     }
 
     /// Finds the tiles whose capacities changed (against the kept ones, on the device)
@@ -1068,19 +1069,6 @@ fn word64(words: &[u32], at: usize) -> u64 {
     u64::from(words[at]) | (u64::from(words[at + 1]) << 32)
 }
 
-/// Writes bytes to the start of a buffer, the last partial word padded with zeros.
-fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
-    let whole = bytes.len() & !3;
-    if whole > 0 {
-        queue.write_buffer(buffer, 0, &bytes[..whole]);
-    }
-    if whole < bytes.len() {
-        let mut tail = [0u8; 4];
-        tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
-        queue.write_buffer(buffer, whole as u64, &tail);
-    }
-}
-
 /// RGB bytes as one word a pixel, 0x00BBGGRR.
 fn pack_colours(rgb: &[u8]) -> Vec<u32> {
     rgb.chunks_exact(3)
@@ -1094,55 +1082,6 @@ fn unpack_colours(words: &[u32]) -> Vec<u8> {
         .iter()
         .flat_map(|&w| [w as u8, (w >> 8) as u8, (w >> 16) as u8])
         .collect()
-}
-
-/// Waits for the device and reads a mapped buffer through `read`.
-fn map_read<R>(
-    gpu: &ComputeDevice,
-    buffer: &wgpu::Buffer,
-    read: impl FnOnce(&[u32]) -> R,
-) -> Result<R, GpuError> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    gpu.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| GpuError::Compute(format!("waiting for the GPU: {e}")))?;
-    rx.recv()
-        .map_err(|_| GpuError::Compute("the GPU dropped a read".into()))?
-        .map_err(|e| GpuError::Compute(format!("reading back: {e}")))?;
-    let out = {
-        let view = buffer
-            .get_mapped_range(..)
-            .map_err(|e| GpuError::Compute(format!("reading back: {e}")))?;
-        read(bytemuck::cast_slice(&view))
-    };
-    buffer.unmap();
-    Ok(out)
-}
-
-/// The first `len` words of a storage buffer, through a staging buffer.
-fn read_words(
-    gpu: &ComputeDevice,
-    buffer: &wgpu::Buffer,
-    len: usize,
-) -> Result<Vec<u32>, GpuError> {
-    let size = 4 * len.max(1) as u64;
-    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("read back"),
-        size,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
-    let mut encoder = gpu
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("read back"),
-        });
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-    gpu.queue.submit([encoder.finish()]);
-    map_read(gpu, &staging, |w| w[..len].to_vec())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! Any GPU failure hands the frame (and the ones after it) to the CPU path, which
 //! gives the same masks.
 
-use super::{SegmentError, SegmentOutput, Segmenter, ms_since};
+use super::{SegmentError, SegmentOutput, Segmenter, labeller_for, ms_since};
 use crate::capture::Frame;
 use crate::compute::{ComputeDevice, ComputeError};
 use crate::energy::cuda::DeviceEnergy;
@@ -54,6 +54,7 @@ impl Segmenter {
             if let Some(gpu) = &gpu {
                 self.device = Some(Box::new(WgpuEnergy::new(gpu.clone())?));
             }
+            self.labeller = labeller_for(self.engine.as_ref(), gpu.as_ref());
         }
         self.compute = gpu;
         Ok(())
@@ -64,6 +65,12 @@ impl Segmenter {
     pub fn gpu_energy(&self) -> Option<String> {
         let device = self.device.as_ref().filter(|_| self.device_energy)?;
         Some(device.name())
+    }
+
+    /// Whether the cleanup labels on a GPU (CUDA beside the CUDA engine, wgpu beside
+    /// the CPU engine where a compute device was given).
+    pub fn labels_on_gpu(&self) -> bool {
+        self.labeller.on_gpu()
     }
 
     /// Turns the device energy on or off for video frames (on by default where the
@@ -292,5 +299,10 @@ impl Segmenter {
         ));
         self.device = None;
         self.gate.reset();
+        if self.engine.kind() == EngineKind::Cpu {
+            // the wgpu device failed: its labeller goes with its energy
+            self.compute = None;
+            self.labeller = labeller_for(self.engine.as_ref(), None);
+        }
     }
 }

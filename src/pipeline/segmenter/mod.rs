@@ -21,7 +21,7 @@ use super::working::{reduce, restore, working_size};
 use crate::capture::Frame;
 use crate::ccl::{
     CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
-    Labeller,
+    Labeller, WgpuLabeller,
 };
 use crate::compute::ComputeDevice;
 use crate::energy::plan::{EnergyDevice, GpuEnergy};
@@ -282,13 +282,21 @@ impl SegmentParams {
     }
 }
 
-/// The labeller that suits an engine: the GPU one next to a CUDA engine when it can
-/// be opened, else the CPU one.
-fn labeller_for(engine: &dyn Engine) -> Box<dyn Labeller> {
-    if engine.kind() == EngineKind::Cuda
-        && let Ok(gpu) = CudaLabeller::new()
-    {
-        return Box::new(gpu);
+/// The labeller that suits an engine: the CUDA one next to a CUDA engine, the wgpu one
+/// on the compute device beside the CPU engine, when they can be opened; else the CPU
+/// one.
+fn labeller_for(engine: &dyn Engine, compute: Option<&ComputeDevice>) -> Box<dyn Labeller> {
+    match engine.kind() {
+        EngineKind::Cuda => {
+            if let Ok(gpu) = CudaLabeller::new() {
+                return Box::new(gpu);
+            }
+        }
+        EngineKind::Cpu => {
+            if let Some(Ok(gpu)) = compute.map(|gpu| WgpuLabeller::new(gpu.clone())) {
+                return Box::new(gpu);
+            }
+        }
     }
     Box::new(CpuLabeller::new())
 }
@@ -326,7 +334,7 @@ impl Segmenter {
     pub fn new(mut engine: Box<dyn Engine>, params: SegmentParams) -> Self {
         engine.set_stochastic(params.stochastic);
         engine.set_budget(params.budget);
-        let labeller = labeller_for(engine.as_ref());
+        let labeller = labeller_for(engine.as_ref(), None);
         Self {
             engine,
             params,
@@ -412,7 +420,7 @@ impl Segmenter {
         self.leave_device();
         engine.set_stochastic(self.params.stochastic);
         engine.set_budget(self.params.budget);
-        self.labeller = labeller_for(engine.as_ref());
+        self.labeller = labeller_for(engine.as_ref(), self.compute.as_ref());
         self.engine = engine;
         self.engine_warm = false;
         self.device = device_energy_for(self.engine.as_ref(), self.compute.as_ref());
@@ -902,6 +910,8 @@ impl Segmenter {
         self.fallback = Some(format!(
             "the GPU failed ({error}); continuing with the CPU engine"
         ));
+        // a wgpu device that failed the cleanup builds no more energies either
+        self.compute = None;
         self.set_engine(Box::new(CpuEngine::new()));
     }
 
