@@ -230,8 +230,7 @@ impl WgpuLabeller {
     fn fits(&self, pixels: u64, dirs: u64) -> bool {
         let limits = self.gpu.device.limits();
         let bytes = 4 * pixels * dirs;
-        bytes <= limits.max_storage_buffer_binding_size
-            && bytes <= limits.max_buffer_size
+        bytes <= limits.max_storage_buffer_binding_size && bytes <= limits.max_buffer_size
     }
 
     /// Makes the buffers for this size unless it has them.

@@ -51,6 +51,7 @@ pub struct CpuEngine {
     /// Whether the solver holds the finished residual graph of the last call.
     ready: bool,
     /// `update` continues from the kept graph even where solving afresh is faster.
+    #[cfg(feature = "experiments")]
     always_resume: bool,
     /// What continuing and solving afresh have cost on this stream.
     pace: Pace,
@@ -67,6 +68,7 @@ impl CpuEngine {
     /// Makes `update` continue from the kept residual graph even where solving afresh
     /// has been faster (by default it then solves afresh): for tests of the
     /// reparameterisation and for measuring what the reuse costs.
+    #[cfg(feature = "experiments")]
     pub fn set_always_resume(&mut self, on: bool) {
         self.always_resume = on;
     }
@@ -193,6 +195,7 @@ impl CpuEngine {
             .filter(|s| self.ready && s.fits(problem));
         let resume = match kept {
             None => false,
+            #[cfg(feature = "experiments")]
             Some(_) if self.always_resume => true,
             Some(_) if rects.is_some() => self.pace.resume(),
             Some(s) => !s.changed_throughout(problem) && self.pace.resume(),
@@ -361,6 +364,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "experiments")]
     fn update_below_carried_flow_reparameterises() {
         let mut e = CpuEngine::new();
         // One arc of two changes: by default that is reason to solve afresh.

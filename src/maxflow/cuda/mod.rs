@@ -64,7 +64,9 @@ pub struct GpuSolveStats {
     pub memory_floor_ms: Option<f64>,
 }
 
-/// What the last call did on the device, beyond [`SolveStats`].
+/// What the last call did on the device, beyond [`SolveStats`] (the lab's counters:
+/// tests and the schedule harness read them).
+#[cfg(feature = "experiments")]
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct CudaDetails {
     /// How the solve was driven.
@@ -138,10 +140,12 @@ pub struct CudaEngine {
     /// The arrays of the last grid shape; `None` before the first solve and after a
     /// failed one.
     state: Option<DeviceState>,
+    #[cfg(feature = "experiments")]
     details: CudaDetails,
     /// What fresh and continued solves cost on this stream (`update` takes the cheaper).
     pace: Pace,
     /// `update` always continues from the kept graph (tests, measurements).
+    #[cfg(feature = "experiments")]
     always_resume: bool,
     /// How long a call may take before its solve stops ([`Engine::set_budget`]).
     budget: Option<Duration>,
@@ -178,8 +182,10 @@ impl CudaEngine {
             end,
             config,
             state: None,
+            #[cfg(feature = "experiments")]
             details: CudaDetails::default(),
             pace: Pace::default(),
+            #[cfg(feature = "experiments")]
             always_resume: false,
             budget: None,
         })
@@ -198,6 +204,7 @@ impl CudaEngine {
     }
 
     /// Device-side counters of the last call.
+    #[cfg(feature = "experiments")]
     pub fn details(&self) -> &CudaDetails {
         &self.details
     }
@@ -369,46 +376,49 @@ impl CudaEngine {
         let readback_ms = t2.elapsed().as_secs_f64() * 1e3;
 
         let ntiles = tiling.ntiles();
-        self.details = CudaDetails {
-            schedule: if persistent {
-                Schedule::Persistent
-            } else {
-                Schedule::HostLoop
-            },
-            blocks: params.nblocks,
-            compile_ms: kernels.compile_ms,
-            tiles: ntiles,
-            tile_height: tile_h,
-            step_budget: params.step_budget,
-            rounds: ctl.rounds,
-            global_relabels: ctl.global_relabels,
-            bfs_rounds: if persistent {
-                ctl.global_relabels
-            } else {
-                ctl.bfs_rounds
-            },
-            tile_visits: ctl.tile_visits,
-            tile_loads: ctl.tile_loads,
-            bfs_tiles: ctl.bfs_tiles,
-            steps: ctl.steps,
-            bfs_iterations: ctl.bfs_iters,
-            relabels: ctl.relabels,
-            #[cfg(feature = "experiments")]
-            discharge_cycles: ctl.cyc_discharge,
-            #[cfg(feature = "experiments")]
-            bfs_cycles: ctl.cyc_bfs,
-            #[cfg(feature = "experiments")]
-            path_cycles: (ctl.path_bfs, ctl.path_discharge),
-            #[cfg(feature = "experiments")]
-            wait_cycles: (ctl.bfs_wait, ctl.barrier_cycles),
-            owner_relabel: params.gr_owners != 0,
-            queue_takes: ctl.bfs_pops,
-            capped_relabels: ctl.gr_capped,
-            sweeps: (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
-                + 2.0 * ctl.global_relabels as f64
-                + 1.0,
-        };
-        let sweeps = self.details.sweeps;
+        let sweeps = (ctl.tile_loads as f64 + ctl.bfs_tiles as f64) / ntiles as f64
+            + 2.0 * ctl.global_relabels as f64
+            + 1.0;
+        #[cfg(feature = "experiments")]
+        {
+            self.details = CudaDetails {
+                schedule: if persistent {
+                    Schedule::Persistent
+                } else {
+                    Schedule::HostLoop
+                },
+                blocks: params.nblocks,
+                compile_ms: kernels.compile_ms,
+                tiles: ntiles,
+                tile_height: tile_h,
+                step_budget: params.step_budget,
+                rounds: ctl.rounds,
+                global_relabels: ctl.global_relabels,
+                bfs_rounds: if persistent {
+                    ctl.global_relabels
+                } else {
+                    ctl.bfs_rounds
+                },
+                tile_visits: ctl.tile_visits,
+                tile_loads: ctl.tile_loads,
+                bfs_tiles: ctl.bfs_tiles,
+                steps: ctl.steps,
+                bfs_iterations: ctl.bfs_iters,
+                relabels: ctl.relabels,
+                #[cfg(feature = "experiments")]
+                discharge_cycles: ctl.cyc_discharge,
+                #[cfg(feature = "experiments")]
+                bfs_cycles: ctl.cyc_bfs,
+                #[cfg(feature = "experiments")]
+                path_cycles: (ctl.path_bfs, ctl.path_discharge),
+                #[cfg(feature = "experiments")]
+                wait_cycles: (ctl.bfs_wait, ctl.barrier_cycles),
+                owner_relabel: params.gr_owners != 0,
+                queue_takes: ctl.bfs_pops,
+                capped_relabels: ctl.gr_capped,
+                sweeps,
+            };
+        }
         let stats = SolveStats {
             upload_ms,
             solve_ms,
@@ -480,8 +490,19 @@ impl CudaEngine {
     /// Makes `update` continue from the kept residual graph on every call (by default
     /// it solves afresh where that has been cheaper on this stream): for tests of the
     /// reparameterisation and for measuring what the reuse costs.
+    #[cfg(feature = "experiments")]
     pub fn set_always_resume(&mut self, on: bool) {
         self.always_resume = on;
+    }
+}
+
+impl CudaEngine {
+    /// Whether `update` continues from the kept graph even where afresh is cheaper.
+    fn always_resume(&self) -> bool {
+        #[cfg(feature = "experiments")]
+        return self.always_resume;
+        #[cfg(not(feature = "experiments"))]
+        false
     }
 }
 
@@ -576,7 +597,7 @@ impl Engine for CudaEngine {
     /// afresh otherwise, and where nothing is kept, the tiling changed or an offset would
     /// overflow (`stats.dynamic` says which).
     fn update(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
-        let resume = self.always_resume || self.pace.resume();
+        let resume = self.always_resume() || self.pace.resume();
         self.call(Input::Host(problem), resume)
     }
 
@@ -587,7 +608,7 @@ impl Engine for CudaEngine {
         grid: &DeviceGrid,
         resume: bool,
     ) -> Option<Result<Solution, EngineError>> {
-        let resume = resume && (self.always_resume || self.pace.resume());
+        let resume = resume && (self.always_resume() || self.pace.resume());
         Some(self.call(Input::Device(grid), resume))
     }
 
