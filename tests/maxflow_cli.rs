@@ -131,7 +131,10 @@ fn bench_sequence_times_static_and_dynamic_with_the_same_masks() {
         String::from_utf8_lossy(&out.stderr)
     );
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(table.contains("flows and masks identical"), "{table}");
+    assert!(
+        table.contains("2 runs: flows identical; masks identical within each engine\n"),
+        "{table}"
+    );
     let rows: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let rows = rows.as_array().unwrap();
@@ -143,7 +146,8 @@ fn bench_sequence_times_static_and_dynamic_with_the_same_masks() {
             (row["width"].as_u64(), row["height"].as_u64()),
             (Some(96), Some(64))
         );
-        assert_eq!(row["same_as_static"], true);
+        assert_eq!(row["same_flows"], true);
+        assert_eq!(row["same_masks"], true);
         let stages: Vec<&str> = row["stages"]
             .as_array()
             .unwrap()
@@ -159,6 +163,53 @@ fn bench_sequence_times_static_and_dynamic_with_the_same_masks() {
         assert_eq!(row["energy"], "cpu", "the CPU engine builds on the CPU");
     }
     assert_eq!(rows[0]["continued"], 0, "a static run never continues");
+}
+
+#[test]
+fn bench_sequence_times_the_wgpu_energy_beside_the_cpus_with_the_same_flows_and_masks() {
+    if common::device::compute_device().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("sequence.json");
+    let out = livecut(&[
+        "bench",
+        "--sequence",
+        "demo",
+        "--size",
+        "96x64",
+        "--frames",
+        "5",
+        "--engine",
+        "cpu",
+        "--wgpu",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{table}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        table.contains("4 runs: flows identical; masks identical within each engine\n"),
+        "{table}"
+    );
+    assert!(
+        table.contains("cpu engine, wgpu energy, dynamic: median total"),
+        "{table}"
+    );
+    let rows: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let energies: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["energy"].as_str().unwrap())
+        .collect();
+    assert_eq!(energies, ["cpu", "cpu", "wgpu", "wgpu"]);
+    assert!(rows[3]["gpu"].as_str().unwrap().starts_with("wgpu on "));
 }
 
 #[test]

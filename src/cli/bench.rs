@@ -33,11 +33,12 @@ pub struct BenchArgs {
     /// not counted in --frames) and segment the rest with no seeds.
     #[arg(long, value_name = "N", default_value_t = 0, requires = "sequence")]
     pub background: u32,
-    /// Engines to time, comma-separated, each on every instance in the same run.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "cpu")]
+    /// Engines to time, comma-separated, each on every instance in the same run
+    /// (instances: the CPU engine when not given; --sequence: every engine present).
+    #[arg(long, value_enum, value_delimiter = ',')]
     pub engine: Vec<EngineChoice>,
-    /// With --sequence: also time the CPU engine beside the energy in wgpu compute
-    /// shaders (on the best adapter, software ones included).
+    /// With --sequence: time the CPU engine beside the energy in wgpu compute shaders
+    /// on the best adapter, software ones included (without it: on a real GPU only).
     #[arg(long, requires = "sequence")]
     pub wgpu: bool,
     /// Timed runs per instance and engine (the median is reported).
@@ -101,7 +102,12 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     }
     anyhow::ensure!(args.runs > 0, "--runs must be at least 1");
     let mut engines = Vec::new();
-    for &choice in &args.engine {
+    let choices = if args.engine.is_empty() {
+        vec![EngineChoice::Cpu]
+    } else {
+        args.engine.clone()
+    };
+    for &choice in &choices {
         let (engine, note) = create_engine(choice)?;
         if let Some(note) = note {
             eprintln!("note: {note}");
@@ -134,7 +140,7 @@ pub fn run(args: BenchArgs) -> anyhow::Result<()> {
             }
             Instance::Volume(problem) => {
                 if volume_engines.is_none() {
-                    volume_engines = Some(create_volume_engines(&args.engine)?);
+                    volume_engines = Some(create_volume_engines(&choices)?);
                 }
                 for engine in volume_engines.iter_mut().flatten() {
                     let name = engine.kind().as_str();

@@ -2,14 +2,17 @@
 //! solving every frame from scratch (static) and once continuing from the kept graph
 //! (dynamic), and print the median and 95th percentile of every stage per frame. With
 //! `--background N` the first N frames teach the background (untimed) and the rest
-//! are segmented with no seeds. The CUDA engine runs with the energy built on the CPU
-//! and uploaded, then with the whole frame on the device (every frame of a learned
-//! background; the frames after the seeded one otherwise); with `--wgpu` the CPU
-//! engine runs with the CPU energy, then with the wgpu energy.
+//! are segmented with no seeds. Every back-end the machine has runs in the same run
+//! (or those `--engine` names): the CPU engine with the CPU energy, then beside the wgpu
+//! energy (on a real GPU, or any adapter with `--wgpu`); the CUDA engine with the energy
+//! built on the CPU and uploaded, then with the whole frame on the device (every frame
+//! of a learned background; the frames after the seeded one otherwise). Flows must be
+//! the same in every run and masks the same within each engine; the table says so.
 
 use super::segment::{load_seeds, read_seeds};
 use anyhow::{Context, ensure};
 use livecut::capture::{Frame, SourceSpec, StreamSettings};
+use livecut::compute::{AdapterChoice, ComputeDevice};
 use livecut::energy::Seeds;
 use livecut::maxflow::EngineChoice;
 use livecut::pipeline::{GpuChoice, Hardware, SegmentParams};
@@ -28,9 +31,10 @@ pub struct SequenceOptions<'a> {
     pub seeds: Option<&'a Path>,
     /// Frames to learn the background from before those segmented (0 = seeds).
     pub background: u32,
-    /// Engines to time.
+    /// Engines to time; empty: every engine the machine has.
     pub engines: &'a [EngineChoice],
-    /// Also time the CPU engine beside the wgpu energy.
+    /// Time the CPU engine beside the wgpu energy on any adapter, software ones
+    /// included (else only on a real GPU).
     pub wgpu: bool,
     /// Also write the rows as JSON here.
     pub json: Option<&'a PathBuf>,
@@ -79,8 +83,10 @@ struct Row {
     width: u32,
     height: u32,
     engine: String,
-    /// Where the energy was built: `cpu` (uploaded) or `gpu` (on the device).
+    /// Where the energy was built: `cpu`, `cuda` or `wgpu`.
     energy: String,
+    /// The GPU that built it, where one did (the wgpu adapter and its API, or "CUDA").
+    gpu: Option<String>,
     mode: Mode,
     /// Frames timed (the warm-up frame left out).
     frames: usize,
@@ -91,9 +97,46 @@ struct Row {
     /// The process's CPU time per frame (every thread's), where the system tells it:
     /// what a frame costs the machine, beside the wall time of `total`.
     cpu_ms: Option<Spread>,
-    /// Whether every frame's flow and mask equal the engine's first run's (static, the
-    /// energy on the CPU).
-    same_as_static: bool,
+    /// Whether every frame's flow equals the first run's (the CPU engine's, static,
+    /// the energy on the CPU, where it ran).
+    same_flows: bool,
+    /// Whether every frame's mask equals this engine's first run's.
+    same_masks: bool,
+    /// Frames whose mask differs from the first run's: another engine's minimum cut of
+    /// the same flow, where minimum cuts tie.
+    other_cuts: usize,
+}
+
+/// The back-ends to run: (engine, energy device) pairs.
+fn backends(options: &SequenceOptions) -> Vec<(EngineChoice, GpuChoice)> {
+    let every = options.engines.is_empty();
+    let engines: Vec<EngineChoice> = if every {
+        let cuda = livecut::maxflow::cuda::CudaEngine::new().is_ok();
+        [EngineChoice::Cpu]
+            .into_iter()
+            .chain(cuda.then_some(EngineChoice::Cuda))
+            .collect()
+    } else {
+        options.engines.to_vec()
+    };
+    let mut out = Vec::new();
+    for engine in engines {
+        match engine {
+            EngineChoice::Cpu => {
+                out.push((engine, GpuChoice::None));
+                let adapters = if options.wgpu {
+                    Some(AdapterChoice::Any)
+                } else {
+                    every.then_some(AdapterChoice::RealGpu)
+                };
+                if adapters.is_some_and(|a| ComputeDevice::open(a).is_ok()) || options.wgpu {
+                    out.push((engine, GpuChoice::Wgpu));
+                }
+            }
+            _ => out.extend([(engine, GpuChoice::None), (engine, GpuChoice::Auto)]),
+        }
+    }
+    out
 }
 
 /// Runs the sequence benchmark and prints its table.
@@ -110,83 +153,57 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
         options.source
     );
     let mut rows = Vec::new();
-    for &choice in options.engines {
-        let mut reference = Vec::new();
-        let energies: &[GpuChoice] = match (choice, options.wgpu) {
-            (EngineChoice::Cpu, false) => &[GpuChoice::None],
-            (EngineChoice::Cpu, true) => &[GpuChoice::None, GpuChoice::Wgpu],
-            _ => &[GpuChoice::None, GpuChoice::Auto],
-        };
-        for (&gpu, mode) in energies
-            .iter()
-            .flat_map(|e| [(e, Mode::Static), (e, Mode::Dynamic)])
-        {
+    // the first run's flows and masks, and each engine's first run's masks
+    let mut first: Option<Vec<(u64, u64)>> = None;
+    let mut engine_first: Vec<(String, Vec<u64>)> = Vec::new();
+    for (choice, gpu) in backends(options) {
+        for mode in [Mode::Static, Mode::Dynamic] {
             let hardware = Hardware::choose(choice, gpu)?;
             for note in &hardware.notes {
                 eprintln!("note: {note}");
             }
             let engine_name = hardware.engine.kind().to_string();
-            eprintln!("{engine_name} engine, {mode:?} ...");
-            let params = SegmentParams {
-                dynamic: mode == Mode::Dynamic,
-                background_frames: options.background,
-                ..SegmentParams::default()
+            let energy = match gpu {
+                GpuChoice::None => "on the CPU",
+                GpuChoice::Wgpu => "in wgpu",
+                GpuChoice::Auto | GpuChoice::Cuda => "on the GPU",
             };
-            let mut segmenter = hardware.segmenter(params)?;
-            if let Some(seeds) = &seeds {
-                segmenter.set_seeds(seeds.clone());
-            }
+            eprintln!("{engine_name} engine, the energy {energy}, {mode:?} ...");
+            let run = run_one(options, &frames, seeds.as_ref(), hardware, mode)?;
+            let outcomes = &run.outcomes;
+            let first = first.get_or_insert_with(|| outcomes.clone());
+            let masks: Vec<u64> = outcomes.iter().map(|o| o.1).collect();
+            let same_masks = match engine_first.iter().find(|(e, _)| *e == engine_name) {
+                Some((_, reference)) => *reference == masks,
+                None => {
+                    engine_first.push((engine_name.clone(), masks));
+                    true
+                }
+            };
             let learning = options.background as usize;
-            let mut samples: Vec<Vec<f64>> = vec![Vec::new(); STAGES.len()];
-            let (mut continued, mut outcomes) = (0, Vec::new());
-            let mut energy = Default::default();
-            let mut cpu_samples = Vec::new();
-            for (k, frame) in frames.iter().enumerate() {
-                let cpu_before = process_cpu_ms();
-                let out = segmenter
-                    .segment(frame)
-                    .with_context(|| format!("frame {k}"))?;
-                let cpu = process_cpu_ms().zip(cpu_before).map(|(a, b)| a - b);
-                outcomes.push((out.flow, fingerprint(&out.mask.data)));
-                if k <= learning {
-                    continue; // learning, and the warm-up: kernel compilation, allocations
-                }
-                continued += usize::from(out.stats.dynamic);
-                energy = out.energy;
-                cpu_samples.extend(cpu);
-                let t = &out.timings;
-                let s = &out.stats;
-                for (samples, value) in samples.iter_mut().zip([
-                    t.energy_ms,
-                    s.upload_ms,
-                    s.solve_ms,
-                    s.readback_ms,
-                    s.upload_ms + s.solve_ms + s.readback_ms,
-                    t.cleanup_ms,
-                    t.total_ms,
-                ]) {
-                    samples.push(value);
-                }
-            }
-            if reference.is_empty() {
-                reference = outcomes.clone();
-            }
             rows.push(Row {
                 source: options.source.to_string(),
                 width,
                 height,
                 engine: engine_name,
-                energy: energy.to_string(),
+                energy: run.energy,
+                gpu: run.gpu,
                 mode,
                 frames: frames.len() - 1 - learning,
-                continued,
+                continued: run.continued,
                 stages: STAGES
                     .iter()
-                    .zip(samples)
+                    .zip(run.samples)
                     .map(|(name, values)| (name.to_string(), Spread::of(values)))
                     .collect(),
-                cpu_ms: (!cpu_samples.is_empty()).then(|| Spread::of(cpu_samples)),
-                same_as_static: outcomes == reference,
+                cpu_ms: (!run.cpu.is_empty()).then(|| Spread::of(run.cpu)),
+                same_flows: outcomes.iter().zip(first.iter()).all(|(a, b)| a.0 == b.0),
+                same_masks,
+                other_cuts: outcomes
+                    .iter()
+                    .zip(first.iter())
+                    .filter(|(a, b)| a.1 != b.1)
+                    .count(),
             });
         }
     }
@@ -196,10 +213,80 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     ensure!(
-        rows.iter().all(|r| r.same_as_static),
-        "dynamic and static runs gave different flows or masks"
+        rows.iter().all(|r| r.same_flows && r.same_masks),
+        "the runs gave different flows, or one engine different masks"
     );
     Ok(())
+}
+
+/// What one run over the sequence measured.
+struct Run {
+    /// Per stage, each timed frame's milliseconds.
+    samples: Vec<Vec<f64>>,
+    /// Each timed frame's CPU milliseconds, where the system tells them.
+    cpu: Vec<f64>,
+    /// Every frame's flow and mask fingerprint.
+    outcomes: Vec<(u64, u64)>,
+    continued: usize,
+    energy: String,
+    gpu: Option<String>,
+}
+
+/// Segments `frames` on `hardware` in `mode`, timing every stage.
+fn run_one(
+    options: &SequenceOptions,
+    frames: &[Frame],
+    seeds: Option<&Seeds>,
+    hardware: Hardware,
+    mode: Mode,
+) -> anyhow::Result<Run> {
+    let params = SegmentParams {
+        dynamic: mode == Mode::Dynamic,
+        background_frames: options.background,
+        ..SegmentParams::default()
+    };
+    let mut segmenter = hardware.segmenter(params)?;
+    if let Some(seeds) = seeds {
+        segmenter.set_seeds(seeds.clone());
+    }
+    let learning = options.background as usize;
+    let mut run = Run {
+        samples: vec![Vec::new(); STAGES.len()],
+        cpu: Vec::new(),
+        outcomes: Vec::new(),
+        continued: 0,
+        energy: String::new(),
+        gpu: None,
+    };
+    for (k, frame) in frames.iter().enumerate() {
+        let cpu_before = process_cpu_ms();
+        let out = segmenter
+            .segment(frame)
+            .with_context(|| format!("frame {k}"))?;
+        let cpu = process_cpu_ms().zip(cpu_before).map(|(a, b)| a - b);
+        run.outcomes.push((out.flow, fingerprint(&out.mask.data)));
+        if k <= learning {
+            continue; // learning, and the warm-up: kernel compilation, allocations
+        }
+        run.continued += usize::from(out.stats.dynamic);
+        run.energy = out.energy.to_string();
+        run.gpu = out.gpu.clone();
+        run.cpu.extend(cpu);
+        let t = &out.timings;
+        let s = &out.stats;
+        for (samples, value) in run.samples.iter_mut().zip([
+            t.energy_ms,
+            s.upload_ms,
+            s.solve_ms,
+            s.readback_ms,
+            s.upload_ms + s.solve_ms + s.readback_ms,
+            t.cleanup_ms,
+            t.total_ms,
+        ]) {
+            samples.push(value);
+        }
+    }
+    Ok(run)
 }
 
 /// Reads the frames (resized where `--size` asks) and the first frame's seeds.
@@ -314,18 +401,61 @@ fn print_table(rows: &[Row]) {
                 _ => String::new(),
             };
             println!(
-                "{} ({} energy): static/dynamic median cut {:.2}x, engine call {:.2}x, total {:.2}x{cpu}; flows and masks {}",
+                "{} ({} energy): static/dynamic median cut {:.2}x, engine call {:.2}x, total {:.2}x{cpu}",
                 fixed.engine,
                 fixed.energy,
                 ratio(2),
                 ratio(4),
                 ratio(6),
-                if dynamic.same_as_static {
-                    "identical"
-                } else {
-                    "DIFFER"
-                }
             );
         }
     }
+    print_against_first(rows);
+    print_identity(rows);
+}
+
+/// Each dynamic run's median total and CPU time against the first back-end's dynamic
+/// run (the CPU alone, where it ran), measured in this run.
+fn print_against_first(rows: &[Row]) {
+    let dynamic: Vec<&Row> = rows.iter().filter(|r| r.mode == Mode::Dynamic).collect();
+    let Some((base, others)) = dynamic.split_first() else {
+        return;
+    };
+    let total = |r: &Row| r.stages[STAGES.len() - 1].1.median;
+    for r in others {
+        let cpu = match (&base.cpu_ms, &r.cpu_ms) {
+            (Some(a), Some(b)) => format!(", cpu time {:.2} of it", b.median / a.median),
+            _ => String::new(),
+        };
+        println!(
+            "{} engine, {} energy, dynamic: median total {:.2}x the {} engine's with the {} energy{cpu}",
+            r.engine,
+            r.energy,
+            total(base) / total(r),
+            base.engine,
+            base.energy,
+        );
+    }
+}
+
+/// Whether the runs agree: flows everywhere, masks within each engine and across.
+fn print_identity(rows: &[Row]) {
+    let runs = rows.len();
+    let flows = if rows.iter().all(|r| r.same_flows) {
+        "identical"
+    } else {
+        "DIFFER"
+    };
+    let masks = if rows.iter().all(|r| r.same_masks) {
+        "identical"
+    } else {
+        "DIFFER"
+    };
+    let engines = rows.iter().filter(|r| r.engine != rows[0].engine).count();
+    let across = match rows.iter().map(|r| r.other_cuts).max().unwrap_or(0) {
+        _ if engines == 0 => String::new(),
+        0 => ", identical across engines too".to_string(),
+        n => format!(", across engines another minimum cut of the same flow on up to {n} frames"),
+    };
+    println!("{runs} runs: flows {flows}; masks {masks} within each engine{across}");
 }
