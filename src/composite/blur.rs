@@ -151,7 +151,7 @@ fn tap(i: u32, n: u32, factor: u32) -> Tap {
     if i0 >= n - 1 {
         return (n - 1, n - 1, 0);
     }
-    let weight = ((steps % cell << WEIGHT_BITS) + factor) / cell;
+    let weight = (((steps % cell) << WEIGHT_BITS) + factor) / cell;
     (i0, i0 + 1, weight)
 }
 
