@@ -185,9 +185,13 @@ impl Scratch {
         for y in ly..hy {
             for x in lx..hx {
                 let (p, n) = sum_p.window(x, y, RADIUS);
-                let sum = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as u32;
-                let sums = [p as u32, sum(sum_i), sum(sum_ii), sum(sum_ip)];
-                (self.a[y * cw + x], self.b[y * cw + x]) = coefficients(n as u32, sums);
+                (self.a[y * cw + x], self.b[y * cw + x]) = if p == 0 || p == n as u64 {
+                    one_label(p)
+                } else {
+                    let sum = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as u32;
+                    let sums = [p as u32, sum(sum_i), sum(sum_ii), sum(sum_ip)];
+                    coefficients(n as u32, sums)
+                };
             }
         }
         for y in y0..y0 + ys.len() {
@@ -208,7 +212,7 @@ impl Scratch {
 /// n². A window of one label gives a = 0, b = its label.
 pub(super) fn coefficients(n: u32, [p, si, sii, sip]: [u32; 4]) -> (i32, i32) {
     if p == 0 || p == n {
-        return (0, i32::from(p != 0) << COEF_BITS);
+        return one_label(p.into());
     }
     // n²·var ≥ 0 and |n²·cov| ≤ n²·√var / 2 (Cauchy–Schwarz): |a| ≤ 1/40, so a · Σ I
     // fits an i32
@@ -218,6 +222,12 @@ pub(super) fn coefficients(n: u32, [p, si, sii, sip]: [u32; 4]) -> (i32, i32) {
     let a = if cov < 0 { -scaled } else { scaled };
     let b = div_round(((p << COEF_BITS) as i32) - a * si as i32, n as i32);
     (a, b)
+}
+
+/// The coefficients of a window of one label: a = 0, b = the label (`p`, the window's
+/// foreground pixels, is 0 or all of them).
+fn one_label(p: u64) -> (i32, i32) {
+    (0, i32::from(p != 0) << COEF_BITS)
 }
 
 /// `num / den` in fixed point (× 2^[`COEF_BITS`]), rounded half up, for `num < den`;

@@ -160,7 +160,8 @@ fn widen(small: &[u32], xs: &[Tap], wide: &mut [u32]) {
     for (&(x0, x1, tx), out) in xs.iter().zip(wide.chunks_exact_mut(3)) {
         for (c, o) in out.iter_mut().enumerate() {
             let (a, b) = (small[x0 as usize * 3 + c], small[x1 as usize * 3 + c]);
-            *o = a * ((1 << WEIGHT_BITS) - tx) + b * tx;
+            // a·(1 − tx) + b·tx with one product: exact, and within 0..2^22
+            *o = ((a << WEIGHT_BITS) as i32 + (b as i32 - a as i32) * tx as i32) as u32;
         }
     }
 }
@@ -169,7 +170,9 @@ fn widen(small: &[u32], xs: &[Tap], wide: &mut [u32]) {
 fn blend_rows(top: &[u32], bottom: &[u32], ty: u32, out: &mut [u8]) {
     const SHIFT: u32 = MEAN_BITS + 2 * WEIGHT_BITS;
     for ((o, t), b) in out.iter_mut().zip(top).zip(bottom) {
-        *o = ((t * ((1 << WEIGHT_BITS) - ty) + b * ty + (1 << (SHIFT - 1))) >> SHIFT) as u8;
+        // t·(1 − ty) + b·ty with one product, as in `widen`: within 0..2^30
+        let v = (t << WEIGHT_BITS) as i32 + (*b as i32 - *t as i32) * ty as i32;
+        *o = ((v as u32 + (1 << (SHIFT - 1))) >> SHIFT) as u8;
     }
 }
 
