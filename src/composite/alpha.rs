@@ -14,7 +14,11 @@ use std::ops::Range;
 pub const RADIUS: usize = 4;
 /// Regularisation of the filter in grey levels squared: a window whose grey levels
 /// vary less than this follows the mask's blur rather than the image.
-pub const EPSILON: f64 = 100.0;
+pub const EPSILON: u32 = 100;
+/// Fraction bits of the windows' coefficients `a` and `b` (fixed point): integers, so
+/// that the GPU's filter (`kernels/composite.wgsl`) gives the same bytes; small enough
+/// that every sum and product of the filter fits an `i32`.
+pub(super) const COEF_BITS: u32 = 20;
 
 /// The alpha (0 background … 255 foreground) of each pixel of `mask`, soft near the
 /// cut along `frame`'s edges. A frame of another size gives the mask itself.
@@ -127,8 +131,8 @@ const _: () = assert!(2 * RADIUS < TILE);
 struct Scratch {
     grey: Vec<u64>,
     fg: Vec<u64>,
-    a: Vec<f64>,
-    b: Vec<f64>,
+    a: Vec<i32>,
+    b: Vec<i32>,
     /// Summed-area tables of the crop: mask, grey, grey², grey × mask.
     sums: [Integral<u64>; 4],
 }
@@ -168,31 +172,26 @@ impl Scratch {
             let (n, count) = sum_p.window(x, y, r);
             n != 0 && n != count as u64
         };
-        // Per window: the linear model p ≈ a·I + b; a uniform window gives a = 0,
-        // b = p. Computed on the crop's pixels within RADIUS of the tile.
+        // Per window: the linear model p ≈ a·I + b. Computed on the crop's pixels
+        // within RADIUS of the tile.
         self.a.clear();
-        self.a.resize(cw * ch, 0.0);
+        self.a.resize(cw * ch, 0);
         self.b.clear();
-        self.b.resize(cw * ch, 0.0);
+        self.b.resize(cw * ch, 0);
         let (x0, y0) = (xs.start - cx.start, ys.start - cy.start);
         let (lx, ly) = (x0.saturating_sub(RADIUS), y0.saturating_sub(RADIUS));
         let hx = (x0 + xs.len() + RADIUS).min(cw);
         let hy = (y0 + ys.len() + RADIUS).min(ch);
         for y in ly..hy {
             for x in lx..hx {
-                let i = y * cw + x;
-                if !near_cut(x, y, RADIUS) {
-                    self.b[i] = fg[i] as f64;
-                    continue;
-                }
                 let (p, n) = sum_p.window(x, y, RADIUS);
-                let n = n as f64;
-                let mean = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as f64 / n;
-                let (mi, mp) = (mean(sum_i), p as f64 / n);
-                let var = mean(sum_ii) - mi * mi;
-                let cov = mean(sum_ip) - mi * mp;
-                self.a[i] = cov / (var + EPSILON);
-                self.b[i] = mp - self.a[i] * mi;
+                (self.a[y * cw + x], self.b[y * cw + x]) = if p == 0 || p == n as u64 {
+                    one_label(p)
+                } else {
+                    let sum = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as u32;
+                    let sums = [p as u32, sum(sum_i), sum(sum_ii), sum(sum_ip)];
+                    coefficients(n as u32, sums)
+                };
             }
         }
         for y in y0..y0 + ys.len() {
@@ -200,33 +199,73 @@ impl Scratch {
                 if !near_cut(x, y, reach) {
                     continue;
                 }
-                let (sa, sb, n) = window_sums(&self.a, &self.b, cw, ch, x, y);
-                let value = (sa * grey[y * cw + x] as f64 + sb) / n as f64;
-                alpha[at(y * cw + x) - offset] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
+                let (sa, sb, m) = window_sums(&self.a, &self.b, cw, ch, x, y);
+                alpha[at(y * cw + x) - offset] = blend_alpha(sa, sb, grey[y * cw + x] as i32, m);
             }
         }
     }
 }
 
+/// The linear model p ≈ a·I + b of a window of `n` pixels from its sums of p, I, I²
+/// and I·p, in fixed point (× 2^[`COEF_BITS`], a rounded half away from zero): the
+/// guided filter's a = cov / (var + ε), b = mean p − a · mean I, in integers scaled by
+/// n². A window of one label gives a = 0, b = its label.
+pub(super) fn coefficients(n: u32, [p, si, sii, sip]: [u32; 4]) -> (i32, i32) {
+    if p == 0 || p == n {
+        return one_label(p.into());
+    }
+    // n²·var ≥ 0 and |n²·cov| ≤ n²·√var / 2 (Cauchy–Schwarz): |a| ≤ 1/40, so a · Σ I
+    // fits an i32
+    let var = n * sii - si * si;
+    let cov = (n * sip) as i32 - (si * p) as i32;
+    let scaled = fraction(cov.unsigned_abs(), var + n * n * EPSILON) as i32;
+    let a = if cov < 0 { -scaled } else { scaled };
+    let b = div_round(((p << COEF_BITS) as i32) - a * si as i32, n as i32);
+    (a, b)
+}
+
+/// The coefficients of a window of one label: a = 0, b = the label (`p`, the window's
+/// foreground pixels, is 0 or all of them).
+fn one_label(p: u64) -> (i32, i32) {
+    (0, i32::from(p != 0) << COEF_BITS)
+}
+
+/// `num / den` in fixed point (× 2^[`COEF_BITS`]), rounded half up, for `num < den`;
+/// the shader's long division gives the same quotient.
+fn fraction(num: u32, den: u32) -> u32 {
+    let x = u64::from(num) << COEF_BITS;
+    let (q, r) = (x / u64::from(den), x % u64::from(den));
+    q as u32 + u32::from(2 * r >= u64::from(den))
+}
+
+/// `x / n` rounded half away from zero (`n > 0`).
+fn div_round(x: i32, n: i32) -> i32 {
+    let q = (x.unsigned_abs() + n as u32 / 2) / n as u32;
+    if x < 0 { -(q as i32) } else { q as i32 }
+}
+
+/// The alpha byte of a pixel of grey level `grey` from the sums `sa`, `sb` of the
+/// coefficients of the `m` windows that hold it: (Σa · I + Σb) / m, clamped to 0..1,
+/// in 255ths. Wrapping arithmetic, as the shader's.
+pub(super) fn blend_alpha(sa: i32, sb: i32, grey: i32, m: u32) -> u8 {
+    let v = sa.wrapping_mul(grey).wrapping_add(sb);
+    let v = v.clamp(0, (m << COEF_BITS) as i32) as u32;
+    let mean = (v + m / 2) / m;
+    ((mean * 255 + (1 << (COEF_BITS - 1))) >> COEF_BITS) as u8
+}
+
 /// Sums of `a` and `b` over the window of radius [`RADIUS`] around (x, y) of a
-/// `cw`×`ch` crop (clipped), and its pixel count, added in one fixed order.
-fn window_sums(
-    a: &[f64],
-    b: &[f64],
-    cw: usize,
-    ch: usize,
-    x: usize,
-    y: usize,
-) -> (f64, f64, usize) {
+/// `cw`×`ch` crop (clipped), and its pixel count.
+fn window_sums(a: &[i32], b: &[i32], cw: usize, ch: usize, x: usize, y: usize) -> (i32, i32, u32) {
     let (x0, x1) = (x.saturating_sub(RADIUS), (x + RADIUS + 1).min(cw));
     let (y0, y1) = (y.saturating_sub(RADIUS), (y + RADIUS + 1).min(ch));
-    let (mut sa, mut sb) = (0.0, 0.0);
+    let (mut sa, mut sb) = (0, 0);
     for yy in y0..y1 {
         let row = yy * cw;
-        sa += a[row + x0..row + x1].iter().sum::<f64>();
-        sb += b[row + x0..row + x1].iter().sum::<f64>();
+        sa += a[row + x0..row + x1].iter().sum::<i32>();
+        sb += b[row + x0..row + x1].iter().sum::<i32>();
     }
-    (sa, sb, (x1 - x0) * (y1 - y0))
+    (sa, sb, ((x1 - x0) * (y1 - y0)) as u32)
 }
 
 /// Grey level of an RGB pixel (BT.601 weights).
@@ -286,13 +325,9 @@ where
 mod tests {
     use super::*;
 
-    /// The filter over whole-frame sums, as it was before tiles: the reference.
-    /// The alpha (0 background … 255 foreground) of each pixel of `mask`, soft near the
-    /// cut along `frame`'s edges. A frame of another size gives the mask itself.
-    fn reference(frame: &Frame, mask: &Mask) -> Vec<u8> {
-        if (frame.width, frame.height) != (mask.width, mask.height) {
-            return mask.data.clone();
-        }
+    /// The filter over whole-frame sums, as it was before tiles: the reference, in the
+    /// fixed point of the tiles and in reals (the look the fixed point keeps).
+    fn reference(frame: &Frame, mask: &Mask) -> (Vec<u8>, Vec<u8>) {
         let (w, h) = (mask.width as usize, mask.height as usize);
         let grey: Vec<u64> = frame.rgb.chunks_exact(3).map(luma).collect();
         let fg: Vec<u64> = mask.data.iter().map(|&v| u64::from(v != 0)).collect();
@@ -301,49 +336,55 @@ mod tests {
             let (n, count) = sum_p.window(x, y, r);
             n != 0 && n != count as u64
         };
-        let (all, count) = sum_p.window(0, 0, w.max(h));
-        if all == 0 || all == count as u64 {
-            return mask.data.clone();
-        }
         let sum_i = Integral::new(w, h, |i| grey[i]);
         let sum_ii = Integral::new(w, h, |i| grey[i] * grey[i]);
         let sum_ip = Integral::new(w, h, |i| grey[i] * fg[i]);
         // Per window: the linear model p ≈ a·I + b; a uniform window gives a = 0, b = p.
-        let mut a = vec![0f64; w * h];
-        let mut b = vec![0f64; w * h];
+        let (mut a, mut b) = (vec![0i64; w * h], vec![0i64; w * h]);
+        let (mut ra, mut rb) = (vec![0f64; w * h], vec![0f64; w * h]);
         for y in 0..h {
             for x in 0..w {
                 let i = y * w + x;
+                let sum = |s: &Integral<u64>| s.window(x, y, RADIUS).0;
+                let (p, n) = sum_p.window(x, y, RADIUS);
+                let sums = [p, sum(&sum_i), sum(&sum_ii), sum(&sum_ip)].map(|s| s as u32);
+                let (ai, bi) = coefficients(n as u32, sums);
+                (a[i], b[i]) = (ai.into(), bi.into());
                 if !near_cut(x, y, RADIUS) {
-                    b[i] = fg[i] as f64;
+                    rb[i] = fg[i] as f64;
                     continue;
                 }
-                let (p, n) = sum_p.window(x, y, RADIUS);
                 let n = n as f64;
-                let mean = |s: &Integral<u64>| s.window(x, y, RADIUS).0 as f64 / n;
+                let mean = |s: &Integral<u64>| sum(s) as f64 / n;
                 let (mi, mp) = (mean(&sum_i), p as f64 / n);
                 let var = mean(&sum_ii) - mi * mi;
                 let cov = mean(&sum_ip) - mi * mp;
-                a[i] = cov / (var + EPSILON);
-                b[i] = mp - a[i] * mi;
+                ra[i] = cov / (var + f64::from(EPSILON));
+                rb[i] = mp - ra[i] * mi;
             }
         }
-        let sum_a = Integral::new(w, h, |i| a[i]);
-        let sum_b = Integral::new(w, h, |i| b[i]);
-        let mut alpha = mask.data.clone();
+        let (sum_a, sum_b) = (Integral::new(w, h, |i| a[i]), Integral::new(w, h, |i| b[i]));
+        let (sum_ra, sum_rb) = (
+            Integral::new(w, h, |i| ra[i]),
+            Integral::new(w, h, |i| rb[i]),
+        );
+        let (mut alpha, mut real) = (mask.data.clone(), mask.data.clone());
         for y in 0..h {
             for x in 0..w {
                 if !near_cut(x, y, 2 * RADIUS) {
                     continue;
                 }
                 let i = y * w + x;
-                let (sa, n) = sum_a.window(x, y, RADIUS);
-                let (sb, _) = sum_b.window(x, y, RADIUS);
-                let value = (sa * grey[i] as f64 + sb) / n as f64;
-                alpha[i] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
+                let (sa, m) = sum_a.window(x, y, RADIUS);
+                let sb = sum_b.window(x, y, RADIUS).0;
+                alpha[i] = blend_alpha(sa as i32, sb as i32, grey[i] as i32, m as u32);
+                let value = (sum_ra.window(x, y, RADIUS).0 * grey[i] as f64
+                    + sum_rb.window(x, y, RADIUS).0)
+                    / m as f64;
+                real[i] = (value.clamp(0.0, 1.0) * 255.0).round() as u8;
             }
         }
-        alpha
+        (alpha, real)
     }
 
     #[test]
@@ -358,14 +399,16 @@ mod tests {
                 let (dx, dy) = (x as i64 - cx as i64, y as i64 - cy as i64);
                 dx * dx + dy * dy <= i64::from(r * r) || next() % 50 == 0
             });
-            let (fast, slow) = (soft_alpha(&frame, &mask), reference(&frame, &mask));
+            let fast = soft_alpha(&frame, &mask);
+            let (exact, real) = reference(&frame, &mask);
+            assert!(fast == exact, "{w}x{h}");
             let mut buffers = AlphaBuffers::default();
             for threads in [1, 2] {
                 let banded =
                     crate::bands::with_threads(threads, || buffers.compute(&frame, &mask).to_vec());
                 assert!(banded == fast, "{w}x{h} on {threads} threads");
             }
-            for (i, (&f, &s)) in fast.iter().zip(&slow).enumerate() {
+            for (i, (&f, &s)) in fast.iter().zip(&real).enumerate() {
                 assert!(f.abs_diff(s) <= 1, "{w}x{h}, pixel {i}: {f} against {s}");
             }
         }

@@ -7,6 +7,7 @@
 
 pub mod alpha;
 mod blur;
+pub mod wgpu;
 
 use crate::bands;
 use crate::capture::Frame;
