@@ -8,7 +8,7 @@ use super::alpha::{COEF_BITS, EPSILON, RADIUS};
 use super::blur::{MAX_FACTOR, MEAN_BITS, WEIGHT_BITS};
 use super::{BLUR_FACTOR, Backdrop, CHECKER, Composite};
 use crate::capture::Frame;
-use crate::compute::{ComputeDevice, ComputeError};
+use crate::compute::{ComputeDevice, ComputeError, map_read, write_bytes};
 use crate::grid::Mask;
 use bytemuck::{Pod, Zeroable};
 use image::{RgbImage, RgbaImage};
@@ -497,29 +497,14 @@ impl WgpuCompositor {
     fn read_picture(&self, out: &mut RgbaImage) -> Result<(), ComputeError> {
         let b = self.buffers.as_ref().expect("buffers");
         let buffer = &b.picture_read;
-        let (tx, rx) = std::sync::mpsc::channel();
-        buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-            let _ = tx.send(r);
-        });
-        self.gpu
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| ComputeError(format!("composite: waiting for the GPU: {e}")))?;
-        rx.recv()
-            .map_err(|_| ComputeError("composite: the GPU dropped a read".into()))?
-            .map_err(|e| ComputeError(format!("composite: reading back: {e}")))?;
         let mut raw = std::mem::take(out).into_raw();
         raw.clear();
-        {
-            let view = buffer
-                .get_mapped_range(..)
-                .map_err(|e| ComputeError(format!("composite: reading back: {e}")))?;
-            let row = 4 * b.width as usize;
-            for padded in view.chunks_exact(4 * b.stride as usize) {
-                raw.extend_from_slice(&padded[..row]);
+        let (row, stride) = (b.width as usize, b.stride as usize);
+        map_read(&self.gpu, buffer, |words| {
+            for padded in words.chunks_exact(stride) {
+                raw.extend_from_slice(bytemuck::cast_slice(&padded[..row]));
             }
-        }
-        buffer.unmap();
+        })?;
         *out = RgbaImage::from_raw(b.width, b.height, raw).expect("the picture's size");
         Ok(())
     }
@@ -544,20 +529,6 @@ fn check_frame(frame: &Frame) -> Result<(), ComputeError> {
 /// Workgroups for `n` items; the shaders stride over the rest.
 fn dispatch_size(n: usize) -> u32 {
     (n as u32).div_ceil(WORKGROUP).clamp(1, 65_535)
-}
-
-/// Writes bytes to the start of a buffer, the last partial word padded with zeros
-/// (writes come in whole words).
-fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
-    let whole = bytes.len() & !3;
-    if whole > 0 {
-        queue.write_buffer(buffer, 0, &bytes[..whole]);
-    }
-    if whole < bytes.len() {
-        let mut tail = [0u8; 4];
-        tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
-        queue.write_buffer(buffer, whole as u64, &tail);
-    }
 }
 
 #[cfg(test)]
