@@ -223,24 +223,73 @@ fn snapshots_of_the_main_views() {
         h.run();
         h.remove_cursor();
         h.run();
-        // The view alone, at the frame's size: small files, no timing numbers.
-        let view = h.get_by_label(VIEW_LABEL).rect();
-        let scale = (view.width() / W as f32).min(view.height() / H as f32);
-        let size = Vec2::new(W as f32, H as f32) * scale;
-        let min = view.center() - size / 2.0;
-        let full = h.render().expect("rendering with wgpu");
-        let crop = image::imageops::crop_imm(
-            &full,
-            min.x.ceil() as u32,
-            min.y.ceil() as u32,
-            size.x as u32 - 1,
-            size.y as u32 - 1,
-        )
-        .to_image();
-        let small = image::imageops::resize(&crop, W, H, image::imageops::FilterType::Triangle);
-        results.add(egui_kittest::try_image_snapshot(&small, name));
+        results.add(egui_kittest::try_image_snapshot(
+            &view_picture(&mut h),
+            name,
+        ));
     }
     results.unwrap();
+}
+
+/// The view alone as rendered, at the frame's size: small files, no timing numbers.
+fn view_picture(h: &mut Harness<'_, LivecutApp>) -> image::RgbaImage {
+    let view = h.get_by_label(VIEW_LABEL).rect();
+    let scale = (view.width() / W as f32).min(view.height() / H as f32);
+    let size = Vec2::new(W as f32, H as f32) * scale;
+    let min = view.center() - size / 2.0;
+    let full = h.render().expect("rendering with wgpu");
+    let crop = image::imageops::crop_imm(
+        &full,
+        min.x.ceil() as u32,
+        min.y.ceil() as u32,
+        size.x as u32 - 1,
+        size.y as u32 - 1,
+    )
+    .to_image();
+    image::imageops::resize(&crop, W, H, image::imageops::FilterType::Triangle)
+}
+
+#[test]
+fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
+    use egui_kittest::wgpu::{WgpuTestRenderer, create_render_state, default_wgpu_setup};
+    // the same first frame drawn by livecut's wgpu pass twice: composed on the CPU and
+    // uploaded, and composed in compute shaders on the renderer's device and drawn
+    // from there
+    let pictures = [false, true].map(|on_gpu| {
+        let render_state = create_render_state(
+            default_wgpu_setup(),
+            eframe::egui_wgpu::RendererOptions::PREDICTABLE,
+        );
+        let mut app = app_on(demo(Some(1)), None);
+        app.draw_picture_with(&render_state);
+        if on_gpu {
+            app.compute_with(&render_state, GpuChoice::Wgpu);
+            assert!(app.composes_on_gpu(), "{:?}", app.notices());
+        }
+        let mut h = Harness::builder()
+            .with_size(Vec2::new(1100.0, 760.0))
+            .renderer(WgpuTestRenderer::from_render_state(render_state))
+            .build_ui_state(|ui, app: &mut LivecutApp| app.show(ui), app);
+        step_until(&mut h, "the first frame's mask", |app| {
+            app.mask().is_some() && *app.source_state() == SourceState::Ended
+        });
+        [ViewMode::CutOut, ViewMode::Background].map(|mode| {
+            h.get_by_label(mode.label()).click();
+            h.run();
+            h.remove_cursor();
+            h.run();
+            view_picture(&mut h)
+        })
+    });
+    let [on_cpu, on_gpu] = &pictures;
+    assert!(on_cpu[0] != on_cpu[1], "two views, two pictures");
+    for (view, (a, b)) in ["cut-out", "background"]
+        .iter()
+        .zip(on_cpu.iter().zip(on_gpu))
+    {
+        let differ = a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count();
+        assert_eq!(differ, 0, "the {view} view: {differ} pixels differ");
+    }
 }
 
 #[test]

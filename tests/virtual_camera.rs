@@ -110,3 +110,43 @@ fn segment_demo_to(masks: &std::path::Path, camera: &str, composite: &str) -> st
         composite,
     ])
 }
+
+#[test]
+fn composites_made_in_wgpu_reach_the_camera_as_the_cpus() {
+    // the energy and the composites on the wgpu device, against both on the CPU: the
+    // same bytes to the camera
+    if common::device::compute_device().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sinks = ["none", "wgpu"].map(|gpu| {
+        let sink = dir.path().join(format!("camera-{gpu}.yuyv"));
+        let out = livecut(&[
+            "segment",
+            "--input",
+            "demo",
+            "--frames",
+            "4",
+            "--size",
+            &format!("{W}x{H}"),
+            "--fps",
+            "100",
+            "--gpu",
+            gpu,
+            "--out",
+            dir.path().join(format!("masks-{gpu}")).to_str().unwrap(),
+            "--virtual-camera",
+            &format!("file:{}", sink.display()),
+            "--composite",
+            "blur",
+        ]);
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{said}");
+        if gpu == "wgpu" {
+            assert!(said.contains("the composites are made on"), "{said}");
+        }
+        std::fs::read(&sink).unwrap()
+    });
+    assert_eq!(sinks[0].len(), 4 * W * H * 2);
+    assert!(sinks[0] == sinks[1], "the camera got other bytes");
+}

@@ -4,7 +4,8 @@
 //! no GPU) shades it at several times the cost per pixel; the picture covers most of
 //! the window, so drawing it this way is what keeps the window at its frame rate
 //! there. Where no wgpu render state is at hand (another renderer, some tests) the
-//! app shows the picture as an ordinary egui texture instead.
+//! app shows the picture as an ordinary egui texture instead. A picture composed on
+//! the renderer's own device ([`DevicePicture`]) is drawn from there, never uploaded.
 
 use eframe::egui_wgpu::{self, CallbackResources, CallbackTrait, RenderState, wgpu};
 use egui::{Rect, Vec2};
@@ -31,6 +32,32 @@ impl PictureImage {
     }
 }
 
+/// A picture already on the renderer's device: a texture a compute pass wrote
+/// (`Rgba8Unorm`, with an `Rgba8UnormSrgb` view allowed for sRGB targets).
+#[derive(Debug)]
+pub struct DevicePicture {
+    /// Increases with every new picture.
+    pub generation: u64,
+    /// The texture, valid until the next picture is composed.
+    pub texture: wgpu::Texture,
+}
+
+impl DevicePicture {
+    /// Size in pixels as a vector, for layout.
+    pub fn size_vec2(&self) -> Vec2 {
+        Vec2::new(self.texture.width() as f32, self.texture.height() as f32)
+    }
+}
+
+/// Where the callback's picture is.
+#[derive(Clone)]
+pub enum Source {
+    /// Pixels in memory, uploaded when new.
+    Host(Arc<PictureImage>),
+    /// A texture on the device, bound when new.
+    Device(Arc<DevicePicture>),
+}
+
 /// Prepares `render_state` to draw pictures (pipeline, sampler) for its target format.
 /// Call once, before the first [`paint_callback`] is painted.
 pub fn install(render_state: &RenderState) {
@@ -42,13 +69,13 @@ pub fn install(render_state: &RenderState) {
         .insert(resources);
 }
 
-/// The paint callback that draws `image` stretched over `rect`.
-pub fn paint_callback(rect: Rect, image: Arc<PictureImage>) -> egui::PaintCallback {
-    egui_wgpu::Callback::new_paint_callback(rect, Callback { image })
+/// The paint callback that draws `source`'s picture stretched over `rect`.
+pub fn paint_callback(rect: Rect, source: Source) -> egui::PaintCallback {
+    egui_wgpu::Callback::new_paint_callback(rect, Callback { source })
 }
 
 struct Callback {
-    image: Arc<PictureImage>,
+    source: Source,
 }
 
 impl CallbackTrait for Callback {
@@ -61,7 +88,10 @@ impl CallbackTrait for Callback {
         resources: &mut CallbackResources,
     ) -> Vec<wgpu::CommandBuffer> {
         if let Some(res) = resources.get_mut::<Resources>() {
-            res.upload(device, queue, &self.image);
+            match &self.source {
+                Source::Host(image) => res.upload(device, queue, image),
+                Source::Device(picture) => res.bind(device, picture),
+            }
         }
         Vec::new()
     }
@@ -96,12 +126,14 @@ struct Resources {
     uploaded: Option<Uploaded>,
 }
 
-/// The picture's copy on the GPU.
+/// The picture's copy on the GPU (or the device picture itself), bound for drawing.
 struct Uploaded {
     generation: u64,
     size: (u32, u32),
     texture: wgpu::Texture,
     bind_group: wgpu::BindGroup,
+    /// The texture is a device picture's, not one to upload into.
+    borrowed: bool,
 }
 
 impl Resources {
@@ -199,7 +231,11 @@ impl Resources {
             return;
         }
         let size = (image.width, image.height);
-        if self.uploaded.as_ref().is_none_or(|u| u.size != size) {
+        if self
+            .uploaded
+            .as_ref()
+            .is_none_or(|u| u.size != size || u.borrowed)
+        {
             self.uploaded = Some(self.allocate(device, size));
         }
         let uploaded = self.uploaded.as_mut().expect("allocated above");
@@ -225,6 +261,46 @@ impl Resources {
         uploaded.generation = image.generation;
     }
 
+    /// Binds `picture`'s texture unless that generation is bound already.
+    fn bind(&mut self, device: &wgpu::Device, picture: &DevicePicture) {
+        if self
+            .uploaded
+            .as_ref()
+            .is_some_and(|u| u.borrowed && u.generation == picture.generation)
+        {
+            return;
+        }
+        let texture = picture.texture.clone();
+        let view = texture.create_view(&wgpu::TextureViewDescriptor {
+            format: Some(self.texture_format),
+            ..Default::default()
+        });
+        self.uploaded = Some(Uploaded {
+            generation: picture.generation,
+            size: (texture.width(), texture.height()),
+            bind_group: self.bind_group(device, &view),
+            texture,
+            borrowed: true,
+        });
+    }
+
+    fn bind_group(&self, device: &wgpu::Device, view: &wgpu::TextureView) -> wgpu::BindGroup {
+        device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("livecut_picture"),
+            layout: &self.layout,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::TextureView(view),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Sampler(&self.sampler),
+                },
+            ],
+        })
+    }
+
     fn allocate(&self, device: &wgpu::Device, (width, height): (u32, u32)) -> Uploaded {
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("livecut_picture"),
@@ -241,25 +317,12 @@ impl Resources {
             view_formats: &[],
         });
         let view = texture.create_view(&wgpu::TextureViewDescriptor::default());
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("livecut_picture"),
-            layout: &self.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::TextureView(&view),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Sampler(&self.sampler),
-                },
-            ],
-        });
         Uploaded {
             generation: u64::MAX,
             size: (width, height),
+            bind_group: self.bind_group(device, &view),
             texture,
-            bind_group,
+            borrowed: false,
         }
     }
 }
@@ -298,7 +361,8 @@ mod tests {
             .with_pixels_per_point(1.0)
             .renderer(WgpuTestRenderer::from_render_state(render_state))
             .build_ui(move |ui| {
-                ui.painter().add(paint_callback(rect, image.clone()));
+                ui.painter()
+                    .add(paint_callback(rect, Source::Host(image.clone())));
             });
         harness.run();
         let shot = harness.render().expect("rendering with wgpu");

@@ -2,13 +2,15 @@
 //! every frame goes, composited, to the device from a writer thread of its own, so
 //! the UI never waits on it: the cut-out view's composite while that view shows, the
 //! background view's otherwise (the overlay and the diagnostic views are not for a
-//! call). A failure turns it off with a notice saying why.
+//! call), composed on the window's GPU where one was lent. A failure turns it off with
+//! a notice saying why; a GPU that fails hands the composites to the CPU, told once.
 
 use super::command::Command;
 use super::compose::Look;
 use super::recorder::Shot;
 use super::settings::ViewMode;
-use crate::composite::{Buffers, Composite};
+use crate::composite::{Composite, Compositor};
+use crate::compute::ComputeDevice;
 use crate::grid::Mask;
 use crate::output::VirtualCamera;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
@@ -31,10 +33,21 @@ pub(super) struct VirtualCameraOut {
     pub(super) path: String,
     /// Hands frames to the writer; `None` while off.
     frames: Option<Sender<(Shot, Look)>>,
-    /// Why the writer stopped.
-    failures: Option<Receiver<String>>,
+    /// What the writer tells: why it stopped, where it composes.
+    reports: Option<Receiver<Report>>,
     /// Frames written since turned on.
     sent: Arc<AtomicU64>,
+    /// The GPU the composites are made on, where the window lent one.
+    pub(super) compute: Option<ComputeDevice>,
+}
+
+/// What the writer thread tells the window.
+#[derive(Debug, PartialEq)]
+pub(super) enum Report {
+    /// It stopped, for this reason; the output is off.
+    Stopped(String),
+    /// Something to know that does not stop it.
+    Note(String),
 }
 
 impl Default for VirtualCameraOut {
@@ -42,8 +55,9 @@ impl Default for VirtualCameraOut {
         Self {
             path: DEFAULT_DEVICE.into(),
             frames: None,
-            failures: None,
+            reports: None,
             sent: Arc::default(),
+            compute: None,
         }
     }
 }
@@ -60,15 +74,16 @@ impl VirtualCameraOut {
             return;
         }
         let (frames, frame_rx) = bounded(QUEUE);
-        let (failure_tx, failures) = unbounded();
+        let (report_tx, reports) = unbounded();
         let (path, sent) = (self.path.clone(), Arc::new(AtomicU64::new(0)));
         let counter = sent.clone();
+        let compute = self.compute.clone();
         let spawned = thread::Builder::new()
             .name("livecut-vcam".into())
-            .spawn(move || writer(&path, frame_rx, failure_tx, &counter));
+            .spawn(move || writer(&path, frame_rx, compute, report_tx, &counter));
         if spawned.is_ok() {
             self.frames = Some(frames);
-            self.failures = Some(failures);
+            self.reports = Some(reports);
             self.sent = sent;
         }
     }
@@ -83,12 +98,15 @@ impl VirtualCameraOut {
         }
     }
 
-    /// Why the writer stopped, once; the output is then off.
-    pub(super) fn poll(&mut self) -> Option<String> {
-        let failure = self.failures.as_ref()?.try_recv().ok()?;
-        self.frames = None;
-        self.failures = None;
-        Some(failure)
+    /// What the writer told since the last call, once each: after
+    /// [`Report::Stopped`] the output is off.
+    pub(super) fn poll(&mut self) -> Option<Report> {
+        let report = self.reports.as_ref()?.try_recv().ok()?;
+        if matches!(report, Report::Stopped(_)) {
+            self.frames = None;
+            self.reports = None;
+        }
+        Some(report)
     }
 
     /// The toggle, the device path (editable while off) and the frames sent.
@@ -127,11 +145,18 @@ fn composite_of(look: &Look) -> Composite {
 
 /// Composites and writes frames until the window turns the output off (the sender is
 /// dropped) or writing fails. The device is opened for the first frame's size, and
-/// opened again when the source's size changes.
-fn writer(path: &str, frames: Receiver<(Shot, Look)>, failures: Sender<String>, sent: &AtomicU64) {
+/// opened again when the source's size changes. Composes on `compute` where given.
+fn writer(
+    path: &str,
+    frames: Receiver<(Shot, Look)>,
+    compute: Option<ComputeDevice>,
+    reports: Sender<Report>,
+    sent: &AtomicU64,
+) {
     let mut camera: Option<VirtualCamera> = None;
     // kept from frame to frame: composing allocates nothing while the size holds
-    let (mut buffers, mut image) = (Buffers::default(), RgbaImage::default());
+    let mut compositor = compositor_on(compute, &reports);
+    let mut image = RgbaImage::default();
     for (shot, look) in frames {
         let frame = &shot.captured.frame;
         let (w, h) = (frame.width, frame.height);
@@ -141,7 +166,7 @@ fn writer(path: &str, frames: Receiver<(Shot, Look)>, failures: Sender<String>, 
             None => match VirtualCamera::open(path, w, h, FPS) {
                 Ok(open) => open,
                 Err(e) => {
-                    let _ = failures.send(e.to_string());
+                    let _ = reports.send(Report::Stopped(e.to_string()));
                     return;
                 }
             },
@@ -155,14 +180,32 @@ fn writer(path: &str, frames: Receiver<(Shot, Look)>, failures: Sender<String>, 
                 &whole
             }
         };
-        composite_of(&look).compose_into(frame, mask, &mut buffers, &mut image);
+        if let Some(e) = compositor.compose_into(&composite_of(&look), frame, mask, &mut image) {
+            let _ = reports.send(Report::Note(format!(
+                "The GPU failed composing for the virtual camera ({e}); composing on the CPU"
+            )));
+        }
         if let Err(e) = open.send(&image, frame.timestamp) {
-            let _ = failures.send(e.to_string());
+            let _ = reports.send(Report::Stopped(e.to_string()));
             return;
         }
         sent.fetch_add(1, Ordering::Relaxed);
         camera = Some(open);
     }
+}
+
+/// The compositor on `compute`, or on the CPU where none was lent or its shaders do not
+/// compile there (told).
+fn compositor_on(compute: Option<ComputeDevice>, reports: &Sender<Report>) -> Compositor {
+    let Some(gpu) = compute else {
+        return Compositor::cpu();
+    };
+    Compositor::on(gpu).unwrap_or_else(|e| {
+        let _ = reports.send(Report::Note(format!(
+            "The virtual camera's composites are made on the CPU ({e})"
+        )));
+        Compositor::cpu()
+    })
 }
 
 #[cfg(test)]
@@ -218,7 +261,9 @@ mod tests {
             failure = out.poll();
             std::thread::sleep(Duration::from_millis(5));
         }
-        let failure = failure.expect("a failure report");
+        let Some(Report::Stopped(failure)) = failure else {
+            panic!("a failure report: {failure:?}");
+        };
         assert!(failure.contains("sudo modprobe v4l2loopback"), "{failure}");
         assert!(!out.is_on());
     }

@@ -6,12 +6,15 @@
 use super::command::Command;
 use super::compose::{self, Backdrop, Look};
 use super::heatmap;
-use super::picture::{self, PictureImage};
+use super::picture::{self, DevicePicture, PictureImage, Source};
 use super::recorder::Shot;
 use super::scribbles::Tool;
 use super::seeds::SeedEditor;
 use super::settings::{BackgroundKind, Settings, ViewMode};
 use super::tasks::Pick;
+use crate::composite::Composite;
+use crate::composite::wgpu::WgpuCompositor;
+use crate::compute::ComputeDevice;
 use crate::energy::Seeds;
 use egui::{
     Color32, ColorImage, Pos2, Rect, Sense, Stroke, TextureHandle, TextureOptions, Ui, UiBuilder,
@@ -28,8 +31,8 @@ pub const VIEW_LABEL: &str = "Live view";
 enum Picture {
     /// An egui texture, drawn by egui's shape shader.
     Texture(TextureHandle),
-    /// Pixels for [`picture::paint_callback`].
-    Direct(Arc<PictureImage>),
+    /// Pixels or a device texture for [`picture::paint_callback`].
+    Direct(Source),
 }
 
 impl Picture {
@@ -37,7 +40,8 @@ impl Picture {
     fn size_vec2(&self) -> Vec2 {
         match self {
             Picture::Texture(texture) => texture.size_vec2(),
-            Picture::Direct(image) => image.size_vec2(),
+            Picture::Direct(Source::Host(image)) => image.size_vec2(),
+            Picture::Direct(Source::Device(picture)) => picture.size_vec2(),
         }
     }
 }
@@ -56,6 +60,11 @@ pub(super) struct View {
     direct: bool,
     /// Counts composed pictures, so the wgpu pipeline uploads each once.
     generation: u64,
+    /// Composes the cut-out and background views on the renderer's device, where it
+    /// lent one: the picture is drawn from there.
+    gpu: Option<WgpuCompositor>,
+    /// Why the GPU stopped composing, once: the CPU composes from then on.
+    pub(super) gpu_failure: Option<String>,
 }
 
 impl View {
@@ -64,6 +73,21 @@ impl View {
         self.direct = true;
         self.picture = None;
         self.stale = true;
+    }
+
+    /// Composes the cut-out and background views on `gpu`, the renderer's own device
+    /// (a picture made there is drawn without a copy); says why not where the shaders
+    /// do not compile there.
+    pub(super) fn compose_on(&mut self, gpu: ComputeDevice) -> Result<(), String> {
+        let compositor = WgpuCompositor::new(gpu).map_err(|e| e.to_string())?;
+        self.gpu = Some(compositor);
+        self.stale = true;
+        Ok(())
+    }
+
+    /// Whether the pictures are composed on the GPU.
+    pub(super) fn composes_on_gpu(&self) -> bool {
+        self.gpu.is_some()
     }
 
     /// How the view is drawn with `settings`.
@@ -91,8 +115,19 @@ impl View {
         if !self.stale {
             return None;
         }
-        let shot = self.latest.as_ref()?;
+        self.latest.as_ref()?;
         let start = Instant::now();
+        let painted = settings.show_scribbles && seeds.is_some();
+        if !painted && let Some(picture) = self.compose_on_gpu(settings) {
+            self.generation += 1;
+            self.picture = Some(Picture::Direct(Source::Device(Arc::new(DevicePicture {
+                generation: self.generation,
+                texture: picture,
+            }))));
+            self.stale = false;
+            return Some(start.elapsed().as_secs_f64() * 1e3);
+        }
+        let shot = self.latest.as_ref()?;
         let mut img = compose::compose(
             &shot.captured.frame,
             shot.mask.as_deref(),
@@ -106,12 +141,12 @@ impl View {
         }
         self.generation += 1;
         if self.direct {
-            self.picture = Some(Picture::Direct(Arc::new(PictureImage {
+            self.picture = Some(Picture::Direct(Source::Host(Arc::new(PictureImage {
                 generation: self.generation,
                 width: img.width(),
                 height: img.height(),
                 rgba: img.into_raw(),
-            })));
+            }))));
         } else {
             let size = [img.width() as usize, img.height() as usize];
             let image = ColorImage::from_rgba_unmultiplied(size, img.as_raw());
@@ -126,6 +161,33 @@ impl View {
         }
         self.stale = false;
         Some(start.elapsed().as_secs_f64() * 1e3)
+    }
+
+    /// The picture of the cut-out or background view composed on the GPU, drawn with
+    /// the wgpu pipeline; `None` where it is not to be (no GPU, another view, no mask)
+    /// or the GPU failed (the CPU composes from then on, told once).
+    fn compose_on_gpu(&mut self, settings: &Settings) -> Option<eframe::wgpu::Texture> {
+        let composite = match settings.view {
+            ViewMode::CutOut => Composite::CutOut,
+            ViewMode::Background => Composite::Background(self.look(settings).backdrop),
+            _ => return None,
+        };
+        let shot = self.latest.as_ref()?;
+        let mask = shot.mask.as_deref()?;
+        let frame = &shot.captured.frame;
+        if !self.direct || (mask.width, mask.height) != (frame.width, frame.height) {
+            return None;
+        }
+        match self.gpu.as_mut()?.compose(&composite, frame, mask) {
+            Ok(texture) => Some(texture.clone()),
+            Err(e) => {
+                self.gpu = None;
+                self.gpu_failure = Some(format!(
+                    "The GPU failed composing the picture ({e}); composing on the CPU"
+                ));
+                None
+            }
+        }
     }
 
     /// Draws the view in the remaining space; presses and drags on the picture become
@@ -160,8 +222,8 @@ impl View {
             Picture::Texture(texture) => {
                 painter.image(texture.id(), rect, uv, Color32::WHITE);
             }
-            Picture::Direct(image) => {
-                painter.add(picture::paint_callback(rect, image.clone()));
+            Picture::Direct(source) => {
+                painter.add(picture::paint_callback(rect, source.clone()));
             }
         }
         let radius = settings.brush_radius;

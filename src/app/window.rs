@@ -17,7 +17,7 @@ use super::shortcuts;
 use super::source::{Source, SourceState};
 use super::stats::Stats;
 use super::tasks::{Done, Tasks};
-use super::vcam::VirtualCameraOut;
+use super::vcam::{Report, VirtualCameraOut};
 use super::view::View;
 use crate::capture::{FrameSource, list_cameras};
 use crate::compute::ComputeDevice;
@@ -133,13 +133,25 @@ impl LivecutApp {
         if lend {
             let device = render_state.device.clone();
             let queue = render_state.queue.clone();
-            self.lend_compute(ComputeDevice::shared(device, queue, &info));
+            let gpu = ComputeDevice::shared(device, queue, &info);
+            if let Err(e) = self.view.compose_on(gpu.clone()) {
+                self.notices
+                    .push(format!("The picture is composed on the CPU ({e})"), false);
+            }
+            self.lend_compute(gpu);
         }
     }
 
-    /// Lets the energy beside the CPU engine run on `gpu` from the next frame on.
+    /// Lets the energy beside the CPU engine run on `gpu` from the next frame on, and
+    /// the virtual camera's composites from its next start.
     pub fn lend_compute(&mut self, gpu: ComputeDevice) {
+        self.vcam.compute = Some(gpu.clone());
         self.backend.set_compute(gpu);
+    }
+
+    /// Whether the view's pictures are composed on the GPU and drawn from there.
+    pub fn composes_on_gpu(&self) -> bool {
+        self.view.composes_on_gpu()
     }
 
     /// The settings (what persists between runs).
@@ -209,9 +221,12 @@ impl LivecutApp {
             self.notices
                 .push(format!("Recording stopped: {error}"), true);
         }
-        if let Some(error) = self.vcam.poll() {
-            self.notices
-                .push(format!("Virtual camera stopped: {error}"), true);
+        match self.vcam.poll() {
+            Some(Report::Stopped(error)) => self
+                .notices
+                .push(format!("Virtual camera stopped: {error}"), true),
+            Some(Report::Note(note)) => self.notices.push(note, false),
+            None => {}
         }
         for action in shortcuts::pressed(ctx) {
             if let Some(command) = Command::of(action) {
@@ -222,6 +237,9 @@ impl LivecutApp {
         let seeds = self.seeds.shown.as_ref();
         if let Some(ms) = self.view.refresh(ctx, &self.settings, seeds) {
             self.stats.timing.set_display_ms(ms);
+        }
+        if let Some(failure) = self.view.gpu_failure.take() {
+            self.notices.push(failure, false);
         }
         if self.stats.time_is_up() {
             ctx.send_viewport_cmd(egui::ViewportCommand::Close);

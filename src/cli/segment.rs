@@ -11,7 +11,8 @@ use image::RgbaImage;
 use indicatif::{ProgressBar, ProgressStyle};
 use livecut::capture::files;
 use livecut::capture::{CapturedFrame, FrameSource, SourceSpec, StreamSettings};
-use livecut::composite::{Backdrop, Buffers, Composite};
+use livecut::composite::{Backdrop, Composite, Compositor};
+use livecut::compute::{AdapterChoice, ComputeDevice};
 use livecut::energy::{SeedLabel, Seeds};
 use livecut::grid::Connectivity;
 use livecut::maxflow::{EngineChoice, create_volume_engine};
@@ -216,6 +217,9 @@ pub fn run(args: SegmentArgs) -> anyhow::Result<()> {
     let mut hardware = Hardware::choose(args.engine, args.gpu)?;
     for note in &hardware.notes {
         eprintln!("note: {note}");
+    }
+    if let Some(camera) = &mut camera {
+        camera.compose_on_gpu(hardware.compute.clone(), args.gpu);
     }
     let engine_kind = hardware.engine.kind();
     if params.budget.is_some() && !hardware.engine.set_budget(params.budget) {
@@ -541,12 +545,30 @@ impl Stops {
 struct CameraOut {
     camera: VirtualCamera,
     composite: Composite,
-    /// The composite's buffers, kept from frame to frame.
-    buffers: Buffers,
+    /// Composes on a GPU where there is one, keeping its buffers from frame to frame.
+    compositor: Compositor,
     image: RgbaImage,
 }
 
 impl CameraOut {
+    /// Composes on the segmentation's wgpu device, or on a real GPU's where `gpu`
+    /// allows one; says where (and why not, where the shaders do not compile).
+    fn compose_on_gpu(&mut self, device: Option<ComputeDevice>, gpu: GpuChoice) {
+        let device = device.or_else(|| match gpu {
+            GpuChoice::Auto | GpuChoice::Cuda => ComputeDevice::open(AdapterChoice::RealGpu).ok(),
+            GpuChoice::Wgpu | GpuChoice::None => None,
+        });
+        let Some(device) = device else { return };
+        let adapter = device.adapter.clone();
+        match Compositor::on(device) {
+            Ok(compositor) => {
+                eprintln!("note: the composites are made on {adapter} through wgpu");
+                self.compositor = compositor;
+            }
+            Err(e) => eprintln!("note: the composites are made on the CPU ({e})"),
+        }
+    }
+
     /// Composites one result and sends it, once due.
     fn send(&mut self, result: &FrameResult) -> anyhow::Result<()> {
         let frame = &result.captured.frame;
@@ -554,9 +576,13 @@ impl CameraOut {
             .output
             .as_ref()
             .with_context(|| format!("frame {} has no mask to composite", frame.index))?;
-        let (buffers, image) = (&mut self.buffers, &mut self.image);
-        self.composite
-            .compose_into(frame, &mask.mask, buffers, image);
+        let image = &mut self.image;
+        if let Some(e) = self
+            .compositor
+            .compose_into(&self.composite, frame, &mask.mask, image)
+        {
+            eprintln!("note: the GPU failed composing ({e}); composing on the CPU");
+        }
         Ok(self.camera.send(image, frame.timestamp)?)
     }
 }
@@ -580,7 +606,7 @@ fn open_camera(args: &SegmentArgs, size: (u32, u32)) -> anyhow::Result<Option<Ca
     Ok(Some(CameraOut {
         camera,
         composite,
-        buffers: Buffers::default(),
+        compositor: Compositor::cpu(),
         image: RgbaImage::default(),
     }))
 }

@@ -3,10 +3,13 @@
 //! replaced by a colour or a picture. The mask's edge is softened along the image's
 //! edges by [`alpha::soft_alpha`], so hair and outlines do not look jagged; the mask
 //! itself stays binary. Pure functions on plain pixel buffers, shared by the window
-//! (view and recordings), `livecut segment` and the virtual camera.
+//! (view and recordings), `livecut segment` and the virtual camera; the same in wgpu
+//! compute shaders ([`wgpu::WgpuCompositor`], with integer arithmetic on both sides so
+//! the bytes are the same), and [`Compositor`] to use the GPU where there is one.
 
 pub mod alpha;
 mod blur;
+mod compositor;
 pub mod wgpu;
 
 use crate::bands;
@@ -16,6 +19,7 @@ use image::{RgbImage, RgbaImage};
 use std::sync::Arc;
 
 pub use alpha::soft_alpha;
+pub use compositor::Compositor;
 
 /// Side of a checkerboard square in pixels.
 const CHECKER: u32 = 16;

@@ -172,7 +172,8 @@ impl Buffers {
             usage: wgpu::TextureUsages::TEXTURE_BINDING
                 | wgpu::TextureUsages::COPY_SRC
                 | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
+            // an sRGB view for windows whose target decodes sRGB
+            view_formats: &[wgpu::TextureFormat::Rgba8UnormSrgb],
         });
         Self {
             width,
