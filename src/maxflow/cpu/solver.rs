@@ -2,6 +2,7 @@
 //! search-tree state, the work queues and the capacities kept for dynamic updates;
 //! building it from a [`GridProblem`] and reading the cut back.
 
+use crate::bands;
 use super::layout::{BLOCK, Layout};
 use super::ring::Ring;
 use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
@@ -442,35 +443,40 @@ impl<T: Topology> Solver<T> {
         self.mask_where(|tree| tree == SOURCE)
     }
 
-    /// Row-major mask of the pixels whose tree bits (`TREE`) satisfy `source_side`.
-    pub(super) fn mask_where(&self, source_side: impl Fn(u32) -> bool) -> Mask {
+    /// Row-major mask of the pixels whose tree bits (`TREE`) satisfy `source_side`, in
+    /// row bands on every core (a memory-bound pass over every node).
+    pub(super) fn mask_where(&self, source_side: impl Fn(u32) -> bool + Sync) -> Mask {
         let (w, h) = (self.layout.width(), self.layout.height());
         let mut data = vec![0u8; w as usize * h as usize];
-        // a block's row of nodes is contiguous: read it as one run
-        for (y, row) in data.chunks_exact_mut(w as usize).enumerate() {
-            for (bx, run) in row.chunks_mut(BLOCK as usize).enumerate() {
-                let first = self.layout.index(bx as u32 * BLOCK, y as u32) as usize;
-                let words = &self.st[first..first + run.len()];
-                let label = |word: T::Word| {
-                    if source_side(T::get(word) & TREE) {
-                        255
-                    } else {
-                        0
+        let (layout, st) = (&self.layout, &self.st[..]);
+        let label = |word: T::Word| {
+            if source_side(T::get(word) & TREE) {
+                255
+            } else {
+                0
+            }
+        };
+        bands::for_each_band(&mut data, w as usize, 1, |first, band| {
+            // a block's row of nodes is contiguous: read it as one run
+            for (r, row) in band.chunks_exact_mut(w as usize).enumerate() {
+                let y = (first + r) as u32;
+                for (bx, run) in row.chunks_mut(BLOCK as usize).enumerate() {
+                    let first = layout.index(bx as u32 * BLOCK, y) as usize;
+                    let words = &st[first..first + run.len()];
+                    // whole runs as fixed-size arrays, which the compiler vectorises
+                    match (
+                        <&mut [u8; BLOCK as usize]>::try_from(&mut *run),
+                        <&[T::Word; BLOCK as usize]>::try_from(words),
+                    ) {
+                        (Ok(out), Ok(words)) => *out = words.map(label),
+                        _ => run
+                            .iter_mut()
+                            .zip(words)
+                            .for_each(|(out, &word)| *out = label(word)),
                     }
-                };
-                // whole runs as fixed-size arrays, which the compiler vectorises
-                match (
-                    <&mut [u8; BLOCK as usize]>::try_from(&mut *run),
-                    <&[T::Word; BLOCK as usize]>::try_from(words),
-                ) {
-                    (Ok(out), Ok(words)) => *out = words.map(label),
-                    _ => run
-                        .iter_mut()
-                        .zip(words)
-                        .for_each(|(out, &word)| *out = label(word)),
                 }
             }
-        }
+        });
         Mask {
             width: w,
             height: h,

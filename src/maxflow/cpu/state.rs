@@ -46,7 +46,7 @@ pub(super) trait Topology: Send + 'static {
     /// trees grow by the sweep (see `Solver::run`).
     const GROW_MARK: bool;
     /// Storage of the state word (16 bits suffice for 4 arcs).
-    type Word: Copy + Default + Send + 'static;
+    type Word: Copy + Default + Send + Sync + 'static;
     /// Word → its bits.
     fn get(w: Self::Word) -> u32;
     /// Bits → word.
