@@ -17,6 +17,8 @@ use crate::compute::{ComputeDevice, ComputeError, map_read, read_words, write_by
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
+use std::cell::RefCell;
+use std::collections::HashMap;
 use wgpu::util::DeviceExt;
 
 /// The shaders, before the model's constants are prepended.
@@ -102,6 +104,8 @@ pub fn shader_source() -> String {
 struct Kernel {
     pipeline: wgpu::ComputePipeline,
     bindings: &'static [u32],
+    /// Its place among the pipelines, for the bind group cache.
+    id: usize,
 }
 
 /// The shaders' pipelines.
@@ -127,6 +131,7 @@ impl Kernels {
             label: Some("energy.wgsl"),
             source: wgpu::ShaderSource::Wgsl(shader_source().into()),
         });
+        let made = std::cell::Cell::new(0);
         let kernel = |entry: &str, bindings: &'static [u32]| Kernel {
             pipeline: device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(entry),
@@ -137,6 +142,7 @@ impl Kernels {
                 cache: None,
             }),
             bindings,
+            id: made.replace(made.get() + 1),
         };
         // the bindings each entry point uses (its automatic layout holds only those)
         Self {
@@ -326,6 +332,9 @@ pub struct WgpuEnergy {
     changes: Option<(ChangedTiles, ChangedTiles)>,
     /// Packed tiles to bring back with the flags (the last frame's count and a few).
     expected_tiles: usize,
+    /// Bind groups by kernel and distance parity, made once for the buffers and tables
+    /// they name (cleared when either is made anew).
+    groups: RefCell<HashMap<(usize, usize), wgpu::BindGroup>>,
 }
 
 impl GpuEnergy for WgpuEnergy {
@@ -423,6 +432,7 @@ impl WgpuEnergy {
             problem: None,
             changes: None,
             expected_tiles: 0,
+            groups: RefCell::default(),
         })
     }
 
@@ -557,6 +567,7 @@ impl WgpuEnergy {
         self.problem = None;
         self.changes = None;
         self.held = Held::default();
+        self.groups.get_mut().clear();
         self.buffers = Some(Buffers::new(&self.gpu.device, width, height, connectivity));
     }
 
@@ -930,6 +941,7 @@ impl WgpuEnergy {
                 usage: wgpu::BufferUsages::STORAGE,
             });
         self.tables = Some((key, layout, buffer));
+        self.groups.get_mut().clear();
         layout
     }
 
@@ -941,41 +953,39 @@ impl WgpuEnergy {
             })
     }
 
-    /// Records `kernel` over `groups` workgroups, reading distances from `from`.
+    /// Records `kernel` over `workgroups` workgroups, reading distances from `from`, with
+    /// its bind group made on first use.
     fn dispatch(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         kernel: &Kernel,
         from: usize,
-        groups: u32,
+        workgroups: u32,
     ) {
-        let b = self.buffers.as_ref().expect("buffers");
-        let (_, _, tables) = self
-            .tables
-            .as_ref()
-            .map_or((None, None, None), |(k, l, t)| (Some(k), Some(l), Some(t)));
-        let fallback = &b.info;
-        let tables = tables.unwrap_or(fallback);
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
-            .bindings
-            .iter()
-            .map(|&binding| wgpu::BindGroupEntry {
-                binding,
-                resource: b.binding(binding, tables, from).as_entire_binding(),
-            })
-            .collect();
-        let group = self
-            .gpu
-            .device
-            .create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &kernel.pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            });
+        let mut groups = self.groups.borrow_mut();
+        let group = groups.entry((kernel.id, from)).or_insert_with(|| {
+            let b = self.buffers.as_ref().expect("buffers");
+            let tables = self.tables.as_ref().map_or(&b.info, |(_, _, t)| t);
+            let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
+                .bindings
+                .iter()
+                .map(|&binding| wgpu::BindGroupEntry {
+                    binding,
+                    resource: b.binding(binding, tables, from).as_entire_binding(),
+                })
+                .collect();
+            self.gpu
+                .device
+                .create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &kernel.pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                })
+        });
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
         pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(groups, 1, 1);
+        pass.set_bind_group(0, &*group, &[]);
+        pass.dispatch_workgroups(workgroups, 1, 1);
     }
 }
 
