@@ -257,6 +257,7 @@ fn gpu_matches_cpu_on_real_masks() {
         .collect();
     files.sort();
     assert!(!files.is_empty(), "no PNG in {dir}");
+    let mut gpus = gpus();
     for path in files {
         let grey = image::open(&path).expect("PNG").into_luma8();
         let (w, h) = grey.dimensions();
@@ -265,7 +266,7 @@ fn gpu_matches_cpu_on_real_masks() {
             .unwrap_or_default()
             .to_string_lossy()
             .into_owned();
-        for gpu in &mut gpus() {
+        for gpu in &mut gpus {
             assert_gpu_matches(gpu, grey.as_raw(), w, h, &name);
         }
     }

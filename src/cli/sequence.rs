@@ -97,14 +97,19 @@ struct Row {
     /// The process's CPU time per frame (every thread's), where the system tells it:
     /// what a frame costs the machine, beside the wall time of `total`.
     cpu_ms: Option<Spread>,
-    /// Whether every frame's flow equals the first run's (the CPU engine's, static,
-    /// the energy on the CPU, where it ran).
+    /// Whether every frame's flow equals this engine's first run's.
     same_flows: bool,
     /// Whether every frame's mask equals this engine's first run's.
     same_masks: bool,
-    /// Frames whose mask differs from the first run's: another engine's minimum cut of
-    /// the same flow, where minimum cuts tie.
-    other_cuts: usize,
+    /// The first frame whose mask differs from the first run's (the CPU engine's where
+    /// it ran): another engine's minimum cut where minimum cuts tie (see
+    /// [`livecut::maxflow::CutSide`]); the later frames' temporal priors follow it.
+    first_other_cut: Option<usize>,
+    /// Whether every frame's flow equals the first run's up to that frame (all of them
+    /// where there is none): the same maximum flows while the inputs are the same.
+    same_flows_as_first: bool,
+    /// Every frame's flow (the warm-up and learning frames included).
+    flows: Vec<u64>,
 }
 
 /// The back-ends to run: (engine, energy device) pairs.
@@ -155,7 +160,7 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     // the first run's flows and masks, and each engine's first run's masks
     let mut first: Option<Vec<(u64, u64)>> = None;
-    let mut engine_first: Vec<(String, Vec<u64>)> = Vec::new();
+    let mut engine_first: Vec<(String, Vec<(u64, u64)>)> = Vec::new();
     for (choice, gpu) in backends(options) {
         for mode in [Mode::Static, Mode::Dynamic] {
             let hardware = Hardware::choose(choice, gpu)?;
@@ -172,14 +177,20 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
             let run = run_one(options, &frames, seeds.as_ref(), hardware, mode)?;
             let outcomes = &run.outcomes;
             let first = first.get_or_insert_with(|| outcomes.clone());
-            let masks: Vec<u64> = outcomes.iter().map(|o| o.1).collect();
-            let same_masks = match engine_first.iter().find(|(e, _)| *e == engine_name) {
-                Some((_, reference)) => *reference == masks,
+            let reference = match engine_first.iter().find(|(e, _)| *e == engine_name) {
+                Some((_, reference)) => reference,
                 None => {
-                    engine_first.push((engine_name.clone(), masks));
-                    true
+                    engine_first.push((engine_name.clone(), outcomes.clone()));
+                    outcomes
                 }
             };
+            let same_flows = outcomes.iter().zip(reference).all(|(a, b)| a.0 == b.0);
+            let same_masks = outcomes.iter().zip(reference).all(|(a, b)| a.1 == b.1);
+            let pairs = || outcomes.iter().zip(first.iter());
+            let first_other_cut = pairs().position(|(a, b)| a.1 != b.1);
+            let same_flows_as_first = pairs()
+                .take(first_other_cut.map_or(usize::MAX, |k| k + 1))
+                .all(|(a, b)| a.0 == b.0);
             let learning = options.background as usize;
             rows.push(Row {
                 source: options.source.to_string(),
@@ -197,13 +208,11 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
                     .map(|(name, values)| (name.to_string(), Spread::of(values)))
                     .collect(),
                 cpu_ms: (!run.cpu.is_empty()).then(|| Spread::of(run.cpu)),
-                same_flows: outcomes.iter().zip(first.iter()).all(|(a, b)| a.0 == b.0),
+                same_flows,
                 same_masks,
-                other_cuts: outcomes
-                    .iter()
-                    .zip(first.iter())
-                    .filter(|(a, b)| a.1 != b.1)
-                    .count(),
+                first_other_cut,
+                same_flows_as_first,
+                flows: outcomes.iter().map(|o| o.0).collect(),
             });
         }
     }
@@ -213,7 +222,8 @@ pub fn run(options: &SequenceOptions) -> anyhow::Result<()> {
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     ensure!(
-        rows.iter().all(|r| r.same_flows && r.same_masks),
+        rows.iter()
+            .all(|r| r.same_flows && r.same_masks && r.same_flows_as_first),
         "the runs gave different flows, or one engine different masks"
     );
     Ok(())
@@ -452,10 +462,40 @@ fn print_identity(rows: &[Row]) {
         "DIFFER"
     };
     let engines = rows.iter().filter(|r| r.engine != rows[0].engine).count();
-    let across = match rows.iter().map(|r| r.other_cuts).max().unwrap_or(0) {
+    let across = match rows.iter().filter_map(|r| r.first_other_cut).min() {
         _ if engines == 0 => String::new(),
-        0 => ", identical across engines too".to_string(),
-        n => format!(", across engines another minimum cut of the same flow on up to {n} frames"),
+        None => ", identical across engines too".to_string(),
+        Some(k) => {
+            let flows = if rows.iter().all(|r| r.same_flows_as_first) {
+                "the same"
+            } else {
+                "DIFFERENT"
+            };
+            format!(
+                "; across engines {flows} flows up to frame {k}, where their cuts first differ on a tie (each engine's own minimum cut; the later frames' priors follow it)"
+            )
+        }
     };
     println!("{runs} runs: flows {flows}; masks {masks} within each engine{across}");
+    for r in rows
+        .iter()
+        .filter(|r| !(r.same_flows && r.same_flows_as_first))
+    {
+        let differ: Vec<String> = r
+            .flows
+            .iter()
+            .zip(&rows[0].flows)
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .take(5)
+            .map(|(k, (a, b))| format!("frame {k}: {a} against {b}"))
+            .collect();
+        println!(
+            "  {} engine, {} energy, {:?}: {}",
+            r.engine,
+            r.energy,
+            r.mode,
+            differ.join(", ")
+        );
+    }
 }

@@ -335,6 +335,52 @@ pub struct WgpuEnergy {
     /// Bind groups by kernel and distance parity, made once for the buffers and tables
     /// they name (cleared when either is made anew).
     groups: RefCell<HashMap<(usize, usize), wgpu::BindGroup>>,
+    /// The lab's per-phase milliseconds of each frame (`LIVECUT_WGPU_PHASES`).
+    #[cfg(feature = "experiments")]
+    phases: lab::Phases,
+}
+
+/// The lab's timing of a frame's phases, printed to stderr per frame where
+/// `LIVECUT_WGPU_PHASES` is set: where the energy's milliseconds go.
+#[cfg(feature = "experiments")]
+mod lab {
+    use std::cell::{Cell, RefCell};
+    use std::time::Instant;
+
+    #[derive(Default)]
+    pub(super) struct Phases {
+        last: Cell<Option<Instant>>,
+        parts: RefCell<Vec<(&'static str, f64)>>,
+    }
+
+    impl Phases {
+        /// Starts a frame's timing.
+        pub(super) fn start(&self) {
+            self.parts.borrow_mut().clear();
+            let on = std::env::var_os("LIVECUT_WGPU_PHASES").is_some();
+            self.last.set(on.then(Instant::now));
+        }
+
+        /// Ends the phase `name` here.
+        pub(super) fn lap(&self, name: &'static str) {
+            if let Some(last) = self.last.get() {
+                let now = Instant::now();
+                let ms = (now - last).as_secs_f64() * 1e3;
+                self.parts.borrow_mut().push((name, ms));
+                self.last.set(Some(now));
+            }
+        }
+
+        /// Prints the phases timed since `start`.
+        pub(super) fn print(&self) {
+            if self.last.get().is_some() {
+                let parts = self.parts.borrow();
+                let parts: Vec<String> =
+                    parts.iter().map(|(n, ms)| format!("{n} {ms:.3}")).collect();
+                eprintln!("wgpu energy phases (ms): {}", parts.join(", "));
+            }
+        }
+    }
 }
 
 impl GpuEnergy for WgpuEnergy {
@@ -394,7 +440,12 @@ impl GpuEnergy for WgpuEnergy {
         _cut: Option<(DeviceMask<'_>, Option<(usize, usize)>)>,
     ) -> Result<(), GpuError> {
         let gpu = self.gpu.clone();
+        #[cfg(feature = "experiments")]
+        self.phases.lap("the cut");
         let (done, error) = gpu.checked(|| self.adapt(mask, version, model));
+        self.lap("adapt");
+        #[cfg(feature = "experiments")]
+        self.phases.print();
         checked(done, error)
     }
 
@@ -433,7 +484,15 @@ impl WgpuEnergy {
             changes: None,
             expected_tiles: 0,
             groups: RefCell::default(),
+            #[cfg(feature = "experiments")]
+            phases: lab::Phases::default(),
         })
+    }
+
+    /// Ends the lab's phase `name` (nothing without the `experiments` feature).
+    fn lap(&self, _name: &'static str) {
+        #[cfg(feature = "experiments")]
+        self.phases.lap(_name);
     }
 
     /// The frame's capacities into `problem` and `changes` (see `build`).
@@ -442,6 +501,8 @@ impl WgpuEnergy {
         frame: DeviceFrame<'_>,
         mut term: DataTerm<'_>,
     ) -> Result<(), GpuError> {
+        #[cfg(feature = "experiments")]
+        self.phases.start();
         let (w, h) = (frame.width, frame.height);
         let n = w as usize * h as usize;
         self.ensure_buffers(w, h, frame.smoothness.connectivity);
@@ -451,10 +512,12 @@ impl WgpuEnergy {
             self.upload_model(model)?;
         }
         self.upload_frame(&frame);
+        self.lap("upload");
         let background = matches!(term, DataTerm::Background { .. });
         let mut params = self.base_params(&frame);
         let known = frame.smoothness.sigma.filter(|s| *s > 0.0);
         let (encoder, info) = self.first_pass(&params, known.is_none(), background)?;
+        self.lap("first pass");
         let sigma = match (known, info) {
             (Some(sigma), _) => sigma,
             (None, info) => {
@@ -472,6 +535,7 @@ impl WgpuEnergy {
         };
         self.sigma = sigma;
         let layout = self.ensure_tables(&frame, &mut term, sigma);
+        self.lap("tables");
         let prior = frame.previous.is_some() && frame.temporal.weight > 0.0;
         fill_table_params(&mut params, &layout, background, prior);
         let connectivity = frame.smoothness.connectivity;
@@ -479,6 +543,7 @@ impl WgpuEnergy {
         if let (DataTerm::Background { model, .. }, Some(gains)) = (term, gains) {
             model.set_gain(gains);
         }
+        self.lap("gains");
         Ok(())
     }
 
@@ -748,6 +813,7 @@ impl WgpuEnergy {
                 if read.is_none() {
                     self.read_whole(&mut arrays)?;
                 }
+                self.lap("changed tiles back");
                 self.changes = Some((any, edges));
                 self.problem = Some(arrays.into_problem(w, h, connectivity)?);
             }
@@ -833,6 +899,7 @@ impl WgpuEnergy {
             );
         }
         self.gpu.queue.submit([encoder.finish()]);
+        self.lap("second pass recorded");
         let (flags, slots, count) = map_read(&self.gpu, &b.tiles_read, |w| {
             let count = w[4 * tiles + INFO_TILES] as usize;
             (
@@ -841,6 +908,7 @@ impl WgpuEnergy {
                 count,
             )
         })?;
+        self.lap("wait for the flags");
         mark_tiles(&flags, w, h, any, edges);
         if count > b.pack_tiles as usize || 2 * count * (TILE * TILE) as usize > b.pixels() {
             return Ok(None);

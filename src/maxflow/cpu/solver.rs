@@ -2,10 +2,10 @@
 //! search-tree state, the work queues and the capacities kept for dynamic updates;
 //! building it from a [`GridProblem`] and reading the cut back.
 
-use crate::bands;
 use super::layout::{BLOCK, Layout};
 use super::ring::Ring;
 use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
+use crate::bands;
 use crate::grid::{Direction, GridProblem, Mask};
 use crate::maxflow::{BlockActivity, EngineError, EngineKind};
 use std::mem::size_of;
