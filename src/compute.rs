@@ -219,3 +219,33 @@ fn preference(kind: wgpu::DeviceType) -> u8 {
         wgpu::DeviceType::Cpu => 4,
     }
 }
+
+/// Checks of WGSL sources for unit tests, with no GPU: naga parses and validates them.
+#[cfg(test)]
+pub(crate) mod shader_checks {
+    /// `source` parsed and validated (panics with naga's message where it is not valid).
+    pub(crate) fn validated(source: &str) -> naga::Module {
+        let module = naga::front::wgsl::parse_str(source).expect("the WGSL parses");
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&module)
+        .expect("the WGSL validates");
+        module
+    }
+
+    /// The size in bytes and the member count of the struct `name` in `module`.
+    pub(crate) fn struct_layout(module: &naga::Module, name: &str) -> (usize, usize) {
+        module
+            .types
+            .iter()
+            .find_map(|(_, ty)| match (&ty.name, &ty.inner) {
+                (Some(n), naga::TypeInner::Struct { members, span }) if n == name => {
+                    Some((*span as usize, members.len()))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no struct {name} in the shader"))
+    }
+}

@@ -1165,34 +1165,21 @@ fn unpack_colours(words: &[u32]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compute::shader_checks::{struct_layout, validated};
 
     #[test]
     fn the_shaders_are_valid_wgsl() {
-        let module = naga::front::wgsl::parse_str(&shader_source()).expect("parses");
-        naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::empty(),
-        )
-        .validate(&module)
-        .expect("validates");
+        validated(&shader_source());
     }
 
     #[test]
     fn params_match_the_shaders_struct() {
-        let module = naga::front::wgsl::parse_str(&shader_source()).expect("parses");
-        let span = module
-            .types
-            .iter()
-            .find_map(|(_, ty)| match (&ty.name, &ty.inner) {
-                (Some(name), naga::TypeInner::Struct { members, span }) if name == "Params" => {
-                    Some((members.len(), *span))
-                }
-                _ => None,
-            })
-            .expect("a Params struct");
         // one word a member, and the same size
-        assert_eq!(span.1 as usize, std::mem::size_of::<Params>());
-        assert_eq!(span.0, std::mem::size_of::<Params>() / 4);
+        let words = std::mem::size_of::<Params>() / 4;
+        assert_eq!(
+            struct_layout(&validated(&shader_source()), "Params"),
+            (4 * words, words)
+        );
     }
 
     #[test]
