@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # One GPU session: correctness, sanitizers, timings; the bench table comes last.
 # Prepare here (no GPU needed):
-#   cargo test --release --no-run        # prints the test binaries' paths (the product)
-#   cargo test --release --features experiments --no-run --test cuda_engine
+#   cargo test --release --features experiments --no-run   # the test binaries' paths (tests build with the lab)
+#   cargo build --release                 # the product binary (after the tests: they rebuild it with the lab)
 #   cargo bench --features experiments --no-run --bench gpu_schedules   # the lab
 #   mkdir -p .gpu && cp target/release/livecut benches/gpu/run.sh .ci/check_instances.py .gpu/
-#   cp target/release/deps/cuda_engine-<hash> .gpu/cuda_engine     # product schedule
-#   cp target/release/deps/cuda_engine-<other hash> .gpu/cuda_engine_experiments
+#   cp target/release/deps/cuda_engine-<hash> .gpu/cuda_engine     # every schedule's tests
+#   cp .gpu/cuda_engine .gpu/cuda_engine_experiments
 #   cp target/release/deps/gpu_schedules-<hash> .gpu/gpu_schedules
 #   cp target/release/deps/ccl-<hash> .gpu/ccl && cp target/release/deps/app-<hash> .gpu/app
 #   cp target/release/deps/cuda_volume-<hash> .gpu/cuda_volume     # the volume engine
 #   cargo bench --no-run --bench volumes && cp target/release/deps/volumes-<hash> .gpu/volumes
 #   cp target/release/deps/device_energy-<hash> .gpu/device_energy  # CUDA and wgpu energies
+#   cp target/release/deps/composite_wgpu-<hash> .gpu/composite_wgpu  # the composite in wgpu
 #   Vulkan's loader for wgpu (the machine has the NVIDIA driver's ICD, no loader), once:
 #     echo /.gl/ >>.git/info/exclude; mkdir -p .gl /tmp/amd64/partial
 #     o='-oAPT::Architecture=amd64 -oAPT::Architectures=amd64 -oDir::State::Lists=/tmp/amd64'
 #     apt-get $o update; (cd .gl && apt-get $o download libvulkan1)   # and carry .gl too
-#   strip .gpu/livecut .gpu/cuda_engine* .gpu/cuda_volume .gpu/volumes .gpu/gpu_schedules .gpu/ccl .gpu/app .gpu/device_energy
+#   strip .gpu/livecut .gpu/cuda_engine* .gpu/cuda_volume .gpu/volumes .gpu/gpu_schedules .gpu/ccl .gpu/app .gpu/device_energy .gpu/composite_wgpu
 #   gzip -9 .gpu/livecut .gpu/app
 #   (gzipped to stay under the 64 MiB carry; this script unpacks them)
 #   cp -r ../shared/data/grids ../shared/data/grids3d .gpu/ && mkdir -p .gpu/video && cp -r ../shared/data/video/car-shadow ../shared/data/video/pedestrians .gpu/video/
@@ -25,7 +26,7 @@
 set -u
 cd "$(dirname "$0")"
 for f in livecut app; do [ -f $f.gz ] && gunzip -f $f.gz; done
-chmod +x livecut app cuda_engine cuda_engine_experiments cuda_volume volumes gpu_schedules ccl device_energy
+chmod +x livecut app cuda_engine cuda_engine_experiments cuda_volume volumes gpu_schedules ccl device_energy composite_wgpu
 # wgpu through the NVIDIA driver's Vulkan ICD, with the carried loader
 for f in ../.gl/*.deb; do [ -f "$f" ] && dpkg -x "$f" /; done; ldconfig
 ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -39,7 +40,8 @@ sec "cuda_engine tests, product schedule"; ./cuda_engine --test-threads=1 2>&1 |
 sec "cuda_engine tests, every schedule (profiling kernels)"; ./cuda_engine_experiments --test-threads=1 2>&1 | tee $T/cuda_tests_experiments.log | grep -E "^test |test result|panicked|note:"
 sec "cuda_volume tests"; ./cuda_volume --test-threads=1 2>&1 | tee $T/cuda_volume_tests.log | grep -E "^test |test result|panicked|note:"
 sec "device_energy tests: the CUDA and wgpu (Vulkan) energies against the CPU's"; LIVECUT_REQUIRE_WGPU=1 ./device_energy --test-threads=1 2>&1 | tee $T/energy_tests.log | grep -E "^test |test result|panicked|note:"
-sec "ccl tests"; ./ccl --test-threads=1 2>&1 | tee $T/ccl_tests.log | grep -E "^test |test result|panicked|skipped"
+sec "ccl tests: the CUDA and wgpu labellers against the CPU's"; LIVECUT_REQUIRE_WGPU=1 ./ccl --test-threads=1 --nocapture 2>&1 | tee $T/ccl_tests.log | grep -E "^test |test result|panicked|skipped|1920x1080"
+sec "composite in wgpu against the CPU's"; LIVECUT_REQUIRE_WGPU=1 ./composite_wgpu --test-threads=1 --nocapture 2>&1 | tee $T/composite_tests.log | grep -E "^test |test result|panicked|1280x720"
 sec "instances with livecut maxflow --engine cuda (independent checker)"; python3 check_instances.py "$PWD/livecut" grids/manifest.csv cuda 2>&1 | tail -16
 sec "auto engine"; ./livecut maxflow grids/rocket_640x480_4c.max.gz --engine auto 2>&1 | tail -4
 sec "bench cpu,cuda"; ./livecut bench grids/*.max.gz --engine cpu,cuda --runs 5 --warmup 1 --json $T/bench.json > $T/bench.txt 2>/dev/null; echo "bench rc $?"
@@ -55,8 +57,8 @@ PY
 done
 cmp -s <(cat /tmp/seg-on/*.png) <(cat /tmp/seg-off/*.png) && echo "stochastic on/off masks identical" || echo "stochastic on/off masks DIFFER"
 for size in 1920x1080 1280x720; do
-sec "pedestrians at $size: CPU engine beside the CPU and the wgpu energy, CUDA beside the CPU and the CUDA energy"
-./livecut bench --sequence video/pedestrians/frames --background 10 --size $size --frames 40 --engine cpu,cuda --wgpu 2>&1 | tail -12
+sec "pedestrians at $size: every back-end (CPU; CPU engine beside the wgpu energy; CUDA uploaded and on the device)"
+./livecut bench --sequence video/pedestrians/frames --background 10 --size $size --frames 40 2>&1 | tail -14
 done
 sec "app, headless (kittest), CPU then auto (CUDA)"; timeout 60 ./app ui_and_segmentation_rates_on_the_640x480_demo --ignored --nocapture --exact 2>&1 | grep -E "engine:|test result|panicked"
 sec racecheck; timeout 120 compute-sanitizer --tool racecheck ./cuda_engine sanitizer_small_persistent --exact --test-threads=1 2>&1 | grep -E "RACECHECK SUMMARY|ERROR SUMMARY|test result|hazard" | head -5
