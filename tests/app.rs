@@ -266,6 +266,7 @@ fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
             app.compute_with(&render_state, GpuChoice::Wgpu);
             assert!(app.composes_on_gpu(), "{:?}", app.notices());
         }
+        let shown = on_gpu;
         let mut h = Harness::builder()
             .with_size(Vec2::new(1100.0, 760.0))
             .renderer(WgpuTestRenderer::from_render_state(render_state))
@@ -273,6 +274,10 @@ fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
         step_until(&mut h, "the first frame's mask", |app| {
             app.mask().is_some() && *app.source_state() == SourceState::Ended
         });
+        let said = h
+            .query_by_label_contains("Picture composed on: the window's GPU")
+            .is_some();
+        assert_eq!(said, shown, "the window says where the picture is composed");
         [ViewMode::CutOut, ViewMode::Background].map(|mode| {
             h.get_by_label(mode.label()).click();
             h.run();

@@ -93,7 +93,12 @@ impl LivecutApp {
             .show(ui, |ui| self.source.ui(ui, commands));
         egui::CollapsingHeader::new("Engine")
             .default_open(true)
-            .show(ui, |ui| self.engine.ui(ui, &self.settings, commands));
+            .show(ui, |ui| {
+                self.engine.ui(ui, &self.settings, commands);
+                if self.view.composes_on_gpu() {
+                    ui.label("Picture composed on: the window's GPU");
+                }
+            });
         egui::CollapsingHeader::new("Segmentation")
             .default_open(true)
             .show(ui, |ui| {
