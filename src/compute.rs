@@ -209,6 +209,38 @@ pub(crate) fn read_words(
     map_read(gpu, &staging, |w| w[..len].to_vec())
 }
 
+/// A WGSL module on `device`.
+pub(crate) fn shader(device: &wgpu::Device, label: &str, source: String) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    })
+}
+
+/// The compute pipeline of `entry` in `module`, with its automatic layout: its bind
+/// group holds only the bindings that entry point uses (WebGPU's default limit is 8
+/// storage buffers a stage; a shader file may hold more).
+pub(crate) fn pipeline(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: None,
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+/// Workgroups of `size` invocations for `n` items, within one dimension's dispatch
+/// limit: shaders that take more items stride over the rest.
+pub(crate) fn workgroups(n: usize, size: u32) -> u32 {
+    (n as u32).div_ceil(size).clamp(1, 65_535)
+}
+
 /// Lower is better: discrete, then integrated, virtual, others, software.
 fn preference(kind: wgpu::DeviceType) -> u8 {
     match kind {

@@ -6,7 +6,7 @@
 //! changed nothing is the answer, read in one wait.
 
 use super::{CclError, Labeller, check_input};
-use crate::compute::{ComputeDevice, ComputeError, map_read, write_bytes};
+use crate::compute::{ComputeDevice, ComputeError, map_read, pipeline, shader, write_bytes};
 use crate::grid::Connectivity;
 use wgpu::util::DeviceExt;
 
@@ -28,20 +28,8 @@ struct Kernels {
 
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("ccl.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(SOURCE.into()),
-        });
-        let pipeline = |entry: &str| {
-            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        };
+        let module = shader(device, "ccl.wgsl", SOURCE.to_string());
+        let pipeline = |entry: &str| pipeline(device, &module, entry);
         Self {
             local: pipeline("ccl_local"),
             links_init: pipeline("ccl_links_init"),

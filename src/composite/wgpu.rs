@@ -8,7 +8,9 @@ use super::alpha::{COEF_BITS, EPSILON, RADIUS};
 use super::blur::{MAX_FACTOR, MEAN_BITS, WEIGHT_BITS};
 use super::{BLUR_FACTOR, Backdrop, CHECKER, Composite};
 use crate::capture::Frame;
-use crate::compute::{ComputeDevice, ComputeError, map_read, write_bytes};
+use crate::compute::{
+    ComputeDevice, ComputeError, map_read, pipeline, shader, workgroups, write_bytes,
+};
 use crate::grid::Mask;
 use bytemuck::{Pod, Zeroable};
 use image::{RgbImage, RgbaImage};
@@ -91,19 +93,9 @@ struct Kernels {
 
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("composite.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(shader_source().into()),
-        });
+        let module = shader(device, "composite.wgsl", shader_source());
         let kernel = |entry: &str, bindings: &'static [u32]| Kernel {
-            pipeline: device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            }),
+            pipeline: pipeline(device, &module, entry),
             bindings,
         };
         // the bindings each entry point uses (its automatic layout holds only those)
@@ -529,7 +521,7 @@ fn check_frame(frame: &Frame) -> Result<(), ComputeError> {
 
 /// Workgroups for `n` items; the shaders stride over the rest.
 fn dispatch_size(n: usize) -> u32 {
-    (n as u32).div_ceil(WORKGROUP).clamp(1, 65_535)
+    workgroups(n, WORKGROUP)
 }
 
 #[cfg(test)]

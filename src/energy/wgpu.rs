@@ -13,7 +13,9 @@ use super::plan::{
     seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
-use crate::compute::{ComputeDevice, ComputeError, map_read, read_words, write_bytes};
+use crate::compute::{
+    ComputeDevice, ComputeError, map_read, pipeline, read_words, shader, workgroups, write_bytes,
+};
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
@@ -127,20 +129,10 @@ struct Kernels {
 
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
-        let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("energy.wgsl"),
-            source: wgpu::ShaderSource::Wgsl(shader_source().into()),
-        });
+        let module = shader(device, "energy.wgsl", shader_source());
         let made = std::cell::Cell::new(0);
         let kernel = |entry: &str, bindings: &'static [u32]| Kernel {
-            pipeline: device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
-                layout: None,
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            }),
+            pipeline: pipeline(device, &module, entry),
             bindings,
             id: made.replace(made.get() + 1),
         };
@@ -1139,7 +1131,7 @@ fn fill_table_params(params: &mut Params, layout: &TableLayout, background: bool
 
 /// Workgroups for `n` pixels; the shaders stride over the rest.
 fn dispatch_size(n: usize) -> u32 {
-    (n as u32).div_ceil(WORKGROUP).clamp(1, 65_535)
+    workgroups(n, WORKGROUP)
 }
 
 /// A 64-bit sum from its (low, high) words at `at`.
