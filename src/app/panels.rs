@@ -95,7 +95,7 @@ impl LivecutApp {
             .default_open(true)
             .show(ui, |ui| {
                 self.engine.ui(ui, &self.settings, commands);
-                if self.view.composes_on_gpu() {
+                if self.view.picture_on_gpu() {
                     ui.label("Picture composed on: the window's GPU");
                 }
             });

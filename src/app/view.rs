@@ -63,6 +63,8 @@ pub(super) struct View {
     /// Composes the cut-out and background views on the renderer's device, where it
     /// lent one: the picture is drawn from there.
     gpu: Option<WgpuCompositor>,
+    /// The picture shown was composed there.
+    on_gpu: bool,
     /// Why the GPU stopped composing, once: the CPU composes from then on.
     pub(super) gpu_failure: Option<String>,
 }
@@ -85,9 +87,10 @@ impl View {
         Ok(())
     }
 
-    /// Whether the pictures are composed on the GPU.
-    pub(super) fn composes_on_gpu(&self) -> bool {
-        self.gpu.is_some()
+    /// Whether the picture shown was composed on the GPU (the cut-out and background
+    /// views with no seeds painted over them, where the window lent its device).
+    pub(super) fn picture_on_gpu(&self) -> bool {
+        self.on_gpu
     }
 
     /// How the view is drawn with `settings`.
@@ -125,8 +128,10 @@ impl View {
                 texture: picture,
             }))));
             self.stale = false;
+            self.on_gpu = true;
             return Some(start.elapsed().as_secs_f64() * 1e3);
         }
+        self.on_gpu = false;
         let shot = self.latest.as_ref()?;
         let mut img = compose::compose(
             &shot.captured.frame,

@@ -149,9 +149,9 @@ impl LivecutApp {
         self.backend.set_compute(gpu);
     }
 
-    /// Whether the view's pictures are composed on the GPU and drawn from there.
-    pub fn composes_on_gpu(&self) -> bool {
-        self.view.composes_on_gpu()
+    /// Whether the picture shown was composed on the GPU and drawn from there.
+    pub fn picture_on_gpu(&self) -> bool {
+        self.view.picture_on_gpu()
     }
 
     /// The settings (what persists between runs).
