@@ -235,6 +235,72 @@ pub(crate) fn pipeline(
     })
 }
 
+/// A compute pipeline with the bindings its entry point reads, and its bind groups made
+/// on first use (one per variant: which buffers fill the bindings), kept until the
+/// buffers are made anew ([`Kernel::forget`]).
+pub(crate) struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    bindings: &'static [u32],
+    groups: std::cell::RefCell<Vec<(usize, wgpu::BindGroup)>>,
+}
+
+impl Kernel {
+    /// The pipeline of `entry` in `module`, which reads `bindings`.
+    pub(crate) fn new(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        entry: &str,
+        bindings: &'static [u32],
+    ) -> Self {
+        Self {
+            pipeline: pipeline(device, module, entry),
+            bindings,
+            groups: Default::default(),
+        }
+    }
+
+    /// Records the kernel over `workgroups` workgroups with the bind group of `variant`,
+    /// made the first time from `buffer` (the buffer at each binding).
+    pub(crate) fn dispatch<'a>(
+        &self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        (variant, buffer): (usize, impl Fn(u32) -> &'a wgpu::Buffer),
+        workgroups: u32,
+    ) {
+        let mut groups = self.groups.borrow_mut();
+        let at = match groups.iter().position(|(v, _)| *v == variant) {
+            Some(at) => at,
+            None => {
+                let entries: Vec<wgpu::BindGroupEntry<'_>> = self
+                    .bindings
+                    .iter()
+                    .map(|&binding| wgpu::BindGroupEntry {
+                        binding,
+                        resource: buffer(binding).as_entire_binding(),
+                    })
+                    .collect();
+                let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: None,
+                    layout: &self.pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                });
+                groups.push((variant, group));
+                groups.len() - 1
+            }
+        };
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &groups[at].1, &[]);
+        pass.dispatch_workgroups(workgroups, 1, 1);
+    }
+
+    /// Forgets the bind groups: the buffers they name were made anew.
+    pub(crate) fn forget(&self) {
+        self.groups.borrow_mut().clear();
+    }
+}
+
 /// Workgroups of `size` invocations for `n` items, within one dimension's dispatch
 /// limit: shaders that take more items stride over the rest.
 pub(crate) fn workgroups(n: usize, size: u32) -> u32 {

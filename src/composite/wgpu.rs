@@ -9,7 +9,7 @@ use super::blur::{MAX_FACTOR, MEAN_BITS, WEIGHT_BITS};
 use super::{BLUR_FACTOR, Backdrop, CHECKER, Composite};
 use crate::capture::Frame;
 use crate::compute::{
-    ComputeDevice, ComputeError, map_read, pipeline, shader, workgroups, write_bytes,
+    ComputeDevice, ComputeError, Kernel, map_read, shader, workgroups, write_bytes,
 };
 use crate::grid::Mask;
 use bytemuck::{Pod, Zeroable};
@@ -74,12 +74,6 @@ pub fn shader_source() -> String {
     constants + SOURCE
 }
 
-/// One pipeline per entry point, with the bindings it reads.
-struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    bindings: &'static [u32],
-}
-
 /// The shaders' pipelines.
 struct Kernels {
     unpack: Kernel,
@@ -94,10 +88,8 @@ struct Kernels {
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
         let module = shader(device, "composite.wgsl", shader_source());
-        let kernel = |entry: &str, bindings: &'static [u32]| Kernel {
-            pipeline: pipeline(device, &module, entry),
-            bindings,
-        };
+        let kernel =
+            |entry: &str, bindings: &'static [u32]| Kernel::new(device, &module, entry, bindings);
         // the bindings each entry point uses (its automatic layout holds only those)
         Self {
             unpack: kernel("cp_unpack", &[0, 1, 2, 3]),
@@ -108,6 +100,19 @@ impl Kernels {
             smooth: kernel("cp_smooth", &[0, 7, 8]),
             compose: kernel("cp_compose", &[0, 3, 4, 6, 8, 9, 10]),
         }
+    }
+
+    /// Every pipeline, for forgetting their bind groups.
+    fn all(&self) -> [&Kernel; 7] {
+        [
+            &self.unpack,
+            &self.rows,
+            &self.coef,
+            &self.coef_rows,
+            &self.cells,
+            &self.smooth,
+            &self.compose,
+        ]
     }
 }
 
@@ -311,6 +316,7 @@ impl WgpuCompositor {
         };
         if done.is_err() {
             (self.buffers, self.image.0) = (None, None);
+            self.forget_groups();
         }
         done
     }
@@ -353,6 +359,7 @@ impl WgpuCompositor {
             .is_none_or(|b| (b.width, b.height) != (w, h))
         {
             self.buffers = Some(Buffers::new(&self.gpu.device, w, h));
+            self.forget_groups();
         }
         let b = self.buffers.as_ref().expect("made above");
         params.stride = b.stride;
@@ -458,31 +465,19 @@ impl WgpuCompositor {
             },
         );
         self.image = (Some(Arc::clone(picture)), buffer);
+        self.forget_groups();
     }
 
     /// Records `kernel` over `groups` workgroups.
     fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, kernel: &Kernel, groups: u32) {
         let b = self.buffers.as_ref().expect("buffers");
-        let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
-            .bindings
-            .iter()
-            .map(|&binding| wgpu::BindGroupEntry {
-                binding,
-                resource: b.binding(binding, &self.image.1).as_entire_binding(),
-            })
-            .collect();
-        let group = self
-            .gpu
-            .device
-            .create_bind_group(&wgpu::BindGroupDescriptor {
-                label: None,
-                layout: &kernel.pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, &group, &[]);
-        pass.dispatch_workgroups(groups, 1, 1);
+        let buffer = |binding| b.binding(binding, &self.image.1);
+        kernel.dispatch(&self.gpu.device, encoder, (0, buffer), groups);
+    }
+
+    /// Forgets every bind group: a buffer they name was made anew.
+    fn forget_groups(&self) {
+        self.kernels.all().iter().for_each(|k| k.forget());
     }
 
     /// Waits for the device and copies the read-back picture, without its rows'

@@ -14,13 +14,11 @@ use super::plan::{
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::compute::{
-    ComputeDevice, ComputeError, map_read, pipeline, read_words, shader, workgroups, write_bytes,
+    ComputeDevice, ComputeError, Kernel, map_read, read_words, shader, workgroups, write_bytes,
 };
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
-use std::cell::RefCell;
-use std::collections::HashMap;
 use wgpu::util::DeviceExt;
 
 /// The shaders, before the model's constants are prepended.
@@ -102,14 +100,6 @@ pub fn shader_source() -> String {
     constants + SOURCE
 }
 
-/// One pipeline per entry point, with the bindings it reads.
-struct Kernel {
-    pipeline: wgpu::ComputePipeline,
-    bindings: &'static [u32],
-    /// Its place among the pipelines, for the bind group cache.
-    id: usize,
-}
-
 /// The shaders' pipelines.
 struct Kernels {
     gate: Kernel,
@@ -130,12 +120,8 @@ struct Kernels {
 impl Kernels {
     fn new(device: &wgpu::Device) -> Self {
         let module = shader(device, "energy.wgsl", shader_source());
-        let made = std::cell::Cell::new(0);
-        let kernel = |entry: &str, bindings: &'static [u32]| Kernel {
-            pipeline: pipeline(device, &module, entry),
-            bindings,
-            id: made.replace(made.get() + 1),
-        };
+        let kernel =
+            |entry: &str, bindings: &'static [u32]| Kernel::new(device, &module, entry, bindings);
         // the bindings each entry point uses (its automatic layout holds only those)
         Self {
             gate: kernel("en_gate", &[0, 1, 2, 3, 4]),
@@ -152,6 +138,25 @@ impl Kernels {
             slots: kernel("en_slots", &[0, 1, 18, 19]),
             pack: kernel("en_pack", &[0, 14, 19, 20]),
         }
+    }
+
+    /// Every pipeline, for forgetting their bind groups.
+    fn all(&self) -> [&Kernel; 13] {
+        [
+            &self.gate,
+            &self.sigma_sum,
+            &self.gain_sums,
+            &self.gain,
+            &self.observe,
+            &self.edges,
+            &self.boundary,
+            &self.relax,
+            &self.terminals,
+            &self.adapt,
+            &self.compare,
+            &self.slots,
+            &self.pack,
+        ]
     }
 }
 
@@ -324,9 +329,6 @@ pub struct WgpuEnergy {
     changes: Option<(ChangedTiles, ChangedTiles)>,
     /// Packed tiles to bring back with the flags (the last frame's count and a few).
     expected_tiles: usize,
-    /// Bind groups by kernel and distance parity, made once for the buffers and tables
-    /// they name (cleared when either is made anew).
-    groups: RefCell<HashMap<(usize, usize), wgpu::BindGroup>>,
     /// The lab's per-phase milliseconds of each frame (`LIVECUT_WGPU_PHASES`).
     #[cfg(feature = "experiments")]
     phases: lab::Phases,
@@ -475,7 +477,6 @@ impl WgpuEnergy {
             problem: None,
             changes: None,
             expected_tiles: 0,
-            groups: RefCell::default(),
             #[cfg(feature = "experiments")]
             phases: lab::Phases::default(),
         })
@@ -624,7 +625,7 @@ impl WgpuEnergy {
         self.problem = None;
         self.changes = None;
         self.held = Held::default();
-        self.groups.get_mut().clear();
+        self.kernels.all().iter().for_each(|k| k.forget());
         self.buffers = Some(Buffers::new(&self.gpu.device, width, height, connectivity));
     }
 
@@ -1001,7 +1002,7 @@ impl WgpuEnergy {
                 usage: wgpu::BufferUsages::STORAGE,
             });
         self.tables = Some((key, layout, buffer));
-        self.groups.get_mut().clear();
+        self.kernels.all().iter().for_each(|k| k.forget());
         layout
     }
 
@@ -1013,8 +1014,7 @@ impl WgpuEnergy {
             })
     }
 
-    /// Records `kernel` over `workgroups` workgroups, reading distances from `from`, with
-    /// its bind group made on first use.
+    /// Records `kernel` over `workgroups` workgroups, reading distances from `from`.
     fn dispatch(
         &self,
         encoder: &mut wgpu::CommandEncoder,
@@ -1022,30 +1022,10 @@ impl WgpuEnergy {
         from: usize,
         workgroups: u32,
     ) {
-        let mut groups = self.groups.borrow_mut();
-        let group = groups.entry((kernel.id, from)).or_insert_with(|| {
-            let b = self.buffers.as_ref().expect("buffers");
-            let tables = self.tables.as_ref().map_or(&b.info, |(_, _, t)| t);
-            let entries: Vec<wgpu::BindGroupEntry<'_>> = kernel
-                .bindings
-                .iter()
-                .map(|&binding| wgpu::BindGroupEntry {
-                    binding,
-                    resource: b.binding(binding, tables, from).as_entire_binding(),
-                })
-                .collect();
-            self.gpu
-                .device
-                .create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: None,
-                    layout: &kernel.pipeline.get_bind_group_layout(0),
-                    entries: &entries,
-                })
-        });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, &*group, &[]);
-        pass.dispatch_workgroups(workgroups, 1, 1);
+        let b = self.buffers.as_ref().expect("buffers");
+        let tables = self.tables.as_ref().map_or(&b.info, |(_, _, t)| t);
+        let buffer = |binding| b.binding(binding, tables, from);
+        kernel.dispatch(&self.gpu.device, encoder, (from, buffer), workgroups);
     }
 }
 
