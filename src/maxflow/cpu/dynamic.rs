@@ -208,8 +208,8 @@ impl<T: Topology> Solver<T> {
             }
             let i = self.sym_index(pairs.fwd, y, s);
             let (moved, symmetric) = self.moved_pairs(problem, pairs, y, &xs, self.kept_sym[i]);
-            if moved.iter().any(|&m| m) {
-                changed += self.apply_span(problem, pairs, y, &xs, &moved);
+            if moved != 0 {
+                changed += self.apply_span(problem, pairs, y, &xs, moved);
             }
             self.kept_sym[i] = symmetric;
         }
@@ -217,9 +217,10 @@ impl<T: Topology> Solver<T> {
     }
 
     /// The pairs of row `y` starting at columns `xs` whose capacities may differ from
-    /// the kept ones (all of them where the span `was_symmetric` not: the kept
-    /// backward capacity is then known only from the residuals), and whether the new
-    /// ones are symmetric: one pass over the three rows that vectorises.
+    /// the kept ones, one bit per pair (all of them where the span `was_symmetric`
+    /// not: the kept backward capacity is then known only from the residuals), and
+    /// whether the new ones are symmetric: one pass over the three rows that
+    /// vectorises.
     fn moved_pairs(
         &self,
         problem: &GridProblem,
@@ -227,17 +228,17 @@ impl<T: Topology> Solver<T> {
         y: u32,
         xs: &Range<u32>,
         was_symmetric: bool,
-    ) -> ([bool; SPAN as usize], bool) {
+    ) -> (u64, bool) {
         let dir = Direction::ALL[pairs.fwd];
         let rs = pixels(problem.width(), y, xs);
         let pq = &problem.edges(dir)[rs.clone()];
         let qp = &problem.edges(dir.reverse())[rs.start + pairs.offset..rs.end + pairs.offset];
         let at = self.kept_index(pairs.fwd, 0);
         let kept = &self.kept_fwd[at + rs.start..at + rs.end];
-        let mut moved = [false; SPAN as usize];
+        let mut moved = 0u64;
         let mut symmetric = true;
-        for (m, ((&a, &b), &k)) in moved.iter_mut().zip(pq.iter().zip(qp).zip(kept)) {
-            *m = !(was_symmetric && a == k && b == k);
+        for (i, ((&a, &b), &k)) in pq.iter().zip(qp).zip(kept).enumerate() {
+            moved |= u64::from(!(was_symmetric && a == k && b == k)) << i;
             symmetric &= a == b;
         }
         (moved, symmetric)
@@ -308,22 +309,24 @@ impl<T: Topology> Solver<T> {
         changed
     }
 
-    /// Applies the pairs of row `y` starting at columns `xs` flagged in `moved`;
-    /// returns how many arcs changed.
+    /// Applies the pairs of row `y` starting at columns `xs` whose bit is set in
+    /// `moved`; returns how many arcs changed.
     fn apply_span(
         &mut self,
         problem: &GridProblem,
         pairs: &Pairs,
         y: u32,
         xs: &Range<u32>,
-        moved: &[bool; SPAN as usize],
+        mut moved: u64,
     ) -> u64 {
         let dir = Direction::ALL[pairs.fwd];
         let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
         let rs = pixels(problem.width(), y, xs);
         let mut changed = 0;
-        for (i, _) in moved[..rs.len()].iter().enumerate().filter(|(_, m)| **m) {
-            let (x, r) = (xs.start + i as u32, rs.start + i);
+        while moved != 0 {
+            let i = moved.trailing_zeros();
+            moved &= moved - 1;
+            let (x, r) = (xs.start + i, rs.start + i as usize);
             let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
             let u = self.layout.index(x, y);
             changed += self.set_pair(u, pairs.fwd, self.kept_index(pairs.fwd, r), new);

@@ -13,6 +13,8 @@ use std::ops::Range;
 
 /// Pairs per stretch of a row that `update` compares in one go.
 pub(super) const SPAN: u32 = 64;
+// a stretch's changed pairs are one bit each of a `u64`
+const _: () = assert!(SPAN <= u64::BITS);
 
 /// Where the pairs of one forward direction lie in a grid: the columns and rows of
 /// their first pixel and the row-major offset to the second.
