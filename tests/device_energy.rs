@@ -10,6 +10,7 @@ mod common;
 
 use common::device::compute_device;
 use common::footage::pedestrian_frames;
+use common::pan::panned_demo;
 use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource};
 use livecut::compute::ComputeDevice;
 use livecut::energy::cuda::DeviceEnergy;
@@ -738,6 +739,13 @@ fn colour_tables_give_the_cpus_capacities() {
 fn a_seeded_sequence_gives_the_same_masks_and_flows_with_the_energy_on_the_device() {
     let (frames, truth) = demo_with_truth(200, 150, 30);
     let seeds = demo_seeds(&frames[0], &truth);
+    same_on_device(&frames, SegmentParams::default(), &[(0, &seeds)]);
+}
+
+#[test]
+fn a_panning_camera_moves_the_prior_alike_on_the_device() {
+    let (frames, seeds) = panned_demo(240, 150, 4, 12);
+    let frames: Vec<Frame> = frames.into_iter().map(|(frame, _)| frame).collect();
     same_on_device(&frames, SegmentParams::default(), &[(0, &seeds)]);
 }
 

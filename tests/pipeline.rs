@@ -78,6 +78,7 @@ impl FrameProcessor for FakeProcessor {
             volume: None,
             energy: Default::default(),
             gpu: None,
+            motion: None,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

@@ -5,6 +5,7 @@
 mod common;
 
 use common::cli::{assert_fails_with, json_output, livecut};
+use common::pan::panned_demo;
 use common::rng::Rng;
 use livecut::capture::{DemoScene, Frame};
 use livecut::energy::{
@@ -16,6 +17,7 @@ use livecut::grid::GridProblem;
 use livecut::grid::{Connectivity, Mask};
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::maxflow::{CutSide, Engine, EngineError, EngineKind, Solution};
+use livecut::pipeline::motion::Motion;
 use livecut::pipeline::segmenter::SegmentError;
 use livecut::pipeline::{SegmentParams, Segmenter};
 use std::path::Path;
@@ -693,4 +695,49 @@ fn a_lower_working_resolution_gives_full_size_masks_that_follow_the_object() {
             assert!(mean > 0.9, "mean IoU {mean:.3} ({scores:?})");
         }
     }
+}
+
+#[test]
+fn a_panning_camera_is_followed() {
+    let (frames, seeds) = panned_demo(240, 150, 4, 16);
+    let run = |follow_motion: bool| {
+        let params = SegmentParams {
+            follow_motion,
+            ..SegmentParams::default()
+        };
+        let mut s = segmenter(params);
+        s.set_seeds(seeds.clone());
+        let mut results = Vec::new();
+        for (k, (frame, truth)) in frames.iter().enumerate() {
+            let out = s.segment(frame).unwrap();
+            if k == 5 {
+                // the same frame again starts from the same (moved) previous mask
+                let again = s.segment(frame).unwrap();
+                assert_eq!((again.flow, again.motion), (out.flow, out.motion));
+                assert!(again.mask == out.mask, "a redone frame's mask");
+            }
+            results.push((iou(&out.mask, truth), out.motion));
+        }
+        results
+    };
+    let (on, off) = (run(true), run(false));
+    let mean = |r: &[(f64, Option<Motion>)]| {
+        r[1..].iter().map(|x| x.0).sum::<f64>() / (r.len() - 1) as f64
+    };
+    assert_eq!(on[0].1, None, "no frame before the first");
+    for (k, (_, motion)) in on.iter().enumerate().skip(1) {
+        // the camera moves right: the content, 4 pixels left a frame
+        let motion = motion.expect("looked for on every later frame");
+        assert!(
+            (-6..=-2).contains(&motion.dx) && motion.dy == 0,
+            "frame {k}: {motion:?}"
+        );
+    }
+    assert!(off.iter().all(|x| x.1.is_none()), "not looked for when off");
+    assert!(
+        mean(&on) > mean(&off) + 0.01,
+        "the moved prior keeps the masks truer: {:.4} against {:.4}",
+        mean(&on),
+        mean(&off)
+    );
 }

@@ -144,6 +144,7 @@ mod tests {
                 volume: None,
                 energy: Default::default(),
                 gpu: None,
+                motion: None,
             }),
             error: None,
             timings: FrameTiming::default(),

@@ -135,6 +135,10 @@ pub struct ParamArgs {
     /// Noise gate between frames (grey levels; 0 = off).
     #[arg(long)]
     pub noise_gate: Option<u8>,
+    /// Follow a moving camera: move the temporal prior with each frame's global
+    /// shift (on by default).
+    #[arg(long, value_name = "on|off", value_parser = super::segment::parse_on_off)]
+    pub follow_motion: Option<bool>,
     /// Weight of the learned-background data term.
     #[arg(long)]
     pub background_weight: Option<f32>,
@@ -179,6 +183,7 @@ impl ParamArgs {
         given!(color_model => color_model, temporal => temporal, temporal_ramp => temporal_ramp);
         given!(min_area => cleanup_min_area, drop_unanchored => drop_unanchored);
         given!(noise_gate => noise_gate, background_weight => background_weight);
+        given!(follow_motion => follow_motion);
         if self.budget_ms.is_some() {
             p.budget = self.budget_ms;
         }

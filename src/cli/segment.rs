@@ -85,6 +85,12 @@ pub struct SegmentArgs {
     /// rounds (on), or visit every block every round (off). Exact either way.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub stochastic: bool,
+    /// Follow a moving camera (on): find each frame's shift against the one before and
+    /// move the previous mask, the temporal prior, with the scene (the JSON's
+    /// `motion`); a still camera finds none. Off: the prior stays where the last mask
+    /// was. Not with --background (a still camera).
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
+    pub follow_motion: bool,
     /// Largest change of a pixel's channels between frames taken as sensor noise: the
     /// pixel keeps its colour, so the still parts of consecutive frames stay identical
     /// and dynamic updates pay with a still camera (0 = off). With --background, a
@@ -162,7 +168,7 @@ fn parse_connectivity(text: &str) -> Result<Connectivity, String> {
         .ok_or_else(|| format!("expected 4 or 8, got {text:?}"))
 }
 
-fn parse_on_off(text: &str) -> Result<bool, String> {
+pub(super) fn parse_on_off(text: &str) -> Result<bool, String> {
     match text {
         "on" => Ok(true),
         "off" => Ok(false),
@@ -364,6 +370,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         connectivity: args.connectivity.unwrap_or(base.connectivity),
         dynamic: args.dynamic,
         stochastic: args.stochastic,
+        follow_motion: args.follow_motion,
         noise_gate: args.noise_gate,
         background_frames: args.background,
         working_scale: args.working_scale,

@@ -8,6 +8,7 @@ pub mod channel;
 pub mod feed;
 pub mod gate;
 pub mod hardware;
+pub mod motion;
 pub mod priority;
 pub mod record;
 pub mod segmenter;

@@ -6,6 +6,7 @@
 //! is done and renamed to its name when the recorder finishes. A killed process
 //! leaves the lines so far in the `.part` file.
 
+use super::motion::Motion;
 use super::timing::FrameTiming;
 use super::volume::VolumeSpan;
 use super::worker::FrameResult;
@@ -77,6 +78,10 @@ pub struct FrameRecord {
     /// The noise gate's threshold in grey levels (0: off), raised above the chosen one
     /// for a camera noisier than it allows for.
     pub noise_gate: u8,
+    /// The camera's shift since the frame before in pixels (`dx`, `dy`), where it was
+    /// looked for: zero for a still camera.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motion: Option<Motion>,
     /// Agreement with the source's ground truth, where it has one (the demo).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iou: Option<f64>,
@@ -137,6 +142,7 @@ impl FrameRecord {
             iou: result.iou(),
             changed: output.census,
             noise_gate: output.noise_gate,
+            motion: output.motion,
             stopped: output.stats.stopped.map(StopRecord::from),
             volume: output.volume,
         })

@@ -379,6 +379,7 @@ impl VolumeSegmenter {
                 volume: Some(span),
                 energy: Default::default(),
                 gpu: None,
+                motion: None,
             });
             self.last = Some(mask);
         }

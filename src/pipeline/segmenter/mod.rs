@@ -16,6 +16,7 @@
 mod device;
 
 use super::gate::{NoiseGate, threshold_for};
+use super::motion::{Motion, MotionEstimator, shifted};
 use super::timing::FrameTiming;
 use super::working::{reduce, restore, working_size};
 use crate::capture::Frame;
@@ -82,6 +83,11 @@ pub struct SegmentParams {
     /// reached, with how far from minimum it can be (`None`: every cut exact); the
     /// next frame continues from there. Engines without budgets cut exactly.
     pub budget: Option<Duration>,
+    /// Follow a moving camera: find each frame's global shift and move the previous
+    /// mask (the temporal prior) with the scene ([`super::motion`]). Frames of a still
+    /// camera find none and are cut as without it; a learned background (a still
+    /// camera by definition) is never moved.
+    pub follow_motion: bool,
 }
 
 /// The result for one frame.
@@ -114,6 +120,9 @@ pub struct SegmentOutput {
     pub energy: EnergyDevice,
     /// What built it where a GPU did ("CUDA", or the wgpu adapter and its API).
     pub gpu: Option<String>,
+    /// The camera's shift since the frame before, where it was looked for
+    /// ([`SegmentParams::follow_motion`]; not on a first frame or a learned background).
+    pub motion: Option<Motion>,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -175,6 +184,10 @@ pub struct Segmenter {
     given_seeds: Option<Seeds>,
     /// Buffer for the frame at the working resolution.
     reduced: Frame,
+    /// Finds each frame's shift against the frame before.
+    motion: MotionEstimator,
+    /// The shift of the frame being segmented, where it was looked for.
+    frame_motion: Option<Motion>,
 }
 
 /// The state the last frame was segmented from. When the same frame comes again (the
@@ -262,6 +275,7 @@ impl Default for SegmentParams {
             noise_gate: NOISE_GATE,
             working_scale: 1,
             budget: None,
+            follow_motion: true,
         }
     }
 }
@@ -367,6 +381,8 @@ impl Segmenter {
             incremental: true,
             given_seeds: None,
             reduced: Frame::default(),
+            motion: MotionEstimator::default(),
+            frame_motion: None,
         }
         .with_device_energy()
     }
@@ -472,6 +488,7 @@ impl Segmenter {
         self.last = None;
         self.held_sigma = None;
         self.gate.reset();
+        self.motion.reset();
         if let Some(census) = &mut self.census {
             census.reset();
         }
@@ -484,6 +501,7 @@ impl Segmenter {
         self.set_previous(None);
         self.held_sigma = None;
         self.gate.reset();
+        self.motion.reset();
         if let Some(device) = &mut self.device {
             device.forget_previous();
         }
@@ -544,6 +562,7 @@ impl Segmenter {
                 expected,
             });
         }
+        self.follow_motion(frame);
         if let Some(output) = self.learn_background(frame, start) {
             return Ok(output);
         }
@@ -664,6 +683,7 @@ impl Segmenter {
                 .as_ref()
                 .filter(|_| self.on_device)
                 .map(|d| d.name()),
+            motion: self.frame_motion,
         }
     }
 
@@ -685,6 +705,37 @@ impl Segmenter {
         {
             self.set_previous(None);
         }
+    }
+
+    /// Finds how the foreground moved since the frame before and moves the previous
+    /// mask (the temporal prior) with it. A frame that comes again keeps what was
+    /// found the first time (its previous mask, kept for the redo, was moved then).
+    /// The noise gate needs nothing: where the frame moved, its pixels pass it.
+    fn follow_motion(&mut self, frame: &Frame) {
+        let redone = self.last.as_ref().is_some_and(|last| {
+            (last.index, last.width, last.height) == (frame.index, frame.width, frame.height)
+        });
+        if redone {
+            return;
+        }
+        self.frame_motion = None;
+        if !self.params.follow_motion || self.background.is_some() {
+            self.motion.reset();
+            return;
+        }
+        let threshold = match self.gate_threshold() {
+            0 => NOISE_GATE,
+            chosen => chosen,
+        };
+        let (rgb, width, height) = (&frame.rgb, frame.width, frame.height);
+        self.frame_motion = self
+            .motion
+            .next(rgb, width, height, threshold, self.previous.as_ref());
+        let moved = match (self.frame_motion, &self.previous) {
+            (Some(motion), Some(previous)) if motion.is_some() => shifted(previous, motion),
+            _ => return,
+        };
+        self.set_previous(Some(moved));
     }
 
     /// A new previous mask (or none), noted by its version; returns the one it replaces.
@@ -1158,5 +1209,6 @@ pub(super) fn learning_output(frame: &Frame, ms: f64, noise_gate: u8) -> Segment
         energy: EnergyDevice::Cpu,
         gpu: None,
         volume: None,
+        motion: None,
     }
 }
