@@ -5,6 +5,7 @@
 use super::lag::{Behind, Lag};
 use super::timing::{self, FrameSample, Timing};
 use crate::pipeline::FrameResult;
+use crate::pipeline::motion::Motion;
 use egui::{Color32, RichText, Ui};
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,16 @@ struct ResultInfo {
     iou: Option<f64>,
     /// Why the frame was not segmented.
     error: Option<String>,
+    /// How the foreground moved since the frame before, where it moved.
+    motion: Option<Motion>,
+}
+
+/// What the window says of a frame whose foreground moved: the prior followed it.
+fn motion_label(motion: Motion) -> String {
+    format!(
+        "prior moved with the foreground: {:+}, {:+} px",
+        motion.dx, motion.dy
+    )
 }
 
 /// Timings and counts since the window opened.
@@ -76,6 +87,7 @@ impl Stats {
         };
         if let Some(output) = &result.output {
             info.foreground = output.mask.count_source() as f64 / pixels;
+            info.motion = output.motion.filter(|m| m.is_some());
             let sample = FrameSample {
                 index: self.processed,
                 timing: result.timings,
@@ -181,6 +193,9 @@ impl Stats {
         if let Some(iou) = info.iou {
             ui.label(format!("IoU vs truth {:.3}", iou));
         }
+        if let Some(motion) = info.motion {
+            ui.label(motion_label(motion));
+        }
         if let Some(error) = &info.error {
             ui.colored_label(
                 Color32::from_rgb(255, 140, 100),
@@ -207,5 +222,16 @@ impl Stats {
             "cut from scratch {:.2} ms · dynamic {:.2} ms · dynamic is {:.1}× {}",
             c.static_ms, c.dynamic_ms, factor, word
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_motion_label_gives_both_directions_with_their_signs() {
+        let label = motion_label(Motion { dx: -4, dy: 2 });
+        assert_eq!(label, "prior moved with the foreground: -4, +2 px");
     }
 }

@@ -85,10 +85,10 @@ pub struct SegmentArgs {
     /// rounds (on), or visit every block every round (off). Exact either way.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub stochastic: bool,
-    /// Follow a moving camera (on): find each frame's shift against the one before and
-    /// move the previous mask, the temporal prior, with the scene (the JSON's
-    /// `motion`); a still camera finds none. Off: the prior stays where the last mask
-    /// was. Not with --background (a still camera).
+    /// Follow a moving camera (on): find how the foreground moved since the frame
+    /// before and move the previous mask, the temporal prior, with it (the JSON's
+    /// `motion`); a still object, or one the camera follows, moves none. Off: the prior
+    /// stays where the last mask was. Not with --background (a still camera).
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = parse_on_off, action = clap::ArgAction::Set)]
     pub follow_motion: bool,
     /// Largest change of a pixel's channels between frames taken as sensor noise: the
