@@ -3,8 +3,8 @@
 //! panning camera's temporal prior follows the object instead of holding it where it
 //! was. The shift is the foreground's, not the background's: a camera that follows an
 //! object moves the background and keeps the object in place. It is looked for only
-//! where most of the picture changed and taken only where it explains the change
-//! clearly better than none, so a still camera keeps its zero and its dynamic cuts.
+//! where much of the foreground changed and taken only where it explains the change
+//! clearly better than none, so a still object keeps its zero and its dynamic cuts.
 
 use crate::grid::Mask;
 
