@@ -113,6 +113,9 @@ pub fn shifted(mask: &Mask, motion: Motion) -> Mask {
     }
 }
 
+/// Weights of r, g and b in a sample's grey ((r + 2g + b) / 4).
+const GREY_WEIGHTS: [u32; 3] = [1, 2, 1];
+
 /// A small grey picture: one sample per `STRIDE` pixels of every `STRIDE`-th row.
 #[derive(Clone, Debug, Default)]
 struct Samples {
@@ -140,9 +143,11 @@ impl Samples {
         for y in (0..height).step_by(STRIDE) {
             let row = &rgb[3 * y * width..][..3 * w * STRIDE];
             self.grey.extend(row.chunks_exact(3 * STRIDE).map(|px| {
+                let px: &[u8; 3 * STRIDE] = px.try_into().expect("whole chunks");
                 let sum: u32 = px
-                    .chunks_exact(3)
-                    .map(|p| u32::from(p[0]) + 2 * u32::from(p[1]) + u32::from(p[2]))
+                    .iter()
+                    .zip(GREY_WEIGHTS.iter().cycle())
+                    .map(|(&v, &weight)| u32::from(v) * weight)
                     .sum();
                 (sum / (4 * STRIDE as u32)) as u8
             }));
@@ -189,7 +194,7 @@ fn sampled_region(mask: &Mask, (w, h): (usize, usize)) -> Vec<bool> {
         let row = &mask.data[STRIDE * y * width..][..w * STRIDE];
         region.extend(
             row.chunks_exact(STRIDE)
-                .map(|px| px.iter().any(|&v| v != 0)),
+                .map(|px| u32::from_ne_bytes(px.try_into().expect("whole chunks")) != 0),
         );
     }
     region
@@ -201,14 +206,16 @@ struct Level {
     last: Samples,
     current: Samples,
     region: Vec<bool>,
-    /// Indices of the samples in `region`.
-    inside: Vec<u32>,
+    /// Columns and rows of the samples in `region`.
+    inside: Vec<(i32, i32)>,
 }
 
 impl Level {
     fn new(last: Samples, current: Samples, region: Vec<bool>) -> Self {
-        let inside = (0..region.len() as u32)
-            .filter(|&i| region[i as usize])
+        let w = last.w.max(1);
+        let inside = (0..region.len())
+            .filter(|&i| region[i])
+            .map(|i| ((i % w) as i32, (i / w) as i32))
             .collect();
         Self {
             last,
@@ -238,14 +245,14 @@ impl Level {
     /// where `shift` moves them in this frame; infinite where too few stay inside it
     /// to judge.
     fn difference(&self, (sx, sy): (i32, i32)) -> f64 {
-        let (w, h) = (self.current.w as i64, self.current.h as i64);
-        let (sx, sy) = (i64::from(sx), i64::from(sy));
+        let (w, h) = (self.current.w as i32, self.current.h as i32);
         let (mut sum, mut used) = (0u64, 0usize);
-        for &i in &self.inside {
-            let (x, y) = (i as i64 % w + sx, i as i64 / w + sy);
-            if (0..w).contains(&x) && (0..h).contains(&y) {
-                let now = self.current.grey[(y * w + x) as usize];
-                sum += u64::from(now.abs_diff(self.last.grey[i as usize]));
+        for &(x, y) in &self.inside {
+            let (mx, my) = (x + sx, y + sy);
+            if (0..w).contains(&mx) && (0..h).contains(&my) {
+                let now = self.current.grey[(my * w + mx) as usize];
+                let then = self.last.grey[(y * w + x) as usize];
+                sum += u64::from(now.abs_diff(then));
                 used += 1;
             }
         }
@@ -261,16 +268,17 @@ impl Level {
         let (tx, ty) = (fx - ix as f64, fy - iy as f64);
         let at = |x: i64, y: i64| f64::from(self.current.grey[(y * w + x) as usize]);
         let (mut sum, mut used) = (0.0, 0usize);
-        for &i in &self.inside {
+        for &(x, y) in &self.inside {
             // this frame at (x + fx, y + fy), between (x0, y0) and (x0 + 1, y0 + 1)
-            let (x0, y0) = (i as i64 % w + ix, i as i64 / w + iy);
+            let (x0, y0) = (i64::from(x) + ix, i64::from(y) + iy);
             if x0 < 0 || y0 < 0 || x0 + 1 >= w || y0 + 1 >= h {
                 continue;
             }
             let top = at(x0, y0) * (1.0 - tx) + at(x0 + 1, y0) * tx;
             let bottom = at(x0, y0 + 1) * (1.0 - tx) + at(x0 + 1, y0 + 1) * tx;
             let moved = top * (1.0 - ty) + bottom * ty;
-            sum += (moved - f64::from(self.last.grey[i as usize])).abs();
+            let then = self.last.grey[(i64::from(y) * w + i64::from(x)) as usize];
+            sum += (moved - f64::from(then)).abs();
             used += 1;
         }
         self.mean(sum, used)
