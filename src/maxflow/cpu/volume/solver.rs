@@ -27,6 +27,9 @@ const SPARSE: usize = 8;
 /// `pa` value of an orphan or a free node.
 pub(super) const PA_NONE: u32 = u32::MAX - 1;
 
+/// A node of a recorded tree path and its tree arc (`pa`).
+pub(super) type TreeArc = (u32, u32);
+
 /// Boykov–Kolmogorov state for one volume shape; reused across calls of that shape.
 pub(super) struct Solver<H: Hood> {
     pub(super) layout: Layout,
@@ -51,6 +54,8 @@ pub(super) struct Solver<H: Hood> {
     pub(super) queue: Ring,
     /// Orphans waiting for adoption.
     pub(super) orphans: Ring,
+    /// The source- and sink-tree paths of the current augmentation (`walk_both`).
+    pub(super) path: (Vec<TreeArc>, Vec<TreeArc>),
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
     /// The problem whose residual graph this is: the old capacities of an update,
@@ -73,6 +78,7 @@ impl<H: Hood> Solver<H> {
             order: Vec::new(),
             queue: Ring::default(),
             orphans: Ring::default(),
+            path: (Vec::new(), Vec::new()),
             iterations: 0,
             kept: None,
         }
