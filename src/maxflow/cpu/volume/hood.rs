@@ -26,9 +26,9 @@ pub(super) trait Hood: Send + 'static {
     /// Arcs per node (6, 10 or 26).
     const K: usize;
     /// Whether the source tree alone searches (sink roots start passive) whatever the
-    /// terminal counts: with 26 neighbours a source node meets a sink root within a
-    /// step or two, and growing the sink tree too costs more than it saves (with 6 or
-    /// 10 it pays on balanced terminals; NOTES.md, Volumes).
+    /// terminal counts: with 10 or 26 neighbours a source node meets a sink root
+    /// within a step or two, and growing the sink tree too costs more than it saves
+    /// (with 6 it pays on balanced terminals; NOTES.md, Volumes).
     const SOURCE_SEARCHES: bool;
     /// Storage of the state word: the smallest that holds 3 + 2·K bits.
     type Word: Copy + Default + Send + 'static;
@@ -69,7 +69,7 @@ macro_rules! hood {
 }
 
 hood!(Six, 6, u16, Six, false);
-hood!(Ten, 10, u32, Ten, false);
+hood!(Ten, 10, u32, Ten, true);
 hood!(TwentySix, 26, u64, TwentySix, true);
 
 /// Bit set while the arc leaving the node in direction `d` has residual capacity.

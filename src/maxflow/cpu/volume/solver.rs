@@ -259,7 +259,7 @@ impl<H: Hood> Solver<H> {
     /// Moves deficits towards supply (`transport`) where supply and deficit nodes are
     /// both common (`SCARCE`, `SPARSE`), as the 2D engine's plan does; returns the
     /// flag sink roots start with: passive where the sink pulls far more nodes than s
-    /// feeds (`PASSIVE_SINK`), or always in 26-connected volumes
+    /// feeds (`PASSIVE_SINK`), or always in 10- and 26-connected volumes
     /// (`Hood::SOURCE_SEARCHES`). Passive sink roots keep BK exact: BK stops only when no
     /// node is active, and a source node goes passive only once every residual arc out
     /// of it leads into the source tree, so the source tree is still the set of nodes
