@@ -283,6 +283,11 @@ impl<H: Hood> Solver<H> {
     /// Makes every node with terminal residual a root of its tree (sink roots with
     /// `sink_active`), every other node free, and queues the active roots.
     fn set_roots(&mut self, sink_active: u64) {
+        self.time = 0;
+        self.queue.clear();
+        self.orphans.clear();
+        self.iterations = 0;
+        self.marks.fill([0, 1]);
         for u in 0..self.st.len() as u32 {
             let (tree, pa) = match self.tr[u as usize].signum() {
                 1 => (SOURCE | ACTIVE, PA_TERMINAL),
@@ -291,14 +296,7 @@ impl<H: Hood> Solver<H> {
             };
             self.set(u, self.w(u) | tree);
             self.pa[u as usize] = pa;
-            self.marks[u as usize] = [0, 1];
-        }
-        self.time = 0;
-        self.queue.clear();
-        self.orphans.clear();
-        self.iterations = 0;
-        for u in 0..self.st.len() as u32 {
-            if self.w(u) & ACTIVE != 0 {
+            if tree & ACTIVE != 0 {
                 self.queue.push_back(u);
             }
         }
@@ -306,9 +304,9 @@ impl<H: Hood> Solver<H> {
 
     /// How many nodes s feeds and how many the sink pulls.
     fn terminal_nodes(&self) -> (usize, usize) {
-        let supplies = self.tr.iter().filter(|&&t| t > 0).count();
-        let deficits = self.tr.iter().filter(|&&t| t < 0).count();
-        (supplies, deficits)
+        self.tr.iter().fold((0, 0), |(s, d), &t| {
+            (s + usize::from(t > 0), d + usize::from(t < 0))
+        })
     }
 
     /// Pushes flow along every path s → u → v → t that uses one neighbour arc, in one
