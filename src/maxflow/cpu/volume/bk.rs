@@ -75,8 +75,8 @@ impl<H: Hood> Solver<H> {
 
     /// Grows the tree of `p` (the source tree when `SRC`) over its residual arcs;
     /// returns the arc (a, d), a in S and its neighbour in T, where the trees touch.
-    /// Same-tree neighbours farther from the terminal by information at least as
-    /// recent are re-hung below p (BK's distance heuristic).
+    /// Where `Hood::REHANG`, same-tree neighbours farther from the terminal by
+    /// information at least as recent are re-hung below p (BK's distance heuristic).
     #[inline(always)]
     fn grow<const SRC: bool>(&mut self, p: u32, w: u64) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
@@ -101,7 +101,7 @@ impl<H: Hood> Solver<H> {
                 }
             } else if tree == other {
                 return Some(if SRC { (p, d) } else { (q, d ^ 1) });
-            } else {
+            } else if H::REHANG {
                 let [tq, dq] = *self.mark(q);
                 if tq <= tp && dq > dp {
                     self.set_pa(q, Self::arc(p, d));
