@@ -6,7 +6,7 @@
 //! on neighbouring roots) but not its held flow.
 
 use super::hood::{ACTIVE, FREE, Hood, SINK, SOURCE, TREE, in_bit, in_mask, out_bit, out_mask};
-use super::solver::{PA_NONE, PA_TERMINAL, Solver};
+use super::solver::{PA_NONE, PA_TERMINAL, Solver, TreeArc};
 
 impl<H: Hood> Solver<H> {
     /// Runs BK to the maximum flow from the current residual graph and trees. On
@@ -75,8 +75,8 @@ impl<H: Hood> Solver<H> {
 
     /// Grows the tree of `p` (the source tree when `SRC`) over its residual arcs;
     /// returns the arc (a, d), a in S and its neighbour in T, where the trees touch.
-    /// Same-tree neighbours farther from the terminal by information at least as
-    /// recent are re-hung below p (BK's distance heuristic).
+    /// Where `Hood::REHANG`, same-tree neighbours farther from the terminal by
+    /// information at least as recent are re-hung below p (BK's distance heuristic).
     #[inline(always)]
     fn grow<const SRC: bool>(&mut self, p: u32, w: u64) -> Option<(u32, usize)> {
         let (mine, other) = if SRC { (SOURCE, SINK) } else { (SINK, SOURCE) };
@@ -101,7 +101,7 @@ impl<H: Hood> Solver<H> {
                 }
             } else if tree == other {
                 return Some(if SRC { (p, d) } else { (q, d ^ 1) });
-            } else {
+            } else if H::REHANG {
                 let [tq, dq] = *self.mark(q);
                 if tq <= tp && dq > dp {
                     self.set_pa(q, Self::arc(p, d));
@@ -114,45 +114,65 @@ impl<H: Hood> Solver<H> {
 
     /// Pushes the bottleneck along s → … → a → b → … → t, where b is a's neighbour in
     /// direction `d`; nodes whose tree arc saturates, and roots whose terminal arc
-    /// does, become orphans.
+    /// does, become orphans. Both tree paths are walked once, together
+    /// (`walk_both`), and the push reads them from the record.
     fn augment(&mut self, a: u32, d: usize) {
-        let k = H::K as u32;
         let b = self.layout.neighbour(a, d);
-        let mut m = self.rc(Self::arc(a, d)) as u64;
-        let mut x = a;
-        while let p @ 0..PA_NONE = self.pa(x) {
-            m = m.min(self.rc(p) as u64);
-            x = p / k;
-        }
-        let root_s = x;
+        let (mut up, mut down) = std::mem::take(&mut self.path);
+        let (root_s, ms, root_t, mt) = self.walk_both(a, b, &mut up, &mut down);
+        let mut m = (self.rc(Self::arc(a, d)) as u64).min(ms).min(mt);
         m = m.min(self.end_room::<true>(root_s, m));
-        let mut x = b;
-        while let p @ 0..PA_NONE = self.pa(x) {
-            m = m.min(self.rc(Self::arc(x, (p % k) as usize ^ 1)) as u64);
-            x = p / k;
-        }
-        let root_t = x;
         m = m.min(self.end_room::<false>(root_t, m));
         let m32 = m as u32;
         self.push(a, b, d, m32);
-        let mut x = a;
-        while let p @ 0..PA_NONE = self.pa(x) {
-            let parent = p / k;
-            if self.push(parent, x, (p % k) as usize, m32) {
+        let k = H::K as u32;
+        for &(x, p) in &up {
+            if self.push(p / k, x, (p % k) as usize, m32) {
                 self.orphan_front(x);
             }
-            x = parent;
         }
-        let mut x = b;
-        while let p @ 0..PA_NONE = self.pa(x) {
-            let parent = p / k;
-            if self.push(x, parent, (p % k) as usize ^ 1, m32) {
+        for &(x, p) in &down {
+            if self.push(x, p / k, (p % k) as usize ^ 1, m32) {
                 self.orphan_front(x);
             }
-            x = parent;
         }
+        self.path = (up, down);
         self.end_take::<true>(root_s, m);
         self.end_take::<false>(root_t, m);
+    }
+
+    /// Walks the tree paths from a (source tree) and b (sink tree) in one loop, so
+    /// that the two chains of parent loads overlap, recording each node with its tree
+    /// arc; returns each root with the least residual of its path's tree arcs.
+    fn walk_both(
+        &self,
+        a: u32,
+        b: u32,
+        up: &mut Vec<TreeArc>,
+        down: &mut Vec<TreeArc>,
+    ) -> (u32, u64, u32, u64) {
+        let k = H::K as u32;
+        up.clear();
+        down.clear();
+        let (mut ms, mut mt) = (u64::MAX, u64::MAX);
+        let (mut xs, mut xt) = (a, b);
+        let (mut ps, mut pt) = (self.pa(xs), self.pa(xt));
+        while ps < PA_NONE || pt < PA_NONE {
+            if ps < PA_NONE {
+                ms = ms.min(self.rc(ps) as u64);
+                up.push((xs, ps));
+                xs = ps / k;
+                ps = self.pa(xs);
+            }
+            if pt < PA_NONE {
+                mt = mt.min(self.rc(Self::arc(xt, (pt % k) as usize ^ 1)) as u64);
+                down.push((xt, pt));
+                xt = pt / k;
+                pt = self.pa(xt);
+            }
+        }
+        debug_assert!(ps == PA_TERMINAL && pt == PA_TERMINAL);
+        (xs, ms, xt, mt)
     }
 
     /// Takes `m` through the terminal arc of root `r` of the source tree (`SRC`) or

@@ -26,10 +26,16 @@ pub(super) trait Hood: Send + 'static {
     /// Arcs per node (6, 10 or 26).
     const K: usize;
     /// Whether the source tree alone searches (sink roots start passive) whatever the
-    /// terminal counts: with 26 neighbours a source node meets a sink root within a
-    /// step or two, and growing the sink tree too costs more than it saves (with 6 or
-    /// 10 it pays on balanced terminals; NOTES.md, Volumes).
+    /// terminal counts: with 10 or 26 neighbours a source node meets a sink root
+    /// within a step or two, and growing the sink tree too costs more than it saves
+    /// (with 6 it pays on balanced terminals; NOTES.md, Volumes).
     const SOURCE_SEARCHES: bool;
+    /// Whether growth re-hangs same-tree neighbours below the grower where it is
+    /// closer to the terminal (BK's distance heuristic). The trees grow breadth first,
+    /// so they start as shortest-path trees and the test mostly costs a load and a
+    /// branch per arc; only 10C keeps it, where random volumes' paths grew long
+    /// without it (NOTES.md, Volumes).
+    const REHANG: bool;
     /// Storage of the state word: the smallest that holds 3 + 2·K bits.
     type Word: Copy + Default + Send + 'static;
     /// Word → its bits.
@@ -48,10 +54,11 @@ pub(super) struct Ten;
 pub(super) struct TwentySix;
 
 macro_rules! hood {
-    ($name:ident, $k:expr, $word:ty, $conn:ident, $source_searches:expr) => {
+    ($name:ident, $k:expr, $word:ty, $conn:ident, $source_searches:expr, $rehang:expr) => {
         impl Hood for $name {
             const K: usize = $k;
             const SOURCE_SEARCHES: bool = $source_searches;
+            const REHANG: bool = $rehang;
             type Word = $word;
             #[inline(always)]
             fn get(w: $word) -> u64 {
@@ -68,9 +75,9 @@ macro_rules! hood {
     };
 }
 
-hood!(Six, 6, u16, Six, false);
-hood!(Ten, 10, u32, Ten, false);
-hood!(TwentySix, 26, u64, TwentySix, true);
+hood!(Six, 6, u16, Six, false, false);
+hood!(Ten, 10, u32, Ten, true, true);
+hood!(TwentySix, 26, u64, TwentySix, true, false);
 
 /// Bit set while the arc leaving the node in direction `d` has residual capacity.
 #[inline(always)]

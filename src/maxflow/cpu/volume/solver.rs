@@ -27,6 +27,9 @@ const SPARSE: usize = 8;
 /// `pa` value of an orphan or a free node.
 pub(super) const PA_NONE: u32 = u32::MAX - 1;
 
+/// A node of a recorded tree path and its tree arc (`pa`).
+pub(super) type TreeArc = (u32, u32);
+
 /// Boykov–Kolmogorov state for one volume shape; reused across calls of that shape.
 pub(super) struct Solver<H: Hood> {
     pub(super) layout: Layout,
@@ -51,6 +54,8 @@ pub(super) struct Solver<H: Hood> {
     pub(super) queue: Ring,
     /// Orphans waiting for adoption.
     pub(super) orphans: Ring,
+    /// The source- and sink-tree paths of the current augmentation (`walk_both`).
+    pub(super) path: (Vec<TreeArc>, Vec<TreeArc>),
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
     /// The problem whose residual graph this is: the old capacities of an update,
@@ -73,6 +78,7 @@ impl<H: Hood> Solver<H> {
             order: Vec::new(),
             queue: Ring::default(),
             orphans: Ring::default(),
+            path: (Vec::new(), Vec::new()),
             iterations: 0,
             kept: None,
         }
@@ -253,7 +259,7 @@ impl<H: Hood> Solver<H> {
     /// Moves deficits towards supply (`transport`) where supply and deficit nodes are
     /// both common (`SCARCE`, `SPARSE`), as the 2D engine's plan does; returns the
     /// flag sink roots start with: passive where the sink pulls far more nodes than s
-    /// feeds (`PASSIVE_SINK`), or always in 26-connected volumes
+    /// feeds (`PASSIVE_SINK`), or always in 10- and 26-connected volumes
     /// (`Hood::SOURCE_SEARCHES`). Passive sink roots keep BK exact: BK stops only when no
     /// node is active, and a source node goes passive only once every residual arc out
     /// of it leads into the source tree, so the source tree is still the set of nodes
@@ -277,6 +283,11 @@ impl<H: Hood> Solver<H> {
     /// Makes every node with terminal residual a root of its tree (sink roots with
     /// `sink_active`), every other node free, and queues the active roots.
     fn set_roots(&mut self, sink_active: u64) {
+        self.time = 0;
+        self.queue.clear();
+        self.orphans.clear();
+        self.iterations = 0;
+        self.marks.fill([0, 1]);
         for u in 0..self.st.len() as u32 {
             let (tree, pa) = match self.tr[u as usize].signum() {
                 1 => (SOURCE | ACTIVE, PA_TERMINAL),
@@ -285,14 +296,7 @@ impl<H: Hood> Solver<H> {
             };
             self.set(u, self.w(u) | tree);
             self.pa[u as usize] = pa;
-            self.marks[u as usize] = [0, 1];
-        }
-        self.time = 0;
-        self.queue.clear();
-        self.orphans.clear();
-        self.iterations = 0;
-        for u in 0..self.st.len() as u32 {
-            if self.w(u) & ACTIVE != 0 {
+            if tree & ACTIVE != 0 {
                 self.queue.push_back(u);
             }
         }
@@ -300,9 +304,9 @@ impl<H: Hood> Solver<H> {
 
     /// How many nodes s feeds and how many the sink pulls.
     fn terminal_nodes(&self) -> (usize, usize) {
-        let supplies = self.tr.iter().filter(|&&t| t > 0).count();
-        let deficits = self.tr.iter().filter(|&&t| t < 0).count();
-        (supplies, deficits)
+        self.tr.iter().fold((0, 0), |(s, d), &t| {
+            (s + usize::from(t > 0), d + usize::from(t < 0))
+        })
     }
 
     /// Pushes flow along every path s → u → v → t that uses one neighbour arc, in one
