@@ -21,12 +21,13 @@ const LOOK_ABOVE: usize = 4;
 const LEVELS: usize = 2;
 const REACH: i32 = 3;
 
-/// A shift is taken where its mean difference is below this share of no motion's:
-/// foreground moving over a still background barely lowers it, a pan halves it and more.
+/// A shift is taken where the foreground's mean difference there is below this share of
+/// no motion's: a shift that fits only part of it lowers it little, its true shift
+/// takes most of it away.
 const TAKE_BELOW: f64 = 0.6;
 
-/// The overlap of two shifted pictures must keep this share of their samples for its
-/// difference to count: a large shift compares little of the frame.
+/// A shift must keep this share of the foreground's samples inside the frame for its
+/// difference to count: one that moves most of it out compares too little.
 const MIN_OVERLAP: f64 = 0.5;
 
 /// The translation of a frame's content since the frame before, in pixels: what was
@@ -62,7 +63,7 @@ impl MotionEstimator {
     /// the RGB frame `rgb` (`width`×`height`) since the last frame given, where more
     /// than one sample in `LOOK_ABOVE` moved by more than `threshold` grey levels.
     /// `None` for the first frame or one of another size; [`Motion::NONE`] where the
-    /// frame did not move as a whole, or its foreground did not.
+    /// foreground changed too little to look, or no shift explains the change.
     pub fn next(
         &mut self,
         rgb: &[u8],
@@ -185,6 +186,9 @@ fn changed_share_above(last: &Samples, current: &Samples, region: &[bool], thres
     }
     changed * LOOK_ABOVE > inside
 }
+
+// a sample's `STRIDE` mask pixels are read as one word
+const _: () = assert!(STRIDE == std::mem::size_of::<u32>());
 
 /// `mask` on the samples' grid (`w`×`h`): a sample is in where any pixel it averages is.
 fn sampled_region(mask: &Mask, (w, h): (usize, usize)) -> Vec<bool> {
