@@ -78,8 +78,8 @@ pub struct FrameRecord {
     /// The noise gate's threshold in grey levels (0: off), raised above the chosen one
     /// for a camera noisier than it allows for.
     pub noise_gate: u8,
-    /// The camera's shift since the frame before in pixels (`dx`, `dy`), where it was
-    /// looked for: zero for a still camera.
+    /// How the foreground moved since the frame before, in pixels (`dx`, `dy`), where
+    /// it was looked for: zero for a still object or one the camera follows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub motion: Option<Motion>,
     /// Agreement with the source's ground truth, where it has one (the demo).

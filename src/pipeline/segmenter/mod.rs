@@ -83,10 +83,10 @@ pub struct SegmentParams {
     /// reached, with how far from minimum it can be (`None`: every cut exact); the
     /// next frame continues from there. Engines without budgets cut exactly.
     pub budget: Option<Duration>,
-    /// Follow a moving camera: find each frame's global shift and move the previous
-    /// mask (the temporal prior) with the scene ([`super::motion`]). Frames of a still
-    /// camera find none and are cut as without it; a learned background (a still
-    /// camera by definition) is never moved.
+    /// Follow a moving camera: find how the foreground moved since the frame before and
+    /// move the previous mask (the temporal prior) with it ([`super::motion`]). A
+    /// still object, or one the camera follows, moves none and is cut as without it; a
+    /// learned background (a still camera by definition) is never looked at.
     pub follow_motion: bool,
 }
 
@@ -120,7 +120,7 @@ pub struct SegmentOutput {
     pub energy: EnergyDevice,
     /// What built it where a GPU did ("CUDA", or the wgpu adapter and its API).
     pub gpu: Option<String>,
-    /// The camera's shift since the frame before, where it was looked for
+    /// How the foreground moved since the frame before, where it was looked for
     /// ([`SegmentParams::follow_motion`]; not on a first frame or a learned background).
     pub motion: Option<Motion>,
 }
@@ -184,9 +184,9 @@ pub struct Segmenter {
     given_seeds: Option<Seeds>,
     /// Buffer for the frame at the working resolution.
     reduced: Frame,
-    /// Finds each frame's shift against the frame before.
+    /// Finds how each frame's foreground moved since the frame before.
     motion: MotionEstimator,
-    /// The shift of the frame being segmented, where it was looked for.
+    /// How the foreground of the frame being segmented moved, where it was looked for.
     frame_motion: Option<Motion>,
 }
 
