@@ -135,8 +135,8 @@ pub struct ParamArgs {
     /// Noise gate between frames (grey levels; 0 = off).
     #[arg(long)]
     pub noise_gate: Option<u8>,
-    /// Follow a moving camera: move the temporal prior with each frame's global
-    /// shift (on by default).
+    /// Follow a moving camera: move the temporal prior with the foreground's shift
+    /// since the frame before (on by default).
     #[arg(long, value_name = "on|off", value_parser = super::segment::parse_on_off)]
     pub follow_motion: Option<bool>,
     /// Weight of the learned-background data term.
