@@ -7,6 +7,7 @@
 //! clearly better than none, so a still object keeps its zero and its dynamic cuts.
 
 use crate::grid::Mask;
+use std::borrow::Cow;
 
 /// Rows and columns between the samples of the small grey picture motion is found on
 /// (each sample the mean of `STRIDE` pixels of its row): a quarter of the rows read.
@@ -56,6 +57,8 @@ impl Motion {
 pub struct MotionEstimator {
     last: Option<Samples>,
     spare: Samples,
+    /// The last frame's foreground on the samples' grid (kept for its allocation).
+    region: Vec<bool>,
 }
 
 impl MotionEstimator {
@@ -77,12 +80,16 @@ impl MotionEstimator {
         let motion = match &self.last {
             Some(last) if last.size() == current.size() && !current.grey.is_empty() => {
                 let fits = |m: &&Mask| (m.width, m.height) == (width, height);
-                let region = region.filter(fits).map(|m| sampled_region(m, last.size()));
-                Some(match region {
-                    Some(region) if changed_share_above(last, &current, &region, threshold) => {
-                        search(last, &current, &region)
+                Some(match region.filter(fits) {
+                    Some(mask) => {
+                        sample_region(mask, last.size(), &mut self.region);
+                        if changed_share_above(last, &current, &self.region, threshold) {
+                            search(last, &current, &self.region)
+                        } else {
+                            Motion::NONE
+                        }
                     }
-                    _ => Motion::NONE,
+                    None => Motion::NONE,
                 })
             }
             _ => None,
@@ -190,10 +197,11 @@ fn changed_share_above(last: &Samples, current: &Samples, region: &[bool], thres
 // a sample's `STRIDE` mask pixels are read as one word
 const _: () = assert!(STRIDE == std::mem::size_of::<u32>());
 
-/// `mask` on the samples' grid (`w`×`h`): a sample is in where any pixel it averages is.
-fn sampled_region(mask: &Mask, (w, h): (usize, usize)) -> Vec<bool> {
+/// `mask` on the samples' grid (`w`×`h`), into `region`: a sample is in where any
+/// pixel it averages is.
+fn sample_region(mask: &Mask, (w, h): (usize, usize), region: &mut Vec<bool>) {
     let width = mask.width as usize;
-    let mut region = Vec::with_capacity(w * h);
+    region.clear();
     for y in 0..h {
         let row = &mask.data[STRIDE * y * width..][..w * STRIDE];
         region.extend(
@@ -201,21 +209,21 @@ fn sampled_region(mask: &Mask, (w, h): (usize, usize)) -> Vec<bool> {
                 .map(|px| u32::from_ne_bytes(px.try_into().expect("whole chunks")) != 0),
         );
     }
-    region
 }
 
 /// One level of the search: the last frame's and this frame's samples, and which of
 /// the last frame's samples are foreground.
-struct Level {
-    last: Samples,
-    current: Samples,
-    region: Vec<bool>,
+/// The finest level borrows the estimator's pictures; coarser ones own their halves.
+struct Level<'a> {
+    last: Cow<'a, Samples>,
+    current: Cow<'a, Samples>,
+    region: Cow<'a, [bool]>,
     /// Columns and rows of the samples in `region`.
     inside: Vec<(i32, i32)>,
 }
 
-impl Level {
-    fn new(last: Samples, current: Samples, region: Vec<bool>) -> Self {
+impl<'a> Level<'a> {
+    fn new(last: Cow<'a, Samples>, current: Cow<'a, Samples>, region: Cow<'a, [bool]>) -> Self {
         let w = last.w.max(1);
         let inside = (0..region.len())
             .filter(|&i| region[i])
@@ -230,7 +238,7 @@ impl Level {
     }
 
     /// The level at half the size: a sample is in where any of its four is.
-    fn halved(&self) -> Level {
+    fn halved(&self) -> Level<'static> {
         let (w, h) = (self.last.w / 2, self.last.h / 2);
         let at = |x: usize, y: usize| self.region[y * self.last.w + x];
         let region = (0..h)
@@ -242,7 +250,8 @@ impl Level {
                     | at(2 * x + 1, 2 * y + 1)
             })
             .collect();
-        Level::new(self.last.halved(), self.current.halved(), region)
+        let (last, current) = (self.last.halved(), self.current.halved());
+        Level::new(Cow::Owned(last), Cow::Owned(current), Cow::Owned(region))
     }
 
     /// Mean absolute difference between the last frame's foreground samples and
@@ -301,7 +310,12 @@ impl Level {
 /// The shift that aligns the foreground of `last` (`region`) with `current` best,
 /// coarse to fine, taken only where it beats no motion clearly.
 fn search(last: &Samples, current: &Samples, region: &[bool]) -> Motion {
-    let mut pyramid = vec![Level::new(last.clone(), current.clone(), region.to_vec())];
+    let finest = Level::new(
+        Cow::Borrowed(last),
+        Cow::Borrowed(current),
+        Cow::Borrowed(region),
+    );
+    let mut pyramid = vec![finest];
     for _ in 0..LEVELS {
         let finer = pyramid.last().expect("the finest level");
         if finer.last.w < 16 || finer.last.h < 16 {
