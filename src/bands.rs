@@ -103,6 +103,12 @@ pub(crate) fn band_rows(height: usize) -> usize {
     rows_per_band(height, 1)
 }
 
+/// [`band_rows`] rounded up to a multiple of `align` rows: for arrays laid out in
+/// blocks of `align` rows.
+pub(crate) fn aligned_band_rows(height: usize, align: usize) -> usize {
+    rows_per_band(height, align)
+}
+
 /// Runs `pass` on each of `parts` (a frame's bands, split by the caller into what
 /// each one reads and writes), on the calling thread and the helpers: for passes that
 /// write several arrays at once.

@@ -99,21 +99,23 @@ impl<T: Topology> Solver<T> {
     pub(super) fn sym_len(&self) -> usize {
         T::K / 2 * self.layout.height() as usize * spans(self.layout.width()) as usize
     }
+}
 
-    /// Keeps row `y` of `problem`'s capacities in forward direction `fwd`: copies
-    /// them and records which stretches are symmetric.
-    pub(super) fn keep_row(&mut self, problem: &GridProblem, fwd: usize, y: u32) {
-        let width = problem.width();
-        let row = pixels(width, y, &(0..width));
-        let at = self.kept_index(fwd, row.start);
-        self.kept_fwd[at..at + row.len()].copy_from_slice(&problem.edges(Direction::ALL[fwd])[row]);
-        let pairs = Pairs::of(fwd, width, problem.height());
-        for s in 0..spans(width) {
-            let xs = pairs.span(s);
-            let sym = y >= pairs.rows || xs.is_empty() || pairs.symmetric(problem, y, &xs);
-            let i = self.sym_index(fwd, y, s);
-            self.kept_sym[i] = sym;
-        }
+/// Keeps row `y` of `problem`'s capacities in forward direction `fwd`: copies them
+/// into `caps` and records in `sym` which stretches are symmetric.
+pub(super) fn keep_row(
+    caps: &mut [i32],
+    sym: &mut [bool],
+    problem: &GridProblem,
+    fwd: usize,
+    y: u32,
+) {
+    let width = problem.width();
+    caps.copy_from_slice(&problem.edges(Direction::ALL[fwd])[pixels(width, y, &(0..width))]);
+    let pairs = Pairs::of(fwd, width, problem.height());
+    for (s, sym) in (0..spans(width)).zip(sym) {
+        let xs = pairs.span(s);
+        *sym = y >= pairs.rows || xs.is_empty() || pairs.symmetric(problem, y, &xs);
     }
 }
 

@@ -10,7 +10,8 @@
 //! left the paths that need a search, and from sparse terminals (seed strokes) has
 //! the trees grow breadth first (with no re-hanging on 8C); a path whose root's
 //! terminal arc is its bottleneck also draws on neighbouring roots.
-//! Single-threaded, exact, and dynamic: `update` continues from the kept residual
+//! The search is single-threaded (a fresh frame's load runs in row bands on every core),
+//! exact, and dynamic: `update` continues from the kept residual
 //! graph and trees. Why each heuristic was chosen, and what was tried instead:
 //! `src/maxflow/cpu/NOTES.md`.
 
@@ -23,6 +24,7 @@ mod dynamic;
 mod fixtures;
 mod kept;
 mod layout;
+mod load;
 mod plan;
 mod prepush;
 mod ring;

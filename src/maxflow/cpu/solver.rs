@@ -4,9 +4,9 @@
 
 use super::layout::{BLOCK, Layout};
 use super::ring::Ring;
-use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology, in_bit, out_bit};
+use super::state::{ACTIVE, MARK, PARENT, SINK, SOURCE, TERMINAL, TREE, Topology};
 use crate::bands;
-use crate::grid::{Direction, GridProblem, Mask};
+use crate::grid::{GridProblem, Mask};
 use crate::maxflow::{BlockActivity, EngineError, EngineKind};
 use std::mem::size_of;
 use std::time::Instant;
@@ -258,8 +258,8 @@ impl<T: Topology> Solver<T> {
             (false, true) => n,
             (false, false) => 0,
         };
-        // Cleared: incoming-arc bits are set on neighbours before their own turn.
-        reset(&mut self.st, n, T::Word::default())?;
+        // every word is written: the pixels' by `load_pixels`, the padding's here
+        sized(&mut self.st, n, T::Word::default())?;
         sized(&mut self.rc, n * k, 0)?;
         sized(&mut self.pa, n, PA_NONE)?;
         sized(&mut self.tr, n, 0)?;
@@ -271,22 +271,18 @@ impl<T: Topology> Solver<T> {
         self.clear_search();
         self.flow = 0;
         self.iterations = 0;
+        if !self.kept_td.is_empty() {
+            sized(&mut self.kept_td, problem.pixels(), 0)?;
+            sized(&mut self.kept_min, problem.pixels(), 0)?;
+        }
         self.clear_padding();
         self.offset = self.load_pixels(problem);
-        if !self.kept_td.is_empty() {
-            let (source, sink) = (problem.source(), problem.sink());
-            self.kept_td.clear();
-            self.kept_td
-                .extend(source.iter().zip(sink).map(|(&s, &t)| s - t));
-            self.kept_min.clear();
-            self.kept_min
-                .extend(source.iter().zip(sink).map(|(&s, &t)| s.min(t)));
-        }
         Ok(())
     }
 
     /// Resets node `u` to a free node without arcs.
     fn clear_node(&mut self, u: u32) {
+        self.set(u, 0);
         let base = u as usize * T::K;
         self.rc[base..base + T::K].fill(0);
         self.set_pa(u, PA_NONE);
@@ -318,87 +314,6 @@ impl<T: Topology> Solver<T> {
                 self.clear_node(self.layout.index(x, y));
             }
         }
-    }
-
-    /// Writes every pixel's node: residuals, saturation bits, folded terminal
-    /// residual and root state; keeps the forward capacities and counts the
-    /// terminal nodes (`terminals`) and their amounts (`amounts`). Returns Σ min(s, t).
-    /// Goes row by row, and within a row node by node.
-    fn load_pixels(&mut self, problem: &GridProblem) -> u64 {
-        let k = T::K;
-        let width = problem.width() as usize;
-        let (source, sink) = (problem.source(), problem.sink());
-        let mut offset = 0u64;
-        let (mut supplies, mut deficits) = (0, 0);
-        let (mut supply, mut deficit) = (0u64, 0u64);
-        let mut nodes = Vec::with_capacity(width);
-        for (y, (src_row, snk_row)) in source
-            .chunks_exact(width)
-            .zip(sink.chunks_exact(width))
-            .enumerate()
-        {
-            nodes.clear();
-            nodes.extend((0..width as u32).map(|x| self.layout.index(x, y as u32)));
-            let row = y * width;
-            // a node's arcs are contiguous: each is written whole, from the row of
-            // every direction's capacities
-            let caps: [&[i32]; 8] = std::array::from_fn(|d| {
-                let dir = Direction::ALL[d.min(k - 1)];
-                &problem.edges(dir)[row..row + width]
-            });
-            for (x, &u) in nodes.iter().enumerate() {
-                let arcs = &mut self.rc[u as usize * k..(u as usize + 1) * k];
-                for (d, arc) in arcs.iter_mut().enumerate() {
-                    *arc = caps[d][x] as u32;
-                }
-            }
-            for d in (0..k).step_by(2) {
-                self.keep_row(problem, d, y as u32);
-            }
-            for ((&u, &s), &t) in nodes.iter().zip(src_row).zip(snk_row) {
-                offset += s.min(t) as u64;
-                supplies += usize::from(s > t);
-                deficits += usize::from(s < t);
-                let arcs = self.load_node(u, s - t);
-                let td = u64::from((s - t).unsigned_abs());
-                // nodes pulled harder than their arcs carry are left out (see `amounts`)
-                let amount = if td <= arcs { td } else { 0 };
-                supply += amount * u64::from(s > t);
-                deficit += amount * u64::from(s < t);
-            }
-        }
-        self.terminals = (supplies, deficits);
-        self.amounts = (supply, deficit);
-        offset
-    }
-
-    /// Sets node `u`'s state from its residuals (already written) and folded
-    /// terminal capacity `td`, and the incoming-arc bits of its neighbours. The root
-    /// state is `root_by_terminal`'s, written here in the same store as the saturation
-    /// bits: calling it made every video frame's load slower (NOTES.md, saturation
-    /// bits). Returns the capacity of `u`'s outgoing arcs.
-    #[inline(always)]
-    fn load_node(&mut self, u: u32, td: i32) -> u64 {
-        let mut w = self.w(u);
-        let mut arcs = 0u64;
-        for d in 0..T::K {
-            let c = self.rc_i(Self::arc(u, d));
-            arcs += u64::from(c);
-            if c > 0 {
-                w |= out_bit::<T>(d);
-                let v = self.layout.neighbour(u, d);
-                self.set(v, self.w(v) | in_bit::<T>(d ^ 1));
-            }
-        }
-        self.tr[u as usize] = td as i64;
-        let root = td != 0;
-        if root {
-            w |= root_bits(td as i64);
-        }
-        self.set_pa(u, if root { PA_TERMINAL } else { PA_NONE });
-        self.init_distance(u, root as u32);
-        self.set(u, w);
-        arcs
     }
 
     /// Gives node `u` the tree state its folded terminal residual says, as `load`
@@ -560,6 +475,6 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
 
 /// State bits of a tree root whose folded terminal residual is `t` (≠ 0): the tree
 /// `t`'s sign names, hanging from its terminal, active.
-fn root_bits(t: i64) -> u32 {
+pub(super) fn root_bits(t: i64) -> u32 {
     (if t > 0 { SOURCE } else { SINK }) | TERMINAL | ACTIVE
 }
