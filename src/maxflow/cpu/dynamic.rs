@@ -3,14 +3,18 @@
 //! are reparameterised through the terminals, and the search trees are repaired
 //! around the changed nodes (Kolmogorov's tree reuse) before BK resumes.
 
+use super::band::Band;
 use super::kept::{Pairs, SPAN, pixels, spans};
+use super::layout::BLOCK;
 use super::solver::Solver;
 use super::state::{
     FREE, MARK, ORPHAN, PARENT, SINK, SOURCE, TREE, Topology, growth_mask, in_bit, in_mask,
     out_bit, out_mask,
 };
+use crate::bands;
 use crate::grid::{Direction, GridProblem, PixelRect};
 use std::ops::Range;
+use std::sync::Mutex;
 
 /// Trees are grown anew instead of repaired when more than one pixel in this many
 /// changed: past that, repairing them costs more (NOTES.md, `RESTART_FRACTION`).
@@ -36,6 +40,23 @@ const SAMPLE_STRIDE: usize = 8;
 pub(super) struct Rects {
     pub terminals: Vec<PixelRect>,
     pub edges: Vec<PixelRect>,
+}
+
+/// What a band's share of an update did: the arcs it changed, the flow and the
+/// folded offset it moved, and the nodes it marked for the tree repair, in order.
+#[derive(Default)]
+struct Applied {
+    changed: u64,
+    flow: i64,
+    offset: i64,
+    marked: Vec<u32>,
+}
+
+/// A band of the residual graph taking a frame's new capacities: the pairs and
+/// terminals of its rows, each pair whose ends are both its own.
+struct Update<'a, T: Topology> {
+    band: Band<'a, T>,
+    applied: Applied,
 }
 
 impl<T: Topology> Solver<T> {
@@ -67,60 +88,44 @@ impl<T: Topology> Solver<T> {
     /// or incident arcs changed. Returns the number of arcs that changed (a pixel's
     /// terminal pair counts once, when s − t changed).
     pub(super) fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
-        self.queue.clear();
-        self.orphans.clear();
-        self.marked.clear();
-        self.activity.fill(0);
-        self.iterations = 0;
-        self.terminal_changes(problem) + self.arc_changes(problem)
+        if self.kept_td.len() != problem.pixels() {
+            self.recover_terminals(problem);
+        }
+        let whole = PixelRect {
+            xs: 0..problem.width(),
+            ys: 0..problem.height(),
+        };
+        let rects = Rects {
+            terminals: vec![whole.clone()],
+            edges: vec![whole],
+        };
+        self.apply_changes_in(problem, &rects)
     }
 
-    /// Applies new terminal capacities (folded to s − t, the minimum going to
-    /// `offset`). The previous s − t comes from `kept_td`; on the first update, before
-    /// it exists, from the terminal residual plus the net flow the node sends to its
-    /// neighbours.
-    fn terminal_changes(&mut self, problem: &GridProblem) -> u64 {
+    /// Before the first update after a fresh solve, which kept no terminals: each
+    /// pixel's s − t as loaded, from its terminal residual plus the net flow it sends
+    /// to its neighbours, and `problem`'s min(s, t) with the offset they make.
+    fn recover_terminals(&mut self, problem: &GridProblem) {
         let width = self.layout.width() as usize;
+        let loaded = (0..problem.pixels()).map(|r| {
+            let (x, y) = ((r % width) as u32, (r / width) as u32);
+            let u = self.layout.index(x, y);
+            (self.tr[u as usize] + self.net_outflow(u, x, y)) as i32
+        });
+        self.kept_td = loaded.collect();
         let (source, sink) = (problem.source(), problem.sink());
-        let known = self.kept_td.len() == source.len();
-        if !known {
-            self.kept_td.clear();
-            self.kept_td.resize(source.len(), 0);
-        }
         self.kept_min.clear();
         self.kept_min
             .extend(source.iter().zip(sink).map(|(&s, &t)| s.min(t)));
         self.offset = self.kept_min.iter().map(|&m| m as u64).sum();
-        let mut changed = 0;
-        // runs of pixels compared at once (vectorised, no early exit); only the pixels
-        // of runs that changed are looked at one by one
-        for start in (0..source.len()).step_by(TERMINAL_RUN) {
-            let end = (start + TERMINAL_RUN).min(source.len());
-            let same = source[start..end]
-                .iter()
-                .zip(&sink[start..end])
-                .zip(&self.kept_td[start..end])
-                .fold(true, |all, ((&s, &t), &k)| all & (s.wrapping_sub(t) == k));
-            if known && same {
-                continue;
-            }
-            for r in start..end {
-                let new = source[r] - sink[r];
-                if known && self.kept_td[r] == new {
-                    continue;
-                }
-                let (x, y) = (r % width.max(1), r / width.max(1));
-                changed += self.terminal_change(r, x as u32, y as u32, new, known);
-            }
-        }
-        changed
     }
 
     /// [`Self::apply_changes`] where only the terminals and pairs of `rects` can
     /// differ from the kept problem (the changed tiles grown by a pixel,
     /// [`crate::grid::ChangedTiles::rects`]): nothing outside them is read. The first
     /// update after a fresh solve, which has no kept terminals yet, looks at every
-    /// pixel.
+    /// pixel. The bands of block rows take their rows on every core; the pairs
+    /// between one band's last row and the next band's first follow on this thread.
     pub(super) fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64 {
         if self.kept_td.len() != problem.pixels() {
             return self.apply_changes(problem);
@@ -130,139 +135,39 @@ impl<T: Topology> Solver<T> {
         self.marked.clear();
         self.activity.fill(0);
         self.iterations = 0;
-        let mut changed = 0;
-        for rect in &rects.terminals {
-            changed += self.terminal_changes_in(problem, rect);
-        }
+        let rows = bands::aligned_band_rows(problem.height() as usize, BLOCK as usize);
+        let done = Mutex::new(Vec::new());
+        let parts: Vec<_> = self.bands(rows).into_iter().enumerate().collect();
+        bands::for_each_part(parts, |(i, band)| {
+            let mut update = Update::new(band);
+            for rect in &rects.terminals {
+                update.terminal_changes_in(problem, rect);
+            }
+            for rect in &rects.edges {
+                update.arc_changes_in(problem, rect);
+            }
+            done.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((i, update.applied));
+        });
+        let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+        done.sort_unstable_by_key(|&(i, _)| i);
+        let mut changed = done.into_iter().map(|(_, a)| self.absorb(a)).sum::<u64>();
+        let mut update = Update::new(self.whole());
         for rect in &rects.edges {
-            changed += self.arc_changes_in(problem, rect);
+            update.arc_changes_across(problem, rect, rows as u32);
         }
+        let across = update.applied;
+        changed += self.absorb(across);
         changed
     }
 
-    /// The terminal changes of the pixels in `rect`, with the offset corrected by
-    /// their change of min(s, t): a row's minima and changes are found in passes that
-    /// vectorise, and only the pixels that changed are looked at one by one.
-    fn terminal_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) -> u64 {
-        let width = problem.width() as usize;
-        let (source, sink) = (problem.source(), problem.sink());
-        let mut changed = 0;
-        let mut delta = 0i64;
-        for y in rect.ys.clone() {
-            let row = y as usize * width;
-            let span = row + rect.xs.start as usize..row + rect.xs.end as usize;
-            let (s, t) = (&source[span.clone()], &sink[span.clone()]);
-            for (m, (&a, &b)) in self.kept_min[span.clone()].iter_mut().zip(s.iter().zip(t)) {
-                let min = a.min(b);
-                delta += i64::from(min) - i64::from(*m);
-                *m = min;
-            }
-            for start in (span.start..span.end).step_by(TERMINAL_RUN) {
-                let end = (start + TERMINAL_RUN).min(span.end);
-                let same = source[start..end]
-                    .iter()
-                    .zip(&sink[start..end])
-                    .zip(&self.kept_td[start..end])
-                    .fold(true, |all, ((&a, &b), &k)| all & (a.wrapping_sub(b) == k));
-                if same {
-                    continue;
-                }
-                for r in start..end {
-                    let new = source[r] - sink[r];
-                    if self.kept_td[r] != new {
-                        let x = (r - row) as u32;
-                        changed += self.terminal_change(r, x, y, new, true);
-                    }
-                }
-            }
-        }
-        self.offset = (self.offset as i64 + delta) as u64;
-        changed
-    }
-
-    /// The neighbour changes of the pairs that start in `rect` (whole stretches of
-    /// the rows it covers).
-    fn arc_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) -> u64 {
-        let (width, height) = (self.layout.width(), self.layout.height());
-        let all: [Pairs; 4] = std::array::from_fn(|i| Pairs::of(2 * i, width, height));
-        if rect.xs.is_empty() {
-            return 0;
-        }
-        let stretches = rect.xs.start / SPAN..(rect.xs.end - 1) / SPAN + 1;
-        let mut changed = 0;
-        for y in rect.ys.clone() {
-            for s in stretches.clone() {
-                changed += self.stretch_changes(problem, &all[..T::K / 2], y, s);
-            }
-        }
-        changed
-    }
-
-    /// Applies the changed pairs of stretch `s` of row `y` in every forward direction.
-    fn stretch_changes(&mut self, problem: &GridProblem, all: &[Pairs], y: u32, s: u32) -> u64 {
-        let mut changed = 0;
-        for pairs in all {
-            let xs = pairs.span(s);
-            if y >= pairs.rows || xs.is_empty() {
-                continue;
-            }
-            let i = self.sym_index(pairs.fwd, y, s);
-            let (moved, symmetric) = self.moved_pairs(problem, pairs, y, &xs, self.kept_sym[i]);
-            if moved != 0 {
-                changed += self.apply_span(problem, pairs, y, &xs, moved);
-            }
-            self.kept_sym[i] = symmetric;
-        }
-        changed
-    }
-
-    /// The pairs of row `y` starting at columns `xs` whose capacities may differ from
-    /// the kept ones, one bit per pair (all of them where the span `was_symmetric`
-    /// not: the kept backward capacity is then known only from the residuals), and
-    /// whether the new ones are symmetric: one pass over the three rows that
-    /// vectorises.
-    fn moved_pairs(
-        &self,
-        problem: &GridProblem,
-        pairs: &Pairs,
-        y: u32,
-        xs: &Range<u32>,
-        was_symmetric: bool,
-    ) -> (u64, bool) {
-        let dir = Direction::ALL[pairs.fwd];
-        let rs = pixels(problem.width(), y, xs);
-        let pq = &problem.edges(dir)[rs.clone()];
-        let qp = &problem.edges(dir.reverse())[rs.start + pairs.offset..rs.end + pairs.offset];
-        let at = self.kept_index(pairs.fwd, 0);
-        let kept = &self.kept_fwd[at + rs.start..at + rs.end];
-        let mut moved = 0u64;
-        let mut symmetric = true;
-        for (i, ((&a, &b), &k)) in pq.iter().zip(qp).zip(kept).enumerate() {
-            moved |= u64::from(!(was_symmetric && a == k && b == k)) << i;
-            symmetric &= a == b;
-        }
-        (moved, symmetric)
-    }
-
-    /// Applies pixel r's (at x, y) new folded terminal capacity `new`; 1 where it
-    /// changed the residual graph.
-    #[inline]
-    fn terminal_change(&mut self, r: usize, x: u32, y: u32, new: i32, known: bool) -> u64 {
-        let kept = std::mem::replace(&mut self.kept_td[r], new);
-        let u = self.layout.index(x, y);
-        let old = if known {
-            kept as i64
-        } else {
-            self.tr[u as usize] + self.net_outflow(u, x, y)
-        };
-        let new = new as i64;
-        if old == new {
-            return 0;
-        }
-        let ds = new.max(0) - old.max(0);
-        let dt = (-new).max(0) - (-old).max(0);
-        self.add_terminal(u, ds, dt);
-        1
+    /// Takes a band's share of an update into the solver; returns its changed arcs.
+    fn absorb(&mut self, applied: Applied) -> u64 {
+        self.flow += applied.flow;
+        self.offset = (self.offset as i64 + applied.offset) as u64;
+        self.marked.extend(applied.marked);
+        applied.changed
     }
 
     /// Net flow node `u` at (x, y) sends to its neighbours: capacity minus residual of
@@ -290,130 +195,6 @@ impl<T: Topology> Solver<T> {
             }
         }
         out
-    }
-
-    /// Applies new neighbour capacities pair by pair; flow above a new capacity is
-    /// sent back through the terminals of the pair's ends. Stretches of a row that
-    /// `kept` shows unchanged are passed over; elsewhere all of a pixel's pairs are
-    /// applied together, so each node's residuals are read once (a pass per
-    /// direction read them K/2 times).
-    fn arc_changes(&mut self, problem: &GridProblem) -> u64 {
-        let (width, height) = (self.layout.width(), self.layout.height());
-        let all: [Pairs; 4] = std::array::from_fn(|i| Pairs::of(2 * i, width, height));
-        let mut changed = 0;
-        for y in 0..height {
-            for s in 0..spans(width) {
-                changed += self.stretch_changes(problem, &all[..T::K / 2], y, s);
-            }
-        }
-        changed
-    }
-
-    /// Applies the pairs of row `y` starting at columns `xs` whose bit is set in
-    /// `moved`; returns how many arcs changed.
-    fn apply_span(
-        &mut self,
-        problem: &GridProblem,
-        pairs: &Pairs,
-        y: u32,
-        xs: &Range<u32>,
-        mut moved: u64,
-    ) -> u64 {
-        let dir = Direction::ALL[pairs.fwd];
-        let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
-        let rs = pixels(problem.width(), y, xs);
-        let mut changed = 0;
-        while moved != 0 {
-            let i = moved.trailing_zeros();
-            moved &= moved - 1;
-            let (x, r) = (xs.start + i, rs.start + i as usize);
-            let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
-            let u = self.layout.index(x, y);
-            changed += self.set_pair(u, pairs.fwd, self.kept_index(pairs.fwd, r), new);
-        }
-        changed
-    }
-
-    /// Gives the pair (u → v, v → u), v = u's neighbour in direction `d`, the
-    /// capacities `new`; `kept` indexes the remembered capacity of u → v. Returns how
-    /// many of the two arcs changed.
-    fn set_pair(&mut self, u: u32, d: usize, kept: usize, new: (u32, u32)) -> u64 {
-        let k = T::K;
-        let v = self.layout.neighbour(u, d);
-        let (iu, iv) = (u as usize * k + d, v as usize * k + (d ^ 1));
-        let (r_uv, r_vu) = (self.rc[iu] as i64, self.rc[iv] as i64);
-        let old_uv = self.kept_fwd[kept] as i64;
-        let old_vu = r_uv + r_vu - old_uv;
-        let (c_uv, c_vu) = (new.0 as i64, new.1 as i64);
-        if c_uv == old_uv && c_vu == old_vu {
-            return 0;
-        }
-        self.kept_fwd[kept] = new.0 as i32;
-        // Net flow u → v, clamped into the new capacities.
-        let mut f = old_uv - r_uv;
-        if f > c_uv {
-            let excess = f - c_uv;
-            self.flow += excess;
-            self.add_terminal(u, 0, -excess);
-            self.add_terminal(v, -excess, 0);
-            f = c_uv;
-        } else if f < -c_vu {
-            let excess = -c_vu - f;
-            self.flow += excess;
-            self.add_terminal(v, 0, -excess);
-            self.add_terminal(u, -excess, 0);
-            f = -c_vu;
-        }
-        let (was_uv, was_vu) = (r_uv > 0, r_vu > 0);
-        let (r_uv, r_vu) = ((c_uv - f) as u32, (c_vu + f) as u32);
-        self.rc[iu] = r_uv;
-        self.rc[iv] = r_vu;
-        let changed = (c_uv != old_uv) as u64 + (c_vu != old_vu) as u64;
-        if (r_uv > 0, r_vu > 0) == (was_uv, was_vu) {
-            // the same arcs are residual: the trees and the cut stand as they are
-            return changed;
-        }
-        let (ou, iu_bit) = (out_bit::<T>(d), in_bit::<T>(d));
-        let (ov, iv_bit) = (out_bit::<T>(d ^ 1), in_bit::<T>(d ^ 1));
-        let mut wu = self.w(u) & !(ou | iu_bit);
-        let mut wv = self.w(v) & !(ov | iv_bit);
-        if r_uv > 0 {
-            wu |= ou;
-            wv |= iv_bit;
-        }
-        if r_vu > 0 {
-            wv |= ov;
-            wu |= iu_bit;
-        }
-        self.set(u, wu);
-        self.set(v, wv);
-        self.mark_changed(u);
-        self.mark_changed(v);
-        changed
-    }
-
-    /// Adds `ds` to u's residual s → u and `dt` to u → t (either may be negative),
-    /// then folds the pair again; the flow changes so that every cut keeps
-    /// residual capacity + flow = capacity. The node is marked for the tree repair
-    /// only where its folded residual changed sign: the search trees depend on which
-    /// arcs are residual, not on how much.
-    fn add_terminal(&mut self, u: u32, ds: i64, dt: i64) {
-        let t = self.tr[u as usize];
-        self.flow += (t.max(0) + ds).min((-t).max(0) + dt);
-        let new = t + ds - dt;
-        self.tr[u as usize] = new;
-        if new.signum() != t.signum() {
-            self.mark_changed(u);
-        }
-    }
-
-    /// Remembers `u` for the tree repair (once).
-    fn mark_changed(&mut self, u: u32) {
-        let w = self.w(u);
-        if w & MARK == 0 {
-            self.set(u, w | MARK);
-            self.marked.push(u);
-        }
     }
 
     /// Repairs the search trees after `apply_changes`: every changed node becomes
@@ -493,5 +274,375 @@ impl<T: Topology> Solver<T> {
                 self.set_active(j);
             }
         }
+    }
+}
+
+impl<'a, T: Topology> Update<'a, T> {
+    fn new(band: Band<'a, T>) -> Self {
+        Self {
+            band,
+            applied: Applied::default(),
+        }
+    }
+
+    /// The terminal changes of the band's pixels in `rect`, with the offset corrected
+    /// by their change of min(s, t): a row's minima and changes are found in passes
+    /// that vectorise, and only the pixels that changed are looked at one by one.
+    fn terminal_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) {
+        let width = problem.width() as usize;
+        let (source, sink) = (problem.source(), problem.sink());
+        for y in overlap(&rect.ys, &self.band.rows) {
+            let row = y as usize * width;
+            let span = row + rect.xs.start as usize..row + rect.xs.end as usize;
+            let kept = self.band.pixel(span.start)..self.band.pixel(span.end);
+            let (s, t) = (&source[span.clone()], &sink[span.clone()]);
+            for (m, (&a, &b)) in self.band.kept_min[kept.clone()]
+                .iter_mut()
+                .zip(s.iter().zip(t))
+            {
+                let min = a.min(b);
+                self.applied.offset += i64::from(min) - i64::from(*m);
+                *m = min;
+            }
+            for start in (span.start..span.end).step_by(TERMINAL_RUN) {
+                let end = (start + TERMINAL_RUN).min(span.end);
+                let at = self.band.pixel(start);
+                let same = source[start..end]
+                    .iter()
+                    .zip(&sink[start..end])
+                    .zip(&self.band.kept_td[at..at + (end - start)])
+                    .fold(true, |all, ((&a, &b), &k)| all & (a.wrapping_sub(b) == k));
+                if same {
+                    continue;
+                }
+                for r in start..end {
+                    let x = (r - row) as u32;
+                    self.terminal_change(r, x, y, source[r] - sink[r]);
+                }
+            }
+        }
+    }
+
+    /// Applies pixel r's (at x, y) new folded terminal capacity `new` where it
+    /// changed.
+    #[inline]
+    fn terminal_change(&mut self, r: usize, x: u32, y: u32, new: i32) {
+        let at = self.band.pixel(r);
+        let old = std::mem::replace(&mut self.band.kept_td[at], new) as i64;
+        let new = new as i64;
+        if old == new {
+            return;
+        }
+        let ds = new.max(0) - old.max(0);
+        let dt = (-new).max(0) - (-old).max(0);
+        self.add_terminal(self.band.layout.index(x, y), ds, dt);
+        self.applied.changed += 1;
+    }
+
+    /// The neighbour changes of the pairs that start in `rect` (whole stretches of
+    /// the rows it covers) on the band's rows, those whose ends are both the band's:
+    /// on its last row only the pairs within the row.
+    fn arc_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) {
+        let (all, level) = (self.pairs(|_| true), self.pairs(|dy| dy == 0));
+        let last = self.band.rows.end - 1;
+        for y in overlap(&rect.ys, &self.band.rows) {
+            let pairs = if y == last { &level } else { &all };
+            self.row_changes(problem, pairs, rect, y);
+        }
+    }
+
+    /// The neighbour changes of the pairs that start in `rect` and lead from the last
+    /// row of one band of `rows` rows into the next (this band holding both).
+    fn arc_changes_across(&mut self, problem: &GridProblem, rect: &PixelRect, rows: u32) {
+        let down = self.pairs(|dy| dy > 0);
+        let borders = (rows - 1..self.band.rows.end).step_by(rows as usize);
+        for y in borders.filter(|y| rect.ys.contains(y)) {
+            self.row_changes(problem, &down, rect, y);
+        }
+    }
+
+    /// The pairs of the forward directions whose vertical step passes `keep`.
+    fn pairs(&self, keep: impl Fn(i32) -> bool) -> Vec<Pairs> {
+        let (width, height) = (self.band.layout.width(), self.band.layout.height());
+        (0..T::K / 2)
+            .map(|i| Pairs::of(2 * i, width, height))
+            .filter(|p| keep(Direction::ALL[p.fwd].offset().1))
+            .collect()
+    }
+
+    /// The changes of `pairs` starting in row `y` of `rect` (whole stretches).
+    fn row_changes(&mut self, problem: &GridProblem, pairs: &[Pairs], rect: &PixelRect, y: u32) {
+        if rect.xs.is_empty() {
+            return;
+        }
+        for s in rect.xs.start / SPAN..(rect.xs.end - 1) / SPAN + 1 {
+            self.stretch_changes(problem, pairs, y, s);
+        }
+    }
+
+    /// Applies the changed pairs of stretch `s` of row `y` in the directions of `all`.
+    fn stretch_changes(&mut self, problem: &GridProblem, all: &[Pairs], y: u32, s: u32) {
+        let spans = spans(problem.width()) as usize;
+        for pairs in all {
+            let xs = pairs.span(s);
+            if y >= pairs.rows || xs.is_empty() {
+                continue;
+            }
+            let i = (y - self.band.rows.start) as usize * spans + s as usize;
+            let was_symmetric = self.band.kept_sym[pairs.fwd / 2][i];
+            let (moved, symmetric) = self.moved_pairs(problem, pairs, y, &xs, was_symmetric);
+            if moved != 0 {
+                self.apply_span(problem, pairs, y, &xs, moved);
+            }
+            self.band.kept_sym[pairs.fwd / 2][i] = symmetric;
+        }
+    }
+
+    /// The pairs of row `y` starting at columns `xs` whose capacities may differ from
+    /// the kept ones, one bit per pair (all of them where the span `was_symmetric`
+    /// not: the kept backward capacity is then known only from the residuals), and
+    /// whether the new ones are symmetric: one pass over the three rows that
+    /// vectorises.
+    fn moved_pairs(
+        &self,
+        problem: &GridProblem,
+        pairs: &Pairs,
+        y: u32,
+        xs: &Range<u32>,
+        was_symmetric: bool,
+    ) -> (u64, bool) {
+        let dir = Direction::ALL[pairs.fwd];
+        let rs = pixels(problem.width(), y, xs);
+        let pq = &problem.edges(dir)[rs.clone()];
+        let qp = &problem.edges(dir.reverse())[rs.start + pairs.offset..rs.end + pairs.offset];
+        let at = self.band.pixel(rs.start);
+        let kept = &self.band.kept_fwd[pairs.fwd / 2][at..at + rs.len()];
+        let mut moved = 0u64;
+        let mut symmetric = true;
+        for (i, ((&a, &b), &k)) in pq.iter().zip(qp).zip(kept).enumerate() {
+            moved |= u64::from(!(was_symmetric && a == k && b == k)) << i;
+            symmetric &= a == b;
+        }
+        (moved, symmetric)
+    }
+
+    /// Applies the pairs of row `y` starting at columns `xs` whose bit is set in
+    /// `moved`.
+    fn apply_span(
+        &mut self,
+        problem: &GridProblem,
+        pairs: &Pairs,
+        y: u32,
+        xs: &Range<u32>,
+        mut moved: u64,
+    ) {
+        let dir = Direction::ALL[pairs.fwd];
+        let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
+        let rs = pixels(problem.width(), y, xs);
+        while moved != 0 {
+            let i = moved.trailing_zeros();
+            moved &= moved - 1;
+            let (x, r) = (xs.start + i, rs.start + i as usize);
+            let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
+            let u = self.band.layout.index(x, y);
+            self.set_pair(u, pairs.fwd, r, new);
+        }
+    }
+
+    /// Gives the pair (u → v, v → u), v = u's neighbour in direction `d`, starting at
+    /// pixel `r`, the capacities `new`.
+    fn set_pair(&mut self, u: u32, d: usize, r: usize, new: (u32, u32)) {
+        let k = T::K;
+        let v = self.band.layout.neighbour(u, d);
+        let (iu, iv) = (self.band.node(u) * k + d, self.band.node(v) * k + (d ^ 1));
+        let kept = (d / 2, self.band.pixel(r));
+        let (r_uv, r_vu) = (self.band.rc[iu] as i64, self.band.rc[iv] as i64);
+        let old_uv = self.band.kept_fwd[kept.0][kept.1] as i64;
+        let old_vu = r_uv + r_vu - old_uv;
+        let (c_uv, c_vu) = (new.0 as i64, new.1 as i64);
+        if c_uv == old_uv && c_vu == old_vu {
+            return;
+        }
+        self.band.kept_fwd[kept.0][kept.1] = new.0 as i32;
+        // Net flow u → v, clamped into the new capacities.
+        let mut f = old_uv - r_uv;
+        if f > c_uv {
+            let excess = f - c_uv;
+            self.applied.flow += excess;
+            self.add_terminal(u, 0, -excess);
+            self.add_terminal(v, -excess, 0);
+            f = c_uv;
+        } else if f < -c_vu {
+            let excess = -c_vu - f;
+            self.applied.flow += excess;
+            self.add_terminal(v, 0, -excess);
+            self.add_terminal(u, -excess, 0);
+            f = -c_vu;
+        }
+        let (was_uv, was_vu) = (r_uv > 0, r_vu > 0);
+        let (r_uv, r_vu) = ((c_uv - f) as u32, (c_vu + f) as u32);
+        self.band.rc[iu] = r_uv;
+        self.band.rc[iv] = r_vu;
+        self.applied.changed += (c_uv != old_uv) as u64 + (c_vu != old_vu) as u64;
+        if (r_uv > 0, r_vu > 0) == (was_uv, was_vu) {
+            // the same arcs are residual: the trees and the cut stand as they are
+            return;
+        }
+        let (ou, iu_bit) = (out_bit::<T>(d), in_bit::<T>(d));
+        let (ov, iv_bit) = (out_bit::<T>(d ^ 1), in_bit::<T>(d ^ 1));
+        let mut wu = self.band.w(u) & !(ou | iu_bit);
+        let mut wv = self.band.w(v) & !(ov | iv_bit);
+        if r_uv > 0 {
+            wu |= ou;
+            wv |= iv_bit;
+        }
+        if r_vu > 0 {
+            wv |= ov;
+            wu |= iu_bit;
+        }
+        self.band.set(u, wu);
+        self.band.set(v, wv);
+        self.mark_changed(u);
+        self.mark_changed(v);
+    }
+
+    /// Adds `ds` to u's residual s → u and `dt` to u → t (either may be negative),
+    /// then folds the pair again; the flow changes so that every cut keeps
+    /// residual capacity + flow = capacity. The node is marked for the tree repair
+    /// only where its folded residual changed sign: the search trees depend on which
+    /// arcs are residual, not on how much.
+    fn add_terminal(&mut self, u: u32, ds: i64, dt: i64) {
+        let i = self.band.node(u);
+        let t = self.band.tr[i];
+        self.applied.flow += (t.max(0) + ds).min((-t).max(0) + dt);
+        let new = t + ds - dt;
+        self.band.tr[i] = new;
+        if new.signum() != t.signum() {
+            self.mark_changed(u);
+        }
+    }
+
+    /// Remembers `u` for the tree repair (once).
+    fn mark_changed(&mut self, u: u32) {
+        let w = self.band.w(u);
+        if w & MARK == 0 {
+            self.band.set(u, w | MARK);
+            self.applied.marked.push(u);
+        }
+    }
+}
+
+/// The rows of `rows` within `band`.
+fn overlap(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
+    rows.start.max(band.start)..rows.end.min(band.end)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bands::with_threads;
+    use crate::grid::{Direction, GridProblem};
+    use crate::maxflow::cpu::fixtures::{bits_follow_residuals, random_grid};
+    use crate::maxflow::cpu::layout::Layout;
+    use crate::maxflow::cpu::solver::Solver;
+    use crate::maxflow::cpu::state::{Eight, Four, MARK, Topology};
+
+    /// A solver that solved one random `w`×`h` grid and then took another's
+    /// capacities on `threads` threads (`first` true: the first update, which
+    /// recovers the loaded terminals from the residuals), before any search.
+    fn updated<T: Topology>(threads: usize, w: u32, h: u32, first: bool) -> Solver<T> {
+        let p = random_grid(u64::from(w + 7 * h), w, h, T::connectivity());
+        let next = next_grid::<T>(w, h);
+        let mut s = Solver::<T>::new(Layout::new(w, h).unwrap());
+        s.load(&p).unwrap();
+        s.run();
+        if !first {
+            s.apply_changes(&p);
+            s.reuse_trees();
+            s.run();
+        }
+        with_threads(threads, || s.apply_changes(&next));
+        s
+    }
+
+    /// The grid an update takes in [`updated`].
+    fn next_grid<T: Topology>(w: u32, h: u32) -> GridProblem {
+        random_grid(u64::from(w * h), w, h, T::connectivity())
+    }
+
+    /// The residual graph and what the update kept and marked (as a set).
+    fn state<T: Topology>(s: &Solver<T>) -> impl PartialEq + std::fmt::Debug {
+        let st: Vec<u32> = s.st.iter().map(|&w| T::get(w)).collect();
+        let mut marked = s.marked.clone();
+        marked.sort_unstable();
+        let kept = (
+            s.kept_fwd.clone(),
+            s.kept_sym.clone(),
+            s.kept_td.clone(),
+            s.kept_min.clone(),
+        );
+        (
+            st,
+            s.rc.clone(),
+            s.tr.clone(),
+            kept,
+            s.flow,
+            s.offset,
+            marked,
+        )
+    }
+
+    /// Every pair's residuals add up to its new capacities, which are kept, and every
+    /// pixel's new s − t is kept.
+    fn capacities_taken<T: Topology>(s: &Solver<T>, next: &GridProblem) {
+        let (w, h) = (next.width(), next.height());
+        for (y, x) in (0..h).flat_map(|y| (0..w).map(move |x| (y, x))) {
+            let (u, r) = (s.layout.index(x, y), (y * w + x) as usize);
+            for d in (0..T::K).step_by(2) {
+                let dir = Direction::ALL[d];
+                let Some(rv) = next.neighbour(x, y, dir) else {
+                    continue;
+                };
+                let v = s.layout.neighbour(u, d);
+                let residuals = s.rc[u as usize * T::K + d] + s.rc[v as usize * T::K + (d ^ 1)];
+                let caps = next.edges(dir)[r] + next.edges(dir.reverse())[rv];
+                assert_eq!(residuals, caps as u32, "pair ({x}, {y}) {d}");
+                assert_eq!(s.kept_fwd[s.kept_index(d, r)], next.edges(dir)[r]);
+            }
+            assert_eq!(s.kept_td[r], next.source()[r] - next.sink()[r]);
+        }
+    }
+
+    fn bands_agree<T: Topology>() {
+        let shapes = [
+            (37, 45, true),
+            (37, 45, false),
+            (23, 300, false),
+            (5, 3, true),
+        ];
+        for (w, h, first) in shapes {
+            let alone = updated::<T>(1, w, h, first);
+            bits_follow_residuals(&alone);
+            capacities_taken(&alone, &next_grid::<T>(w, h));
+            assert!(
+                alone
+                    .marked
+                    .iter()
+                    .all(|&u| T::get(alone.st[u as usize]) & MARK != 0)
+            );
+            for threads in [2, 3, 8] {
+                let shared = updated::<T>(threads, w, h, first);
+                assert_eq!(
+                    state(&shared),
+                    state(&alone),
+                    "{w}×{h} on {threads} threads"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_update_in_bands_is_the_update_on_one_thread() {
+        bands_agree::<Four>();
+        bands_agree::<Eight>();
     }
 }

@@ -1,5 +1,7 @@
 //! Small problems shared by the CPU engine's unit tests.
 
+use super::solver::Solver;
+use super::state::{Topology, in_bit, out_bit};
 use crate::grid::{Connectivity, Direction, GridProblem};
 
 /// A 1×n line (n = `source.len()`) with neighbour capacities 10 both ways and the
@@ -59,4 +61,23 @@ pub(super) fn random_grid(seed: u64, w: u32, h: u32, c: Connectivity) -> GridPro
         }
     }
     GridProblem::from_arrays(w, h, c, source, sink, edges).unwrap()
+}
+
+/// Every node's in and out bits say whether its arcs in and out have residual.
+pub(super) fn bits_follow_residuals<T: Topology>(s: &Solver<T>) {
+    let (w, h) = (s.layout.width() as i32, s.layout.height() as i32);
+    for (y, x) in (0..h).flat_map(|y| (0..w).map(move |x| (y, x))) {
+        let u = s.layout.index(x as u32, y as u32);
+        for (d, dir) in Direction::ALL[..T::K].iter().enumerate() {
+            let (nx, ny) = (x + dir.offset().0, y + dir.offset().1);
+            let word = T::get(s.st[u as usize]);
+            let out = s.rc[u as usize * T::K + d] > 0;
+            assert_eq!(word & out_bit::<T>(d) != 0, out, "({x}, {y}) out {d}");
+            if (0..w).contains(&nx) && (0..h).contains(&ny) {
+                let v = s.layout.neighbour(u, d);
+                let inn = s.rc[v as usize * T::K + (d ^ 1)] > 0;
+                assert_eq!(word & in_bit::<T>(d) != 0, inn, "({x}, {y}) in {d}");
+            }
+        }
+    }
 }

@@ -88,13 +88,6 @@ impl<T: Topology> Solver<T> {
         fwd / 2 * self.layout.pixels() + r
     }
 
-    /// Index in `kept_sym` of stretch `s` of row `y` in direction `fwd`.
-    #[inline(always)]
-    pub(super) fn sym_index(&self, fwd: usize, y: u32, s: u32) -> usize {
-        let (width, height) = (self.layout.width(), self.layout.height());
-        ((fwd / 2) * height as usize + y as usize) * spans(width) as usize + s as usize
-    }
-
     /// Entries `kept_sym` needs for this grid.
     pub(super) fn sym_len(&self) -> usize {
         T::K / 2 * self.layout.height() as usize * spans(self.layout.width()) as usize

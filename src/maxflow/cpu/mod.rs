@@ -10,11 +10,13 @@
 //! left the paths that need a search, and from sparse terminals (seed strokes) has
 //! the trees grow breadth first (with no re-hanging on 8C); a path whose root's
 //! terminal arc is its bottleneck also draws on neighbouring roots.
-//! The search is single-threaded (a fresh frame's load runs in row bands on every core),
+//! The search is single-threaded (a fresh frame's load and an update's new capacities
+//! run in bands of block rows on every core, `band`),
 //! exact, and dynamic: `update` continues from the kept residual
 //! graph and trees. Why each heuristic was chosen, and what was tried instead:
 //! `src/maxflow/cpu/NOTES.md`.
 
+mod band;
 mod bk;
 mod budget;
 #[cfg(debug_assertions)]
