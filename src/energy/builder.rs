@@ -22,7 +22,8 @@ use super::temporal::{
     RampTable, TemporalPrior, add_ramp, boundary_distance, boundary_distance_in,
 };
 use crate::grid::{
-    ChangedTiles, Connectivity, GridError, GridProblem, Mask, PixelRect, ProblemChanges, TILE,
+    ChangedTiles, Connectivity, Direction, GridError, GridProblem, Mask, PixelRect, ProblemChanges,
+    TILE,
 };
 use std::ops::Range;
 
@@ -232,9 +233,7 @@ impl EnergyBuilder {
         let fixed = inputs.seeds.map(|_| self.fixed.as_slice());
         let tables = inputs.smoothness.tables(self.sigma, &mut self.weights);
         let edge_rects = if whole {
-            for e in &mut edges {
-                e.fill(0);
-            }
+            clear_off_grid(&mut edges, width as usize, height as usize);
             self.changed.rects(0)
         } else {
             self.rgb_changed.rects(1)
@@ -597,6 +596,24 @@ fn differing<T: PartialEq>(a: &[T], b: &[T], per_pixel: usize) -> Option<Range<u
     Some((first / per_pixel) as u32..(last / per_pixel) as u32 + 1)
 }
 
+/// Zeroes the capacities of the arcs that would leave a `width`-pixel-wide grid: a
+/// whole frame writes every other one, and arrays reused from a frame of another shape
+/// but as many pixels may hold capacities there.
+fn clear_off_grid(edges: &mut [Vec<i32>], width: usize, height: usize) {
+    for (array, dir) in edges.iter_mut().zip(Direction::ALL) {
+        let (dx, dy) = dir.offset();
+        for (y, row) in array.chunks_exact_mut(width.max(1)).enumerate() {
+            if (dy < 0 && y == 0) || (dy > 0 && y + 1 == height) {
+                row.fill(0);
+            } else if dx < 0 {
+                row[0] = 0;
+            } else if dx > 0 {
+                row[width - 1] = 0;
+            }
+        }
+    }
+}
+
 /// The frame-wide inputs of `inputs` at σ `sigma`.
 fn frame_key(inputs: &EnergyInputs<'_>, sigma: f32) -> FrameKey {
     let s = &inputs.smoothness;
@@ -618,7 +635,7 @@ fn frame_key(inputs: &EnergyInputs<'_>, sigma: f32) -> FrameKey {
 mod tests {
     use super::*;
     use crate::energy::color::{ColorModelKind, Side};
-    use crate::grid::{Connectivity, Direction};
+    use crate::grid::Connectivity;
 
     fn smoothness() -> Smoothness {
         Smoothness {
@@ -680,5 +697,40 @@ mod tests {
         builder.recycle(problem);
         let again = build(&mut builder);
         assert_eq!(again.pixels(), 4);
+    }
+
+    #[test]
+    fn a_frame_of_another_shape_and_as_many_pixels_reuses_the_arrays_cleanly() {
+        let frame =
+            |w: u32, h: u32| -> Vec<u8> { (0..3 * w * h).map(|i| (i * 37 % 251) as u8).collect() };
+        let build = |builder: &mut EnergyBuilder, w: u32, h: u32, c: Connectivity| {
+            let rgb = frame(w, h);
+            let smoothness = Smoothness {
+                connectivity: c,
+                ..smoothness()
+            };
+            let inputs = EnergyInputs {
+                width: w,
+                height: h,
+                rgb: &rgb,
+                smoothness,
+                colors: None,
+                seeds: None,
+                temporal: None,
+                background: None,
+            };
+            builder.build(inputs).unwrap()
+        };
+        for c in [Connectivity::Four, Connectivity::Eight] {
+            let mut reused = EnergyBuilder::new();
+            let wide = build(&mut reused, 12, 5, c);
+            reused.recycle(wide);
+            let tall = build(&mut reused, 5, 12, c);
+            let fresh = build(&mut EnergyBuilder::new(), 5, 12, c);
+            for &dir in c.directions() {
+                assert_eq!(tall.edges(dir), fresh.edges(dir), "{dir:?}");
+            }
+            tall.validate().unwrap();
+        }
     }
 }
