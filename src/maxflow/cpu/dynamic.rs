@@ -296,14 +296,16 @@ impl<'a, T: Topology> Update<'a, T> {
             let span = row + rect.xs.start as usize..row + rect.xs.end as usize;
             let kept = self.band.pixel(span.start)..self.band.pixel(span.end);
             let (s, t) = (&source[span.clone()], &sink[span.clone()]);
+            let mut delta = 0i64;
             for (m, (&a, &b)) in self.band.kept_min[kept.clone()]
                 .iter_mut()
                 .zip(s.iter().zip(t))
             {
                 let min = a.min(b);
-                self.applied.offset += i64::from(min) - i64::from(*m);
+                delta += i64::from(min) - i64::from(*m);
                 *m = min;
             }
+            self.applied.offset += delta;
             for start in (span.start..span.end).step_by(TERMINAL_RUN) {
                 let end = (start + TERMINAL_RUN).min(span.end);
                 let at = self.band.pixel(start);
