@@ -1,4 +1,4 @@
-//! The CUDA engine's kernels (`kernels/pushrelabel.cu`) run on the host: the source is
+//! The CUDA engine's kernels (`kernels/pushrelabel/`) run on the host: the source is
 //! compiled as C++ (`tests/emulation/`) with one thread per block and the blocks run one
 //! after another, a legal schedule of the host-driven scheme. So machines without a GPU
 //! (CI) check the kernels' logic: exact flows and certified cuts against the reference,
@@ -12,7 +12,7 @@ use common::grids::{grids_dir, manifest};
 use common::reference::reference_flow;
 use common::rng::Rng;
 use livecut::grid::{GridProblem, Mask, cut_capacity};
-use livecut::maxflow::cuda::TILE_HEIGHTS;
+use livecut::maxflow::cuda::{PUSH_RELABEL, TILE_HEIGHTS};
 use livecut::maxflow::dimacs;
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
@@ -36,7 +36,7 @@ fn driver(tile_h: u32) -> Option<&'static Path> {
 fn build(tile_h: u32) -> Option<PathBuf> {
     common::cxx::build(
         "driver.cpp",
-        "pushrelabel.cu",
+        &PUSH_RELABEL,
         &[format!("-DTH={tile_h}")],
         &format!("kernel_emulation_th{tile_h}"),
     )

@@ -12,7 +12,7 @@ use common::reference::volume_max_flow as reference;
 use common::rng::Rng;
 use common::volumes::{connectivity, grids3d_dir, manifest3d, random_volume, side};
 use livecut::grid::{Mask, VolumeConnectivity, VolumeProblem};
-use livecut::maxflow::cuda::{VOLUME_CYCLES, VOLUME_PUSHES};
+use livecut::maxflow::cuda::{VOLUME, VOLUME_CYCLES, VOLUME_PUSHES};
 use livecut::maxflow::dimacs;
 use proptest::prelude::*;
 use std::io::Write;
@@ -33,7 +33,7 @@ fn driver(c: VolumeConnectivity) -> Option<&'static Path> {
         .get_or_init(|| {
             common::cxx::build(
                 "volume_driver.cpp",
-                "volume.cu",
+                &VOLUME,
                 &[
                     format!("-DVOL_K={k}"),
                     format!(

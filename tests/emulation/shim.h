@@ -1,4 +1,4 @@
-// Host emulation of the CUDA kernels in kernels/pushrelabel.cu: the kernel source is
+// Host emulation of the CUDA kernels in kernels/pushrelabel/: the kernel source is
 // compiled as C++ with one thread per block (BDIM 1, so a thread owns all the pixels of
 // its tile) and blocks run one after another, which is one legal schedule of the
 // single-pass entry points (the host-driven scheme). Used by tests/kernel_emulation.rs.

@@ -1,4 +1,4 @@
-//! The push-relabel kernels (`kernels/pushrelabel.cu`): the embedded source, and the
+//! The push-relabel kernels (`kernels/pushrelabel/`): the embedded source, and the
 //! typed handles the engine launches, loaded from one module per tile height.
 
 use super::layout::{Ctl, Params, TILE_HEIGHTS, TILE_W};
@@ -7,10 +7,35 @@ use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaModule, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 
-/// The engine's kernel source and its entry points.
+/// The parts of the engine's kernel source under `kernels/pushrelabel/`, in the order
+/// they are compiled as one program (each uses what the parts before it define): the
+/// order of [`PUSH_RELABEL`]'s `concat!`, which a test holds to this list.
+#[cfg(test)]
+const PUSH_RELABEL_PARTS: [&str; 8] = [
+    "common.cu",     // the scheme, sizes, parameter blocks, small helpers
+    "barrier.cu",    // the persistent kernel's grid barrier
+    "queue.cu",      // the work queue of the persistent global relabel
+    "start.cu",      // a tile's shared memory, folding the terminals
+    "relabel.cu",    // tile BFS, the global relabel that decides termination
+    "discharge.cu",  // tile-local push-relabel, the mask of the cut
+    "passes.cu",     // the host-driven scheme's entry points, the dynamic update
+    "persistent.cu", // the persistent solve, the cut's capacity, the layout check
+];
+
+/// The engine's kernel source (the parts of [`PUSH_RELABEL_PARTS`], concatenated) and
+/// its entry points.
 pub const PUSH_RELABEL: KernelSource = KernelSource {
     name: "pushrelabel.cu",
-    text: include_str!("../../../kernels/pushrelabel.cu"),
+    text: concat!(
+        include_str!("../../../kernels/pushrelabel/common.cu"),
+        include_str!("../../../kernels/pushrelabel/barrier.cu"),
+        include_str!("../../../kernels/pushrelabel/queue.cu"),
+        include_str!("../../../kernels/pushrelabel/start.cu"),
+        include_str!("../../../kernels/pushrelabel/relabel.cu"),
+        include_str!("../../../kernels/pushrelabel/discharge.cu"),
+        include_str!("../../../kernels/pushrelabel/passes.cu"),
+        include_str!("../../../kernels/pushrelabel/persistent.cu"),
+    ),
     entries: &[
         "pr_layout",
         "pr_init4",
@@ -278,5 +303,30 @@ mod tests {
             options.contains(&"-DLIVECUT_PROFILE".to_string()),
             cfg!(feature = "experiments")
         );
+    }
+
+    #[test]
+    fn the_source_is_every_part_in_order() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("kernels/pushrelabel");
+        let read = |part: &&str| std::fs::read_to_string(dir.join(part)).expect("a part");
+        let whole: String = PUSH_RELABEL_PARTS.iter().map(read).collect();
+        assert!(
+            whole == PUSH_RELABEL.text,
+            "the concat! and the list differ"
+        );
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .expect("the parts' folder")
+            .map(|e| {
+                e.expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .filter(|name| name.ends_with(".cu"))
+            .collect();
+        files.sort();
+        let mut parts = PUSH_RELABEL_PARTS.map(String::from).to_vec();
+        parts.sort();
+        assert_eq!(files, parts, "every part is compiled, once");
     }
 }

@@ -1,4 +1,4 @@
-//! Tile geometry and the parameter blocks shared with `kernels/pushrelabel.cu`. The
+//! Tile geometry and the parameter blocks shared with `kernels/pushrelabel/common.cu`. The
 //! `#[repr(C)]` structs mirror the kernel's `Params` and `Ctl` field for field; the engine
 //! checks their sizes against the compiled kernels once at start-up.
 
@@ -167,7 +167,7 @@ impl Tiling {
     /// Colour of the tile at (tx, ty), one of [`MAX_COLOURS`]: tiles of one colour share
     /// no edge (a checkerboard). 8C tiles of one colour touch at corners, whose heights
     /// may then be stale during a phase (costs work, never exactness; four colours
-    /// measured slower, see `kernels/pushrelabel.cu`).
+    /// measured slower, see `kernels/pushrelabel/`).
     pub fn colour_of(&self, tx: u32, ty: u32) -> u32 {
         (tx + ty) & 1
     }
@@ -350,7 +350,7 @@ mod tests {
 
     #[test]
     fn struct_sizes_match_the_kernel_layout() {
-        // Field-by-field sums of kernels/pushrelabel.cu (checked again on the device):
+        // Field-by-field sums of kernels/pushrelabel/common.cu (checked again on the device):
         // Params holds 26 u32 (104 bytes) before its 26 pointers and the budget, Ctl 10
         // u64 counters before its u32 ones and the budget's deadline, cut capacity and
         // flag after them; profiling adds the log's pointer and 6 cycle counters.

@@ -7,7 +7,7 @@
 //! decides termination: when no pixel with excess can reach the sink the preflow is
 //! maximum, and the pixels that cannot reach the sink are the source side of a minimum
 //! cut (`CutSide::CannotReachSink`). The kernels (`kernels/*.cu`) are compiled once per
-//! process with NVRTC. See `kernels/pushrelabel.cu` for the algorithm in detail and
+//! process with NVRTC. See `kernels/pushrelabel/common.cu` for the algorithm in detail and
 //! `kernels/NOTES.md` for the measurements behind its schedule.
 
 mod buffers;
@@ -23,7 +23,7 @@ use config::CudaConfig;
 #[cfg(feature = "experiments")]
 pub use config::CudaConfig;
 pub use config::{auto_relabel_rounds, auto_step_budget};
-pub use kernels::KERNEL_SOURCES;
+pub use kernels::{KERNEL_SOURCES, PUSH_RELABEL};
 pub use layout::{KernelFailure, TILE_HEIGHTS, TILE_W, auto_tile_height, few_square_tiles};
 #[cfg(feature = "experiments")]
 pub use layout::{LOG_COLS, LOG_ROWS};
