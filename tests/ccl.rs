@@ -290,6 +290,7 @@ fn clean_anchored(
         connectivity,
         min_area,
         drop_unanchored: true,
+        smooth: false,
     };
     Cleaner::new()
         .clean(mask, &params, &constraints, labeller)

@@ -247,8 +247,10 @@ fn the_noise_gate_lets_a_still_camera_continue_from_the_kept_graph() {
 fn trimap_reduction_is_exact() {
     let (frame, truth) = ellipse_frame(0);
     let seeds = trimap(&truth);
+    // the cut itself, compared with the whole frame's: no smoothing after it
     let params = SegmentParams {
         lambda: 20.0,
+        cleanup_smooth: false,
         ..SegmentParams::default()
     };
     let mut s = segmenter(params.clone());

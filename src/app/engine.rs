@@ -147,6 +147,10 @@ impl EngineStatus {
             .on_hover_text("Drop foreground specks and fill holes smaller than this many pixels")
             .changed();
         changed |= ui
+            .checkbox(&mut s.cleanup_smooth, "Smooth outline")
+            .on_hover_text("Close then open the mask with a 3×3 square: steadier outlines")
+            .changed();
+        changed |= ui
             .checkbox(&mut s.drop_unanchored, "Drop unanchored parts")
             .on_hover_text(
                 "Remove foreground parts that touch no foreground seed or previous foreground",

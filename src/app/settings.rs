@@ -150,6 +150,8 @@ pub struct Settings {
     pub temporal: f32,
     /// Cleanup: smallest foreground component and largest hole kept, in pixels.
     pub cleanup_min_area: u32,
+    /// Cleanup: close then open the mask with a 3×3 square.
+    pub cleanup_smooth: bool,
     /// Brush radius in frame pixels.
     pub brush_radius: f32,
     /// Draw the scribbles over the view.
@@ -204,6 +206,7 @@ impl Default for Settings {
             drop_unanchored: params.drop_unanchored,
             temporal: params.temporal,
             cleanup_min_area: params.cleanup_min_area,
+            cleanup_smooth: params.cleanup_smooth,
             brush_radius: 6.0,
             show_scribbles: true,
             record_kind: RecordKind::Composites,
@@ -230,6 +233,7 @@ impl Settings {
             stochastic: self.stochastic,
             temporal: self.temporal,
             cleanup_min_area: self.cleanup_min_area,
+            cleanup_smooth: self.cleanup_smooth,
             color_model: if self.gmm {
                 ColorModelKind::Gmm { components: 5 }
             } else {
@@ -334,6 +338,7 @@ mod tests {
             dynamic: false,
             temporal: 0.25,
             cleanup_min_area: 40,
+            cleanup_smooth: true,
             gmm: true,
             drop_unanchored: true,
             working_scale: 3,
@@ -347,6 +352,7 @@ mod tests {
         assert!(!p.dynamic);
         assert_eq!(p.temporal, 0.25);
         assert_eq!(p.cleanup_min_area, 40);
+        assert!(p.cleanup_smooth);
         assert_eq!(p.color_model, ColorModelKind::Gmm { components: 5 });
         assert!(p.drop_unanchored);
         s.sigma_auto = true;

@@ -1,6 +1,8 @@
 //! Mask cleanup after the cut: drop foreground components that touch nothing known to
-//! be the object (or are too small), and fill background holes that are too small.
+//! be the object (or are too small), fill background holes that are too small, and
+//! smooth the outline (`smooth`).
 
+use super::smooth::Smoother;
 use super::{CclError, Labeller};
 use crate::gpu::DeviceMask;
 use crate::grid::{Connectivity, Mask};
@@ -15,6 +17,9 @@ pub struct CleanupParams {
     pub min_area: u32,
     /// Drop foreground components that touch no anchor pixel.
     pub drop_unanchored: bool,
+    /// Then close and open the mask with a 3×3 square ([`Smoother`]); fixed pixels
+    /// keep their labels.
+    pub smooth: bool,
 }
 
 /// What the caller knows about the pixels, as predicates over row-major indices.
@@ -55,6 +60,9 @@ impl CleanupReport {
     }
 }
 
+/// Pixels compared at once for what the smoothing changed.
+const RUN: usize = 64;
+
 const FIXED: u8 = 1;
 const ANCHORED: u8 = 2;
 const BORDER: u8 = 4;
@@ -65,6 +73,9 @@ pub struct Cleaner {
     labels: Vec<u32>,
     area: Vec<u32>,
     flags: Vec<u8>,
+    smoother: Smoother,
+    /// The mask before smoothing.
+    before: Vec<u8>,
 }
 
 impl Cleaner {
@@ -87,6 +98,58 @@ impl Cleaner {
     /// Cleans `mask` as [`Self::clean`] does, where `device` holds the same mask on the
     /// GPU (as the CUDA engine left it): the first labelling may read it there.
     pub fn clean_with_device(
+        &mut self,
+        mask: &mut Mask,
+        device: Option<&DeviceMask<'_>>,
+        params: &CleanupParams,
+        constraints: &Constraints<'_>,
+        labeller: &mut dyn Labeller,
+    ) -> Result<CleanupReport, CclError> {
+        let mut report = self.components(mask, device, params, constraints, labeller)?;
+        if params.smooth {
+            self.smooth(mask, constraints, &mut report);
+        }
+        Ok(report)
+    }
+
+    /// Closes and opens `mask`, then gives the fixed pixels that changed their labels
+    /// back; counts the changed pixels into `report`.
+    fn smooth(
+        &mut self,
+        mask: &mut Mask,
+        constraints: &Constraints<'_>,
+        report: &mut CleanupReport,
+    ) {
+        self.before.clear();
+        self.before.extend_from_slice(&mask.data);
+        self.smoother.smooth(mask);
+        for start in (0..mask.data.len()).step_by(RUN) {
+            let end = (start + RUN).min(mask.data.len());
+            if mask.data[start..end] == self.before[start..end] {
+                continue;
+            }
+            for p in start..end {
+                let was = self.before[p];
+                if mask.data[p] == was {
+                    continue;
+                }
+                let fixed = if was != 0 {
+                    constraints.fixed_foreground
+                } else {
+                    constraints.fixed_background
+                };
+                if fixed.is_some_and(|fixed| fixed(p)) {
+                    mask.data[p] = was;
+                } else {
+                    report.changed(p);
+                }
+            }
+        }
+    }
+
+    /// The components' part of [`Self::clean_with_device`]: small or unanchored
+    /// foreground dropped, small holes filled.
+    fn components(
         &mut self,
         mask: &mut Mask,
         device: Option<&DeviceMask<'_>>,
@@ -230,6 +293,7 @@ mod tests {
             connectivity: Connectivity::Four,
             min_area,
             drop_unanchored,
+            smooth: false,
         };
         Cleaner::new()
             .clean(m, &params, c, &mut CpuLabeller::new())
@@ -266,6 +330,37 @@ mod tests {
         assert_eq!(report.filled_holes, 2);
         assert_eq!(report.changed_pixels, 6);
         assert_eq!(report.changed_span, Some((11, 49)));
+    }
+
+    #[test]
+    fn smoothing_keeps_seeded_pixels_and_reports_what_it_changed() {
+        let mut m = mask(&[
+            "........", "...#....", "........", "........", "###.####", "########",
+        ]);
+        let fixed_fg = |p: usize| p == 11;
+        let c = Constraints {
+            fixed_foreground: Some(&fixed_fg),
+            fixed_background: None,
+            anchor: None,
+        };
+        let params = CleanupParams {
+            connectivity: Connectivity::Four,
+            min_area: 0,
+            drop_unanchored: false,
+            smooth: true,
+        };
+        let report = Cleaner::new()
+            .clean(&mut m, &params, &c, &mut CpuLabeller::new())
+            .unwrap();
+        let after = [
+            "........", "...#....", "........", "........", "########", "########",
+        ];
+        assert_eq!(m, mask(&after));
+        assert_eq!(
+            report.changed_pixels, 1,
+            "the notch filled, the seeded speck kept"
+        );
+        assert_eq!(report.changed_span, Some((35, 36)));
     }
 
     #[test]

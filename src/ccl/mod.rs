@@ -9,11 +9,13 @@
 pub mod cleanup;
 pub mod cpu;
 pub mod cuda;
+pub mod smooth;
 pub mod wgpu;
 
 pub use cleanup::{Cleaner, CleanupParams, CleanupReport, Constraints};
 pub use cpu::CpuLabeller;
 pub use cuda::CudaLabeller;
+pub use smooth::Smoother;
 pub use wgpu::WgpuLabeller;
 
 use crate::compute::ComputeError;

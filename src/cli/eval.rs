@@ -132,6 +132,10 @@ pub struct ParamArgs {
     /// Drop foreground components touching no seed / no previous foreground.
     #[arg(long)]
     pub drop_unanchored: Option<bool>,
+    /// Close then open each mask with a 3×3 square after the cleanup (on by default for
+    /// video, off for images).
+    #[arg(long, value_name = "on|off", value_parser = super::segment::parse_on_off)]
+    pub smooth: Option<bool>,
     /// Noise gate between frames (grey levels; 0 = off).
     #[arg(long)]
     pub noise_gate: Option<u8>,
@@ -183,7 +187,7 @@ impl ParamArgs {
         given!(color_model => color_model, temporal => temporal, temporal_ramp => temporal_ramp);
         given!(min_area => cleanup_min_area, drop_unanchored => drop_unanchored);
         given!(noise_gate => noise_gate, background_weight => background_weight);
-        given!(follow_motion => follow_motion);
+        given!(follow_motion => follow_motion, smooth => cleanup_smooth);
         if self.budget_ms.is_some() {
             p.budget = self.budget_ms;
         }
@@ -712,6 +716,7 @@ fn params_json(p: &SegmentParams) -> serde_json::Value {
         "temporal": p.temporal,
         "temporal_ramp": p.temporal_ramp,
         "min_area": p.cleanup_min_area,
+        "smooth": p.cleanup_smooth,
         "drop_unanchored": p.drop_unanchored,
         "noise_gate": p.noise_gate,
         "background_frames": p.background_frames,

@@ -114,6 +114,12 @@ pub struct SegmentArgs {
     /// holes (0 = off), as the window's cleanup slider does.
     #[arg(long, value_name = "PX", default_value_t = 0)]
     pub min_area: u32,
+    /// Close then open each mask with a 3×3 square after the cleanup: pinholes,
+    /// one-pixel notches and specks go, so outlines flicker less; seeded pixels keep
+    /// their labels. On by default for video, off for one image (where it gains
+    /// nothing); the window's "Smooth outline" does the same.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    pub smooth: Option<bool>,
     /// Cut N frames at a time as one x-y-t graph (files and the demo, not live
     /// sources): each pixel linked to itself in the previous and next frame by their
     /// colour likeness plus the temporal prior's weight; a volume's first frame takes
@@ -376,6 +382,7 @@ fn params_of(args: &SegmentArgs, still: bool) -> anyhow::Result<SegmentParams> {
         working_scale: args.working_scale,
         budget: args.budget_ms,
         cleanup_min_area: args.min_area,
+        cleanup_smooth: args.smooth.unwrap_or(base.cleanup_smooth),
         ..base
     };
     if let Some(lambda) = args.lambda {

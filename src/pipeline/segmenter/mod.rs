@@ -57,6 +57,9 @@ pub struct SegmentParams {
     pub temporal: f32,
     /// Drop foreground components smaller than this and fill smaller holes (pixels).
     pub cleanup_min_area: u32,
+    /// Then close and open each mask with a 3×3 square: pinholes, one-pixel notches
+    /// and specks go, so outlines flicker less (seeded pixels keep their labels).
+    pub cleanup_smooth: bool,
     /// Colour model learned from the seeds.
     pub color_model: ColorModelKind,
     /// Distance (pixels) from the previous mask's boundary over which the temporal
@@ -267,6 +270,7 @@ impl Default for SegmentParams {
             stochastic: true,
             temporal: 5.0,
             cleanup_min_area: 0,
+            cleanup_smooth: true,
             color_model: ColorModelKind::Histogram { bits: 4 },
             temporal_ramp: 3.0,
             drop_unanchored: false,
@@ -291,6 +295,7 @@ impl SegmentParams {
             connectivity: Connectivity::Four,
             lambda: 40.0,
             iterations: 1,
+            cleanup_smooth: false,
             ..Self::default()
         }
     }
@@ -1100,7 +1105,9 @@ impl Segmenter {
     /// returned, which a GPU labeller may then read where the engine left it.
     /// Whether the cleanup's parameters let it change a mask (the defaults do not).
     fn cleanup_runs(&self) -> bool {
-        self.params.cleanup_min_area > 0 || self.params.drop_unanchored
+        self.params.cleanup_min_area > 0
+            || self.params.drop_unanchored
+            || self.params.cleanup_smooth
     }
 
     fn clean(
@@ -1159,6 +1166,7 @@ pub(super) fn clean_frame<R>(
         connectivity: params.connectivity,
         min_area: params.cleanup_min_area,
         drop_unanchored: params.drop_unanchored,
+        smooth: params.cleanup_smooth,
     };
     let is = |label: SeedLabel| hard.map(|s| move |i: usize| s.labels[i] == label);
     let (fixed_fg, fixed_bg) = (is(SeedLabel::Foreground), is(SeedLabel::Background));
