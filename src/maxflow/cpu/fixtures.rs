@@ -81,3 +81,22 @@ pub(super) fn bits_follow_residuals<T: Topology>(s: &Solver<T>) {
         }
     }
 }
+
+/// The solver `make(threads)` builds on one thread, checked to equal (as `view` sees
+/// them) those it builds on 2, 3 and 8: passes over bands must not depend on how many
+/// threads ran them.
+pub(super) fn on_any_thread_count<T: Topology, V: PartialEq + std::fmt::Debug>(
+    make: impl Fn(usize) -> Solver<T>,
+    view: impl Fn(&Solver<T>) -> V,
+    what: &str,
+) -> Solver<T> {
+    let alone = make(1);
+    for threads in [2, 3, 8] {
+        assert_eq!(
+            view(&make(threads)),
+            view(&alone),
+            "{what} on {threads} threads"
+        );
+    }
+    alone
+}
