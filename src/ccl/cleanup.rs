@@ -74,8 +74,6 @@ pub struct Cleaner {
     area: Vec<u32>,
     flags: Vec<u8>,
     smoother: Smoother,
-    /// The mask before smoothing.
-    before: Vec<u8>,
 }
 
 impl Cleaner {
@@ -120,16 +118,15 @@ impl Cleaner {
         constraints: &Constraints<'_>,
         report: &mut CleanupReport,
     ) {
-        self.before.clear();
-        self.before.extend_from_slice(&mask.data);
         self.smoother.smooth(mask);
+        let before = self.smoother.before();
         for start in (0..mask.data.len()).step_by(RUN) {
             let end = (start + RUN).min(mask.data.len());
-            if mask.data[start..end] == self.before[start..end] {
+            if mask.data[start..end] == before[start..end] {
                 continue;
             }
             for p in start..end {
-                let was = self.before[p];
+                let was = before[p];
                 if mask.data[p] == was {
                     continue;
                 }

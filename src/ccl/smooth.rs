@@ -7,12 +7,15 @@
 use crate::bands;
 use crate::grid::Mask;
 
-/// The buffers of the passes, kept from frame to frame.
+/// The smoothed mask's buffer, kept from frame to frame.
 #[derive(Debug, Default)]
 pub struct Smoother {
-    a: Vec<u8>,
-    b: Vec<u8>,
+    out: Vec<u8>,
 }
+
+/// Rows of the frame each band's passes read beyond its own, above and below: one a
+/// pass, for the four passes of [`smooth_band`].
+const REACH: usize = 4;
 
 impl Smoother {
     /// A smoother with no buffers yet.
@@ -20,37 +23,91 @@ impl Smoother {
         Self::default()
     }
 
-    /// Closes then opens `mask` with a 3×3 square.
+    /// Closes then opens `mask` with a 3×3 square; `mask.data` is left holding the
+    /// smoothed mask and [`Self::before`] the mask as it came.
     pub fn smooth(&mut self, mask: &mut Mask) {
         let (w, h) = (mask.width as usize, mask.height as usize);
         if w == 0 || h == 0 {
             return;
         }
-        self.a.resize(w * h, 0);
-        self.b.resize(w * h, 0);
-        square(&mask.data, &mut self.a, w, u8::max);
-        square(&self.a, &mut self.b, w, u8::min);
-        square(&self.b, &mut self.a, w, u8::min);
-        square(&self.a, &mut mask.data, w, u8::max);
+        self.out.resize(w * h, 0);
+        let src = &mask.data;
+        // all four passes in one go per band, from the rows it reaches: each band is
+        // handed out once, and a band of rows the same all through is copied
+        bands::for_each_band(&mut self.out, w, 4 * REACH, |first, band| {
+            smooth_band(src, w, first, band);
+        });
+        std::mem::swap(&mut self.out, &mut mask.data);
+    }
+
+    /// The mask as it was before the last [`Self::smooth`].
+    pub fn before(&self) -> &[u8] {
+        &self.out
     }
 }
 
-/// `dst` = `pick` (min: erosion, max: dilation) of each pixel's 3×3 square of `src`,
-/// whose rows are `w` pixels long.
-fn square(src: &[u8], dst: &mut [u8], w: usize, pick: impl Fn(u8, u8) -> u8 + Copy + Sync) {
+/// The smoothed rows `first..` (`band`) of the `w`-pixel-wide mask `src`: dilate and
+/// erode (the closing), erode and dilate (the opening).
+fn smooth_band(src: &[u8], w: usize, first: usize, band: &mut [u8]) {
     let h = src.len() / w;
-    bands::for_each_band(dst, w, 1, |first, band| {
-        let mut column = vec![0u8; w];
-        for (r, out) in band.chunks_exact_mut(w).enumerate() {
-            let y = first + r;
-            let row = |y: usize| &src[y * w..(y + 1) * w];
+    let last = first + band.len() / w;
+    let lo = first.saturating_sub(REACH);
+    let reach = &src[lo * w..(last + REACH).min(h) * w];
+    if reach.iter().all(|&v| v == reach[0]) {
+        band.fill(reach[0]);
+        return;
+    }
+    let mut rows = Rows {
+        w,
+        h,
+        lo,
+        now: reach.to_vec(),
+        next: vec![0u8; reach.len()],
+        column: vec![0u8; w],
+    };
+    // each pass makes the rows the next one needs: a row fewer on either side
+    rows.pass(first..last, 3, u8::max);
+    rows.pass(first..last, 2, u8::min);
+    rows.pass(first..last, 1, u8::min);
+    rows.pass(first..last, 0, u8::max);
+    band.copy_from_slice(&rows.now[(first - lo) * w..(last - lo) * w]);
+}
+
+/// The rows `lo..` of one pass (`now`) and the next (`next`) of a band's smoothing.
+struct Rows {
+    w: usize,
+    h: usize,
+    lo: usize,
+    now: Vec<u8>,
+    next: Vec<u8>,
+    column: Vec<u8>,
+}
+
+impl Rows {
+    /// `pick` over each pixel's 3×3 square of `now`, for `band`'s rows and `extra` more
+    /// on either side, into `next`; then `next` is `now`.
+    fn pass(
+        &mut self,
+        band: std::ops::Range<usize>,
+        extra: usize,
+        pick: impl Fn(u8, u8) -> u8 + Copy,
+    ) {
+        let (w, h, lo) = (self.w, self.h, self.lo);
+        let rows = band.start.saturating_sub(extra).max(lo)..(band.end + extra).min(h);
+        for y in rows {
+            let row = |y: usize| &self.now[(y - lo) * w..(y - lo + 1) * w];
             let (up, down) = (row(y.saturating_sub(1)), row((y + 1).min(h - 1)));
-            for (((c, &u), &m), &d) in column.iter_mut().zip(up).zip(row(y)).zip(down) {
+            for (((c, &u), &m), &d) in self.column.iter_mut().zip(up).zip(row(y)).zip(down) {
                 *c = pick(pick(u, m), d);
             }
-            across(&column, out, pick);
+            across(
+                &self.column,
+                &mut self.next[(y - lo) * w..(y - lo + 1) * w],
+                pick,
+            );
         }
-    });
+        std::mem::swap(&mut self.now, &mut self.next);
+    }
 }
 
 /// `out[x]` = `pick` of `column[x - 1..=x + 1]`, the ends repeated.
