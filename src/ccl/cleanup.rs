@@ -125,8 +125,8 @@ impl Cleaner {
             if mask.data[start..end] == before[start..end] {
                 continue;
             }
-            for p in start..end {
-                let was = before[p];
+            for (i, &was) in before[start..end].iter().enumerate() {
+                let p = start + i;
                 if mask.data[p] == was {
                     continue;
                 }
