@@ -52,10 +52,15 @@ pub struct CleanupReport {
 impl CleanupReport {
     /// Counts pixel `p` as changed.
     fn changed(&mut self, p: usize) {
-        self.changed_pixels += 1;
+        self.changed_in(1, p, p + 1);
+    }
+
+    /// Counts `count` pixels between index `first` and `end` (exclusive) as changed.
+    fn changed_in(&mut self, count: u64, first: usize, end: usize) {
+        self.changed_pixels += count;
         self.changed_span = Some(match self.changed_span {
-            Some((first, end)) => (first.min(p), end.max(p + 1)),
-            None => (p, p + 1),
+            Some((a, b)) => (a.min(first), b.max(end)),
+            None => (first, end),
         });
     }
 }
@@ -118,14 +123,23 @@ impl Cleaner {
         constraints: &Constraints<'_>,
         report: &mut CleanupReport,
     ) {
-        self.smoother.smooth(mask);
+        let (changed, span) = self.smoother.smooth(mask);
+        let Some((first, end)) = span else {
+            return;
+        };
+        let seeded =
+            constraints.fixed_foreground.is_some() || constraints.fixed_background.is_some();
+        if !seeded {
+            report.changed_in(changed, first, end);
+            return;
+        }
         let before = self.smoother.before();
-        for start in (0..mask.data.len()).step_by(RUN) {
-            let end = (start + RUN).min(mask.data.len());
-            if mask.data[start..end] == before[start..end] {
+        for start in (first..end).step_by(RUN) {
+            let stop = (start + RUN).min(end);
+            if mask.data[start..stop] == before[start..stop] {
                 continue;
             }
-            for (i, &was) in before[start..end].iter().enumerate() {
+            for (i, &was) in before[start..stop].iter().enumerate() {
                 let p = start + i;
                 if mask.data[p] == was {
                     continue;
@@ -358,6 +372,32 @@ mod tests {
             "the notch filled, the seeded speck kept"
         );
         assert_eq!(report.changed_span, Some((35, 36)));
+    }
+
+    #[test]
+    fn smoothing_with_no_seeds_reports_every_change() {
+        let mut m = mask(&[
+            "........", "...#....", "........", "........", "###.####", "########",
+        ]);
+        let before = m.clone();
+        let none = Constraints {
+            fixed_foreground: None,
+            fixed_background: None,
+            anchor: None,
+        };
+        let params = CleanupParams {
+            connectivity: Connectivity::Four,
+            min_area: 0,
+            drop_unanchored: false,
+            smooth: true,
+        };
+        let report = Cleaner::new()
+            .clean(&mut m, &params, &none, &mut CpuLabeller::new())
+            .unwrap();
+        assert_eq!(report.changed_pixels, 2, "the speck and the notch");
+        assert_eq!(report.changed_span, Some((11, 36)));
+        let differ = (before.data.iter().zip(&m.data)).filter(|(a, b)| a != b);
+        assert_eq!(differ.count(), 2);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use crate::bands;
 use crate::grid::Mask;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The smoothed mask's buffer, kept from frame to frame.
 #[derive(Debug, Default)]
@@ -24,20 +25,35 @@ impl Smoother {
     }
 
     /// Closes then opens `mask` with a 3×3 square; `mask.data` is left holding the
-    /// smoothed mask and [`Self::before`] the mask as it came.
-    pub fn smooth(&mut self, mask: &mut Mask) {
+    /// smoothed mask and [`Self::before`] the mask as it came. Returns how many pixels
+    /// changed, and the first one's index and one past the last's.
+    pub fn smooth(&mut self, mask: &mut Mask) -> (u64, Option<(usize, usize)>) {
         let (w, h) = (mask.width as usize, mask.height as usize);
         if w == 0 || h == 0 {
-            return;
+            return (0, None);
         }
         self.out.resize(w * h, 0);
         let src = &mask.data;
+        let (first_changed, end_changed) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(0));
         // all four passes in one go per band, from the rows it reaches: each band is
         // handed out once, and a band of rows the same all through is copied
-        bands::for_each_band(&mut self.out, w, 4 * REACH, |first, band| {
+        let changed = bands::sum_over_bands(&mut self.out, w, 4 * REACH, |first, band| {
             smooth_band(src, w, first, band);
+            let at = first * w;
+            let was = &src[at..at + band.len()];
+            let differ = |(a, b): (&u8, &u8)| a != b;
+            let count = band.iter().zip(was).filter(|&pair| differ(pair)).count();
+            if count > 0 {
+                let start = band.iter().zip(was).position(differ).unwrap_or(0);
+                let end = band.iter().zip(was).rposition(differ).unwrap_or(0) + 1;
+                first_changed.fetch_min(at + start, Ordering::Relaxed);
+                end_changed.fetch_max(at + end, Ordering::Relaxed);
+            }
+            count as u64
         });
         std::mem::swap(&mut self.out, &mut mask.data);
+        let span = (changed > 0).then(|| (first_changed.into_inner(), end_changed.into_inner()));
+        (changed, span)
     }
 
     /// The mask as it was before the last [`Self::smooth`].

@@ -258,7 +258,7 @@ impl Segmenter {
         let mut mask = std::mem::replace(&mut solution.mask, crate::grid::Mask::empty(0, 0));
         // the cut again for the CPU labeller, should the device's fail; a cleanup that
         // does nothing cannot
-        let cut = self.cleanup_runs().then(|| mask.clone());
+        let cut = self.labelling_runs().then(|| mask.clone());
         let cleaned = match self.clean(&mut mask, hard, true) {
             Err(SegmentError::Labelling(e)) => {
                 self.fall_back_to_cpu(&e);

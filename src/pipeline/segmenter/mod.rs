@@ -928,7 +928,7 @@ impl Segmenter {
         let mut mask = std::mem::replace(&mut solution.mask, Mask::empty(0, 0));
         // a region's cut is pasted into the frame's mask: the engine's copy is not it
         let as_cut = area.region.is_none();
-        if !self.labeller.on_gpu() || !self.cleanup_runs() {
+        if !self.labeller.on_gpu() || !self.labelling_runs() {
             self.clean(&mut mask, hard, as_cut)?;
         } else {
             let cut = mask.clone();
@@ -1101,15 +1101,14 @@ impl Segmenter {
         });
     }
 
-    /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was
-    /// returned, which a GPU labeller may then read where the engine left it.
-    /// Whether the cleanup's parameters let it change a mask (the defaults do not).
-    fn cleanup_runs(&self) -> bool {
-        self.params.cleanup_min_area > 0
-            || self.params.drop_unanchored
-            || self.params.cleanup_smooth
+    /// Whether the cleanup labels the mask's components (the defaults do not): only
+    /// then can a GPU labeller fail it.
+    fn labelling_runs(&self) -> bool {
+        self.params.cleanup_min_area > 0 || self.params.drop_unanchored
     }
 
+    /// Cleans the mask up; `as_cut`: it is the engine's last solution's mask as it was
+    /// returned, which a GPU labeller may then read where the engine left it.
     fn clean(
         &mut self,
         mask: &mut Mask,
