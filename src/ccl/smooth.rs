@@ -42,14 +42,14 @@ impl Smoother {
             let at = first * w;
             let was = &src[at..at + band.len()];
             let differ = |(a, b): (&u8, &u8)| a != b;
-            let count = band.iter().zip(was).filter(|&pair| differ(pair)).count();
-            if count > 0 {
-                let start = band.iter().zip(was).position(differ).unwrap_or(0);
-                let end = band.iter().zip(was).rposition(differ).unwrap_or(0) + 1;
-                first_changed.fetch_min(at + start, Ordering::Relaxed);
-                end_changed.fetch_max(at + end, Ordering::Relaxed);
-            }
-            count as u64
+            let Some(start) = band.iter().zip(was).position(differ) else {
+                return 0;
+            };
+            let end = band.iter().zip(was).rposition(differ).map_or(start, |e| e + 1);
+            first_changed.fetch_min(at + start, Ordering::Relaxed);
+            end_changed.fetch_max(at + end, Ordering::Relaxed);
+            let (now, was) = (&band[start..end], &was[start..end]);
+            now.iter().zip(was).filter(|&pair| differ(pair)).count() as u64
         });
         std::mem::swap(&mut self.out, &mut mask.data);
         let span = (changed > 0).then(|| (first_changed.into_inner(), end_changed.into_inner()));
