@@ -1,8 +1,8 @@
 //! The mask's outline smoothed: a 3×3 closing (pinholes, one-pixel notches and gaps
 //! fill) then a 3×3 opening (specks and one-pixel spurs go), the morphology background
 //! subtraction masks are usually given, closing first so that a pinhole near an edge
-//! cannot eat into the region; pixels past the frame's border repeat its edge. Each
-//! pass runs in row bands on every core.
+//! cannot eat into the region; pixels past the frame's border repeat its edge. The four
+//! passes run band by band, in row bands on every core.
 
 use crate::bands;
 use crate::grid::Mask;
@@ -35,8 +35,9 @@ impl Smoother {
         self.out.resize(w * h, 0);
         let src = &mask.data;
         let (first_changed, end_changed) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(0));
-        // all four passes in one go per band, from the rows it reaches: each band is
-        // handed out once, and a band of rows the same all through is copied
+        // all four passes in one go per band, from the rows it reaches (bands of a
+        // multiple of 16 rows, so that those stay a fraction of it); a band whose reach
+        // is one value all through is filled with it
         let changed = bands::sum_over_bands(&mut self.out, w, 4 * REACH, |first, band| {
             smooth_band(src, w, first, band);
             let at = first * w;
