@@ -46,7 +46,11 @@ impl Smoother {
             let Some(start) = band.iter().zip(was).position(differ) else {
                 return 0;
             };
-            let end = band.iter().zip(was).rposition(differ).map_or(start, |e| e + 1);
+            let end = band
+                .iter()
+                .zip(was)
+                .rposition(differ)
+                .map_or(start, |e| e + 1);
             first_changed.fetch_min(at + start, Ordering::Relaxed);
             end_changed.fetch_max(at + end, Ordering::Relaxed);
             let (now, was) = (&band[start..end], &was[start..end]);
