@@ -343,17 +343,14 @@ mod tests {
         assert_eq!(report.changed_span, Some((11, 49)));
     }
 
-    #[test]
-    fn smoothing_keeps_seeded_pixels_and_reports_what_it_changed() {
-        let mut m = mask(&[
-            "........", "...#....", "........", "........", "###.####", "########",
-        ]);
-        let fixed_fg = |p: usize| p == 11;
-        let c = Constraints {
-            fixed_foreground: Some(&fixed_fg),
-            fixed_background: None,
-            anchor: None,
-        };
+    /// A speck at (3, 1) and a notch at (3, 4) in the block below it.
+    const SPECK_AND_NOTCH: [&str; 6] = [
+        "........", "...#....", "........", "........", "###.####", "########",
+    ];
+
+    /// [`SPECK_AND_NOTCH`] smoothed (and nothing else) under `c`.
+    fn smoothed(c: &Constraints<'_>) -> (Mask, CleanupReport) {
+        let mut m = mask(&SPECK_AND_NOTCH);
         let params = CleanupParams {
             connectivity: Connectivity::Four,
             min_area: 0,
@@ -361,8 +358,20 @@ mod tests {
             smooth: true,
         };
         let report = Cleaner::new()
-            .clean(&mut m, &params, &c, &mut CpuLabeller::new())
+            .clean(&mut m, &params, c, &mut CpuLabeller::new())
             .unwrap();
+        (m, report)
+    }
+
+    #[test]
+    fn smoothing_keeps_seeded_pixels_and_reports_what_it_changed() {
+        let fixed_fg = |p: usize| p == 11;
+        let c = Constraints {
+            fixed_foreground: Some(&fixed_fg),
+            fixed_background: None,
+            anchor: None,
+        };
+        let (m, report) = smoothed(&c);
         let after = [
             "........", "...#....", "........", "........", "########", "########",
         ];
@@ -376,26 +385,15 @@ mod tests {
 
     #[test]
     fn smoothing_with_no_seeds_reports_every_change() {
-        let mut m = mask(&[
-            "........", "...#....", "........", "........", "###.####", "########",
-        ]);
-        let before = m.clone();
         let none = Constraints {
             fixed_foreground: None,
             fixed_background: None,
             anchor: None,
         };
-        let params = CleanupParams {
-            connectivity: Connectivity::Four,
-            min_area: 0,
-            drop_unanchored: false,
-            smooth: true,
-        };
-        let report = Cleaner::new()
-            .clean(&mut m, &params, &none, &mut CpuLabeller::new())
-            .unwrap();
+        let (m, report) = smoothed(&none);
         assert_eq!(report.changed_pixels, 2, "the speck and the notch");
         assert_eq!(report.changed_span, Some((11, 36)));
+        let before = mask(&SPECK_AND_NOTCH);
         let differ = (before.data.iter().zip(&m.data)).filter(|(a, b)| a != b);
         assert_eq!(differ.count(), 2);
     }

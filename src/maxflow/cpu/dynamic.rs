@@ -543,7 +543,9 @@ fn overlap(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
 mod tests {
     use crate::bands::with_threads;
     use crate::grid::{Direction, GridProblem};
-    use crate::maxflow::cpu::fixtures::{bits_follow_residuals, on_any_thread_count, random_grid};
+    use crate::maxflow::cpu::fixtures::{
+        bits_follow_residuals, on_any_thread_count, random_grid, words_and_kept,
+    };
     use crate::maxflow::cpu::layout::Layout;
     use crate::maxflow::cpu::solver::Solver;
     use crate::maxflow::cpu::state::{Eight, Four, MARK, Topology};
@@ -573,24 +575,10 @@ mod tests {
 
     /// The residual graph and what the update kept and marked (as a set).
     fn state<T: Topology>(s: &Solver<T>) -> impl PartialEq + std::fmt::Debug + use<T> {
-        let st: Vec<u32> = s.st.iter().map(|&w| T::get(w)).collect();
         let mut marked = s.marked.clone();
         marked.sort_unstable();
-        let kept = (
-            s.kept_fwd.clone(),
-            s.kept_sym.clone(),
-            s.kept_td.clone(),
-            s.kept_min.clone(),
-        );
-        (
-            st,
-            s.rc.clone(),
-            s.tr.clone(),
-            kept,
-            s.flow,
-            s.offset,
-            marked,
-        )
+        let flow = (s.flow, s.offset);
+        (words_and_kept(s), s.rc.clone(), s.tr.clone(), flow, marked)
     }
 
     /// Every pair's residuals add up to its new capacities, which are kept, and every

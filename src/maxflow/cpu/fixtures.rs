@@ -100,3 +100,12 @@ pub(super) fn on_any_thread_count<T: Topology, V: PartialEq + std::fmt::Debug>(
     }
     alone
 }
+
+/// The state words and the capacities kept for updates: what every banded pass writes.
+pub(super) fn words_and_kept<T: Topology>(
+    s: &Solver<T>,
+) -> impl PartialEq + std::fmt::Debug + use<T> {
+    let words: Vec<u32> = s.st.iter().map(|&w| T::get(w)).collect();
+    let kept = (s.kept_fwd.clone(), s.kept_sym.clone());
+    (words, kept, s.kept_td.clone(), s.kept_min.clone())
+}

@@ -173,7 +173,9 @@ fn saturation<T: Topology>(words: &mut [u32], problem: &GridProblem, y: u32) {
 #[cfg(test)]
 mod tests {
     use crate::bands::with_threads;
-    use crate::maxflow::cpu::fixtures::{bits_follow_residuals, on_any_thread_count, random_grid};
+    use crate::maxflow::cpu::fixtures::{
+        bits_follow_residuals, on_any_thread_count, random_grid, words_and_kept,
+    };
     use crate::maxflow::cpu::layout::Layout;
     use crate::maxflow::cpu::solver::Solver;
     use crate::maxflow::cpu::state::{Eight, Four, Topology};
@@ -192,24 +194,9 @@ mod tests {
 
     /// The words, residuals, tree arcs, terminals, distances and kept capacities.
     fn arrays<T: Topology>(s: &Solver<T>) -> impl PartialEq + std::fmt::Debug + use<T> {
-        let st: Vec<u32> = s.st.iter().map(|&w| T::get(w)).collect();
-        let kept = (
-            s.kept_fwd.clone(),
-            s.kept_sym.clone(),
-            s.kept_td.clone(),
-            s.kept_min.clone(),
-        );
-        (
-            st,
-            s.rc.clone(),
-            s.pa.clone(),
-            s.tr.clone(),
-            s.dist.clone(),
-            kept,
-            s.offset,
-            s.terminals,
-            s.amounts,
-        )
+        let nodes = (s.rc.clone(), s.pa.clone(), s.tr.clone(), s.dist.clone());
+        let counts = (s.offset, s.terminals, s.amounts);
+        (words_and_kept(s), nodes, counts)
     }
 
     fn bands_agree<T: Topology>() {
