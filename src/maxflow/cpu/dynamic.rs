@@ -52,6 +52,26 @@ struct Applied {
     marked: Vec<u32>,
 }
 
+/// The pairs of a grid's forward directions: all of them, those within a row, those
+/// leading down a row; made once per update for every band.
+struct PairSets {
+    all: Vec<Pairs>,
+    level: Vec<Pairs>,
+    down: Vec<Pairs>,
+}
+
+impl PairSets {
+    fn of<T: Topology>(width: u32, height: u32) -> Self {
+        let all: Vec<Pairs> = (0..T::K / 2)
+            .map(|i| Pairs::of(2 * i, width, height))
+            .collect();
+        let dy = |p: &&Pairs| Direction::ALL[p.fwd].offset().1;
+        let level = all.iter().filter(|p| dy(p) == 0).cloned().collect();
+        let down = all.iter().filter(|p| dy(p) > 0).cloned().collect();
+        Self { all, level, down }
+    }
+}
+
 /// A band of the residual graph taking a frame's new capacities: the pairs and
 /// terminals of its rows, each pair whose ends are both its own.
 struct Update<'a, T: Topology> {
@@ -136,6 +156,7 @@ impl<T: Topology> Solver<T> {
         self.activity.fill(0);
         self.iterations = 0;
         let rows = bands::aligned_band_rows(problem.height() as usize, BLOCK as usize);
+        let sets = PairSets::of::<T>(problem.width(), problem.height());
         let done = Mutex::new(Vec::new());
         let parts: Vec<_> = self.bands(rows).into_iter().enumerate().collect();
         bands::for_each_part(parts, |(i, band)| {
@@ -144,7 +165,7 @@ impl<T: Topology> Solver<T> {
                 update.terminal_changes_in(problem, rect);
             }
             for rect in &rects.edges {
-                update.arc_changes_in(problem, rect);
+                update.arc_changes_in(problem, &sets, rect);
             }
             done.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -155,7 +176,7 @@ impl<T: Topology> Solver<T> {
         let mut changed = done.into_iter().map(|(_, a)| self.absorb(a)).sum::<u64>();
         let mut update = Update::new(self.whole());
         for rect in &rects.edges {
-            update.arc_changes_across(problem, rect, rows as u32);
+            update.arc_changes_across(problem, &sets, rect, rows as u32);
         }
         let across = update.applied;
         changed += self.absorb(across);
@@ -344,32 +365,27 @@ impl<'a, T: Topology> Update<'a, T> {
     /// The neighbour changes of the pairs that start in `rect` (whole stretches of
     /// the rows it covers) on the band's rows, those whose ends are both the band's:
     /// on its last row only the pairs within the row.
-    fn arc_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) {
-        let (all, level) = (self.pairs(|_| true), self.pairs(|dy| dy == 0));
+    fn arc_changes_in(&mut self, problem: &GridProblem, sets: &PairSets, rect: &PixelRect) {
         let last = self.band.rows.end - 1;
         for y in overlap(&rect.ys, &self.band.rows) {
-            let pairs = if y == last { &level } else { &all };
+            let pairs = if y == last { &sets.level } else { &sets.all };
             self.row_changes(problem, pairs, rect, y);
         }
     }
 
     /// The neighbour changes of the pairs that start in `rect` and lead from the last
     /// row of one band of `rows` rows into the next (this band holding both).
-    fn arc_changes_across(&mut self, problem: &GridProblem, rect: &PixelRect, rows: u32) {
-        let down = self.pairs(|dy| dy > 0);
+    fn arc_changes_across(
+        &mut self,
+        problem: &GridProblem,
+        sets: &PairSets,
+        rect: &PixelRect,
+        rows: u32,
+    ) {
         let borders = (rows - 1..self.band.rows.end).step_by(rows as usize);
         for y in borders.filter(|y| rect.ys.contains(y)) {
-            self.row_changes(problem, &down, rect, y);
+            self.row_changes(problem, &sets.down, rect, y);
         }
-    }
-
-    /// The pairs of the forward directions whose vertical step passes `keep`.
-    fn pairs(&self, keep: impl Fn(i32) -> bool) -> Vec<Pairs> {
-        let (width, height) = (self.band.layout.width(), self.band.layout.height());
-        (0..T::K / 2)
-            .map(|i| Pairs::of(2 * i, width, height))
-            .filter(|p| keep(Direction::ALL[p.fwd].offset().1))
-            .collect()
     }
 
     /// The changes of `pairs` starting in row `y` of `rect` (whole stretches).
