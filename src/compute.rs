@@ -147,18 +147,97 @@ impl ComputeDevice {
     }
 }
 
-/// Writes bytes to the start of a buffer, the last partial word padded with zeros.
-pub(crate) fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
-    let whole = bytes.len() & !3;
-    if whole > 0 {
-        queue.write_buffer(buffer, 0, &bytes[..whole]);
+/// A frame's RGB bytes (packed, padded to whole words) left on a wgpu device by the
+/// energy that uploaded them, so that a compositor on the same device (the window's)
+/// copies them there instead of uploading the frame again.
+#[derive(Debug)]
+pub struct FrameOnDevice {
+    /// The bytes.
+    pub buffer: wgpu::Buffer,
+    /// The device that holds them.
+    pub device: wgpu::Device,
+    /// Frame width.
+    pub width: u32,
+    /// Frame height.
+    pub height: u32,
+}
+
+impl FrameOnDevice {
+    /// A buffer for a `width`×`height` frame's bytes on `device`, to copy into and
+    /// out of.
+    pub fn new(device: &wgpu::Device, width: u32, height: u32) -> Self {
+        let bytes = 3 * width as u64 * height as u64;
+        let buffer = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("frame on the device"),
+            size: bytes.next_multiple_of(4).max(4),
+            usage: wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        Self {
+            buffer,
+            device: device.clone(),
+            width,
+            height,
+        }
     }
-    if whole < bytes.len() {
-        let mut tail = [0u8; 4];
-        tail[..bytes.len() - whole].copy_from_slice(&bytes[whole..]);
-        queue.write_buffer(buffer, whole as u64, &tail);
+
+    /// Whether it holds a `width`×`height` frame on `device`.
+    pub fn fits(&self, device: &wgpu::Device, width: u32, height: u32) -> bool {
+        &self.device == device && (self.width, self.height) == (width, height)
     }
 }
+
+/// Writes bytes to the start of a buffer, the last partial word padded with zeros:
+/// copied into the queue's staging memory on every core (a frame is megabytes, too
+/// many for one thread to copy while the device waits).
+pub(crate) fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u8]) {
+    let padded = bytes.len().next_multiple_of(4);
+    let Some(size) = wgpu::BufferSize::new(padded as u64) else {
+        return;
+    };
+    let Some(mut view) = queue.write_buffer_with(buffer, 0, size) else {
+        // refused (the error scope of the caller has it): nothing to write into
+        return;
+    };
+    let mut whole = view.slice(..);
+    let start = whole.as_raw_ptr().cast::<u8>();
+    whole.slice(bytes.len()..).fill(0);
+    let parts: Vec<(usize, &[u8])> = bytes
+        .chunks(COPY_CHUNK)
+        .enumerate()
+        .map(|(i, part)| (i * COPY_CHUNK, part))
+        .collect();
+    let to = Staging(start);
+    crate::bands::for_each_part(parts, |(at, part)| {
+        // SAFETY: the staging memory holds `padded` ≥ `bytes.len()` bytes and lives
+        // with `view`, past this call; the parts are disjoint ranges of it.
+        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.at(at), part.len()) }
+    });
+}
+
+/// The start of a queue's staging memory, which the bands of [`write_bytes`] copy
+/// into at disjoint offsets (wgpu's write-only slices do not cross threads).
+#[derive(Clone, Copy)]
+struct Staging(std::ptr::NonNull<u8>);
+
+// SAFETY: each band writes its own range of the staging memory, which outlives them.
+unsafe impl Send for Staging {}
+// SAFETY: as above.
+unsafe impl Sync for Staging {}
+
+impl Staging {
+    /// The pointer `offset` bytes in.
+    ///
+    /// # Safety
+    /// `offset` lies within the staging memory.
+    unsafe fn at(self, offset: usize) -> *mut u8 {
+        // SAFETY: the caller's promise
+        unsafe { self.0.as_ptr().add(offset) }
+    }
+}
+
+/// Bytes per part of a banded copy into staging memory (a few cache-line pages).
+const COPY_CHUNK: usize = 256 * 1024;
 
 /// Waits for the device and reads a mapped buffer through `read`.
 pub(crate) fn map_read<R>(
@@ -345,5 +424,48 @@ pub(crate) mod shader_checks {
                 _ => None,
             })
             .unwrap_or_else(|| panic!("no struct {name} in the shader"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{AdapterChoice, COPY_CHUNK, ComputeDevice, read_words, write_bytes};
+
+    /// Bytes written in parts on every core land where one copy would put them, the
+    /// last partial word padded with zeros (on any adapter; skipped where none opens
+    /// unless `LIVECUT_REQUIRE_WGPU` is set).
+    #[test]
+    fn bytes_are_written_whole_and_padded() {
+        let gpu = match ComputeDevice::open(AdapterChoice::Any) {
+            Ok(gpu) => gpu,
+            Err(e) if std::env::var_os("LIVECUT_REQUIRE_WGPU").is_some() => panic!("{e}"),
+            Err(e) => return eprintln!("note: no wgpu adapter ({e}); skipped"),
+        };
+        for len in [1, 5, 4 * COPY_CHUNK, 2 * COPY_CHUNK + 7] {
+            let bytes: Vec<u8> = (0..len).map(|i| (i * 7 + i / 251) as u8).collect();
+            let words = len.div_ceil(4);
+            let buffer = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: None,
+                size: 4 * words as u64 + 8,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+            gpu.queue
+                .write_buffer(&buffer, 0, &vec![0xff; 4 * words + 8]);
+            write_bytes(&gpu.queue, &buffer, &bytes);
+            let back = read_words(&gpu, &buffer, words + 2).unwrap();
+            let back: &[u8] = bytemuck::cast_slice(&back);
+            assert_eq!(&back[..len], &bytes[..], "{len} bytes");
+            assert!(
+                back[len..4 * words].iter().all(|&b| b == 0),
+                "{len}: padding"
+            );
+            assert!(
+                back[4 * words..].iter().all(|&b| b == 0xff),
+                "{len}: past it"
+            );
+        }
     }
 }

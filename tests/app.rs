@@ -41,13 +41,22 @@ fn demo(frames: Option<u64>) -> Box<dyn FrameSource> {
 }
 
 fn app_on(source: Box<dyn FrameSource>, storage: Option<&dyn eframe::Storage>) -> LivecutApp {
+    app_with_gpu(source, storage, GpuChoice::None)
+}
+
+/// The app on the CPU engine with the energy's GPU chosen as `gpu`.
+fn app_with_gpu(
+    source: Box<dyn FrameSource>,
+    storage: Option<&dyn eframe::Storage>,
+    gpu: GpuChoice,
+) -> LivecutApp {
     let options = AppOptions {
         source,
         engine: Some(EngineChoice::Cpu),
         view: None,
         notice: None,
         quit_after: None,
-        gpu: GpuChoice::None,
+        gpu,
     };
     LivecutApp::new(options, storage).expect("the pipeline starts")
 }
@@ -260,7 +269,16 @@ fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
             default_wgpu_setup(),
             eframe::egui_wgpu::RendererOptions::PREDICTABLE,
         );
-        let mut app = app_on(demo(Some(1)), None);
+        // the first frame, seeded, is cut on the CPU path, and so are those before the
+        // window lends its device; with the wgpu energy the later ones' runs there
+        // and leaves the frame there
+        const FRAMES: u64 = 30;
+        let gpu = if on_gpu {
+            GpuChoice::Wgpu
+        } else {
+            GpuChoice::None
+        };
+        let mut app = app_with_gpu(demo(Some(FRAMES)), None, gpu);
         app.draw_picture_with(&render_state);
         if on_gpu {
             app.compute_with(&render_state, GpuChoice::Wgpu);
@@ -291,6 +309,11 @@ fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
             assert_eq!(
                 said, on_gpu,
                 "the window says where the picture is composed"
+            );
+            assert_eq!(
+                h.state().picture_from_device_frame(),
+                on_gpu,
+                "composed from the frame the energy left on the device"
             );
             view_picture(&mut h)
         })

@@ -2,7 +2,7 @@
 //! same bytes for every kind of picture (cut-out, blurred, colour and picture backdrops,
 //! the transparent cut-out) on demo scenes, random frames and masks, masks of one label,
 //! a mask of another size, odd sizes and a stream of frames whose size changes; the
-//! texture holds the bytes read back. Skipped, with a note, where no wgpu adapter opens
+//! texture holds the bytes read back, also where the frame was left on the device. Skipped, with a note, where no wgpu adapter opens
 //! (CI runs it on lavapipe and requires it).
 
 mod common;
@@ -13,6 +13,7 @@ use image::{RgbImage, RgbaImage};
 use livecut::capture::{DemoScene, Frame};
 use livecut::composite::wgpu::WgpuCompositor;
 use livecut::composite::{self, Backdrop, Buffers, Composite};
+use livecut::compute::FrameOnDevice;
 use livecut::grid::Mask;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,6 +133,36 @@ fn a_mask_of_another_size_gives_the_frame() {
 }
 
 #[test]
+fn a_frame_left_on_the_device_is_composed_from_there() {
+    // the host's copy of the frame is blanked: only the device's bytes can give the
+    // CPU's picture of the frame; one of another size is not taken
+    let Some(mut gpu) = compositor() else { return };
+    let device = gpu.device().clone();
+    let (w, h) = (97, 61);
+    let (frame, mask) = DemoScene::new(w, h, 30, 6).render(3);
+    let on_device = FrameOnDevice::new(&device.device, w, h);
+    let mut padded = frame.rgb.clone();
+    padded.resize(frame.rgb.len().next_multiple_of(4), 0);
+    device.queue.write_buffer(&on_device.buffer, 0, &padded);
+    let blank = Frame {
+        rgb: vec![0; frame.rgb.len()],
+        ..frame.clone()
+    };
+    let other_size = FrameOnDevice::new(&device.device, w - 1, h);
+    for composite in composites() {
+        let want = composite.compose(&frame, &mask);
+        let texture = gpu.compose(&composite, &blank, Some(&on_device), &mask);
+        let texels = read_texture(&device, texture.expect("composing"));
+        assert!(gpu.frame_was_on_device());
+        assert_same(&texels, &want, &format!("{composite:?} from the device"));
+        let texture = gpu.compose(&composite, &frame, Some(&other_size), &mask);
+        let texels = read_texture(&device, texture.expect("composing"));
+        assert!(!gpu.frame_was_on_device(), "a {}x{h} buffer taken", w - 1);
+        assert_same(&texels, &want, &format!("{composite:?} uploaded"));
+    }
+}
+
+#[test]
 fn a_stream_whose_size_changes_reuses_the_buffers() {
     let Some(mut gpu) = compositor() else { return };
     let device = gpu.device().clone();
@@ -157,7 +188,9 @@ fn a_stream_whose_size_changes_reuses_the_buffers() {
             .expect("composing on the device");
         assert_same(&got, &want, &format!("frame {k}, {w}x{h}, {composite:?}"));
         // the texture holds the picture too
-        let texture = gpu.compose(composite, &frame, &mask).expect("composing");
+        let texture = gpu
+            .compose(composite, &frame, None, &mask)
+            .expect("composing");
         let texels = read_texture(&device, texture);
         assert_same(&texels, &want, &format!("texture of frame {k}"));
     }
@@ -222,7 +255,8 @@ fn a_720p_frame_composes_as_on_the_cpu() {
                 .expect("composing");
         });
         let texture_only = time(&mut || {
-            gpu.compose(&composite, &frame, &mask).expect("composing");
+            gpu.compose(&composite, &frame, None, &mask)
+                .expect("composing");
             gpu.device()
                 .device
                 .poll(wgpu::PollType::wait_indefinitely())

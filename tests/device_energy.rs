@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::device::compute_device;
+use common::device::{compute_device, frame_bytes};
 use common::footage::pedestrian_frames;
 use common::pan::panned_demo;
 use livecut::capture::{DemoConfig, DemoSource, Frame, FrameSource};
@@ -26,7 +26,7 @@ use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::maxflow::cuda::CudaEngine;
 use livecut::pipeline::worker::iou;
-use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
+use livecut::pipeline::{NoiseGate, SegmentOutput, SegmentParams, Segmenter};
 
 /// Frames the background is learned from.
 const LEARN: usize = 10;
@@ -408,6 +408,7 @@ fn segment(
         }
     };
     segmenter.set_device_energy(device_energy);
+    let mut left_on_device = 0;
     let out = frames
         .iter()
         .enumerate()
@@ -417,6 +418,7 @@ fn segment(
             }
             let output = segmenter.segment(frame).unwrap();
             assert!(output.fallback.is_none(), "{:?}", output.fallback);
+            left_on_device += usize::from(frame_left_on_device(backend, frame, &output));
             (output.mask.data, output.flow)
         })
         .collect();
@@ -425,7 +427,29 @@ fn segment(
         device_energy,
         "the energy ran where asked"
     );
+    let wgpu = matches!(backend, Backend::Wgpu(_));
+    assert_eq!(
+        left_on_device > 0,
+        wgpu && device_energy,
+        "the wgpu energy leaves its frames on the device for the window"
+    );
     out
+}
+
+/// Whether the output holds the frame's bytes on the wgpu device (checked equal to
+/// the frame's where it does).
+fn frame_left_on_device(backend: &Backend, frame: &Frame, output: &SegmentOutput) -> bool {
+    let (Backend::Wgpu(gpu), Some(on_device)) = (backend, &output.frame_on_device) else {
+        return false;
+    };
+    assert!(on_device.fits(&gpu.device, frame.width, frame.height));
+    let bytes = frame_bytes(gpu, on_device, frame.rgb.len());
+    assert!(
+        bytes == frame.rgb,
+        "frame {}: the bytes left on the device",
+        frame.index
+    );
+    true
 }
 
 /// The same masks and flows with the energy on the CPU and on the device, static and

@@ -79,6 +79,7 @@ impl FrameProcessor for FakeProcessor {
             energy: Default::default(),
             gpu: None,
             motion: None,
+            frame_on_device: None,
         })
     }
     fn set_seeds(&mut self, seeds: Seeds) {

@@ -145,6 +145,7 @@ mod tests {
                 energy: Default::default(),
                 gpu: None,
                 motion: None,
+                frame_on_device: None,
             }),
             error: None,
             timings: FrameTiming::default(),

@@ -108,17 +108,19 @@ impl LivecutApp {
         if let Some(error) = &result.error {
             self.on_segment_error(error);
         }
-        let (mask, activity) = match result.output {
+        let (mask, activity, on_device) = match result.output {
             Some(mut output) => {
                 let activity = output.stats.activity.take().map(Arc::new);
-                (Some(Arc::new(output.mask)), activity)
+                let on_device = output.frame_on_device.take();
+                (Some(Arc::new(output.mask)), activity, on_device)
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         let shot = Shot {
             captured: result.captured,
             mask,
             activity,
+            on_device,
         };
         let look = self.view.look(&self.settings);
         self.recorder.offer(&shot, &look);

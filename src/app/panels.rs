@@ -95,7 +95,9 @@ impl LivecutApp {
             .default_open(true)
             .show(ui, |ui| {
                 self.engine.ui(ui, &self.settings, commands);
-                if self.view.picture_on_gpu() {
+                if self.view.picture_from_device_frame() {
+                    ui.label("Picture composed on: the window's GPU, from the frame there");
+                } else if self.view.picture_on_gpu() {
                     ui.label("Picture composed on: the window's GPU");
                 }
             });

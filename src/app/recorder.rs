@@ -9,6 +9,7 @@ use super::settings::{RecordKind, Settings};
 use super::shortcuts::{Action, shortcut_button};
 use super::tasks::Pick;
 use crate::capture::CapturedFrame;
+use crate::compute::FrameOnDevice;
 use crate::grid::Mask;
 use crate::maxflow::BlockActivity;
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
@@ -30,6 +31,9 @@ pub struct Shot {
     pub mask: Option<Arc<Mask>>,
     /// The engine's block activity.
     pub activity: Option<Arc<BlockActivity>>,
+    /// The frame's bytes where the energy left them on the window's device (the
+    /// picture is composed from them there).
+    pub on_device: Option<Arc<FrameOnDevice>>,
 }
 
 /// What the writer thread is asked to do.
@@ -377,6 +381,7 @@ pub(super) fn test_shot(grey: u8, index: u64, mask: Option<Mask>) -> Shot {
         }),
         mask: mask.map(Arc::new),
         activity: None,
+        on_device: None,
     }
 }
 

@@ -65,6 +65,8 @@ pub(super) struct View {
     gpu: Option<WgpuCompositor>,
     /// The picture shown was composed there.
     on_gpu: bool,
+    /// ... from the frame the energy left on the device (not uploaded again).
+    frame_on_device: bool,
     /// Why the GPU stopped composing, once: the CPU composes from then on.
     pub(super) gpu_failure: Option<String>,
 }
@@ -91,6 +93,11 @@ impl View {
     /// views with no seeds painted over them, where the window lent its device).
     pub(super) fn picture_on_gpu(&self) -> bool {
         self.on_gpu
+    }
+
+    /// Whether that picture was composed from the frame the energy left on the device.
+    pub(super) fn picture_from_device_frame(&self) -> bool {
+        self.on_gpu && self.frame_on_device
     }
 
     /// How the view is drawn with `settings`.
@@ -183,8 +190,15 @@ impl View {
         if !self.direct || (mask.width, mask.height) != (frame.width, frame.height) {
             return None;
         }
-        match self.gpu.as_mut()?.compose(&composite, frame, mask) {
-            Ok(texture) => Some(texture.clone()),
+        let gpu = self.gpu.as_mut()?;
+        let composed = gpu
+            .compose(&composite, frame, shot.on_device.as_deref(), mask)
+            .cloned();
+        match composed {
+            Ok(texture) => {
+                self.frame_on_device = gpu.frame_was_on_device();
+                Some(texture)
+            }
             Err(e) => {
                 self.gpu = None;
                 self.gpu_failure = Some(format!(

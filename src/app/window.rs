@@ -154,6 +154,12 @@ impl LivecutApp {
         self.view.picture_on_gpu()
     }
 
+    /// Whether that picture was composed from the frame the energy left on the
+    /// window's device, with no second upload.
+    pub fn picture_from_device_frame(&self) -> bool {
+        self.view.picture_from_device_frame()
+    }
+
     /// The settings (what persists between runs).
     pub fn settings(&self) -> &Settings {
         &self.settings

@@ -9,7 +9,7 @@ use super::blur::{MAX_FACTOR, MEAN_BITS, WEIGHT_BITS};
 use super::{BLUR_FACTOR, Backdrop, CHECKER, Composite};
 use crate::capture::Frame;
 use crate::compute::{
-    ComputeDevice, ComputeError, Kernel, map_read, shader, workgroups, write_bytes,
+    ComputeDevice, ComputeError, FrameOnDevice, Kernel, map_read, shader, workgroups, write_bytes,
 };
 use crate::grid::Mask;
 use bytemuck::{Pod, Zeroable};
@@ -230,6 +230,8 @@ pub struct WgpuCompositor {
     buffers: Option<Buffers>,
     /// The backdrop picture uploaded last (one word a pixel), or a one-word stand-in.
     image: (Option<Arc<RgbImage>>, wgpu::Buffer),
+    /// The last picture's frame was copied from the device, not uploaded.
+    frame_copied: bool,
 }
 
 impl WgpuCompositor {
@@ -252,6 +254,7 @@ impl WgpuCompositor {
             kernels,
             buffers: None,
             image: (None, stand_in),
+            frame_copied: false,
         })
     }
 
@@ -263,14 +266,25 @@ impl WgpuCompositor {
     /// Makes `composite` of `frame` and `mask` (the frame as it is where the mask is
     /// another size), as [`Composite::compose`] does, and leaves it on the device: an
     /// `Rgba8Unorm` texture of the frame's size, valid until the next call.
+    ///
+    /// `on_device`: the frame's bytes already on this device (the energy left them
+    /// there), copied on the device instead of uploaded where they fit the frame.
     pub fn compose(
         &mut self,
         composite: &Composite,
         frame: &Frame,
+        on_device: Option<&FrameOnDevice>,
         mask: &Mask,
     ) -> Result<&wgpu::Texture, ComputeError> {
-        self.checked(|me| me.run(Picture::Opaque(composite), frame, mask, None))?;
+        let picture = Picture::Opaque(composite);
+        self.checked(|me| me.run(picture, (frame, on_device), mask, None))?;
         Ok(&self.buffers.as_ref().expect("made by the run").texture)
+    }
+
+    /// Whether the last picture's frame was copied from the device rather than
+    /// uploaded.
+    pub fn frame_was_on_device(&self) -> bool {
+        self.frame_copied
     }
 
     /// [`Self::compose`], the picture also read back into `out` (its memory reused):
@@ -282,7 +296,7 @@ impl WgpuCompositor {
         mask: &Mask,
         out: &mut RgbaImage,
     ) -> Result<(), ComputeError> {
-        self.checked(|me| me.run(Picture::Opaque(composite), frame, mask, Some(out)))
+        self.checked(|me| me.run(Picture::Opaque(composite), (frame, None), mask, Some(out)))
     }
 
     /// The frame with the soft alpha of `mask` (the same size) into `out` and the
@@ -299,7 +313,7 @@ impl WgpuCompositor {
                 mask.width, mask.height, frame.width, frame.height
             )));
         }
-        self.checked(|me| me.run(Picture::CutOutAlpha, frame, mask, Some(out)))
+        self.checked(|me| me.run(Picture::CutOutAlpha, (frame, None), mask, Some(out)))
     }
 
     /// Runs `work` under the device's error scopes; after an error the buffers are
@@ -326,7 +340,7 @@ impl WgpuCompositor {
     fn run(
         &mut self,
         picture: Picture<'_>,
-        frame: &Frame,
+        (frame, on_device): (&Frame, Option<&FrameOnDevice>),
         mask: &Mask,
         out: Option<&mut RgbaImage>,
     ) -> Result<(), ComputeError> {
@@ -365,7 +379,11 @@ impl WgpuCompositor {
         params.stride = b.stride;
         let queue = &self.gpu.queue;
         queue.write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
-        write_bytes(queue, &b.frame, &frame.rgb[..3 * b.pixels()]);
+        let on_device = on_device.filter(|f| f.fits(&self.gpu.device, w, h));
+        if on_device.is_none() {
+            write_bytes(queue, &b.frame, &frame.rgb[..3 * b.pixels()]);
+        }
+        self.frame_copied = on_device.is_some();
         if filter {
             write_bytes(queue, &b.mask, &mask.data);
         }
@@ -379,6 +397,9 @@ impl WgpuCompositor {
             dispatch_size(b.pixels()),
             dispatch_size((params.small_width * params.small_height) as usize),
         );
+        if let Some(on_device) = on_device {
+            encoder.copy_buffer_to_buffer(&on_device.buffer, 0, &b.frame, 0, None);
+        }
         let k = &self.kernels;
         self.dispatch(&mut encoder, &k.unpack, pixels);
         if filter {

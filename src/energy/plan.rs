@@ -3,8 +3,10 @@
 //! same plan and check it the same way.
 
 use super::{BackgroundModel, ColorModels, SeedLabel, Seeds, Smoothness, TemporalPrior};
+use crate::compute::FrameOnDevice;
 use crate::gpu::{DeviceGrid, DeviceMask, GpuError};
 use crate::grid::{Direction, GridProblem, Mask, ProblemChanges};
+use std::sync::Arc;
 
 /// Where a frame's energy was built, for the JSON and the window.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -114,6 +116,12 @@ pub trait GpuEnergy: Send {
     /// it back (the model was relearned or reset).
     fn release(&mut self) {
         *self.held() = Held::default();
+    }
+
+    /// The last frame's bytes where they stay on a wgpu device for a compositor there
+    /// (`None` by default: the CUDA energy's device is not the window's).
+    fn frame_on_device(&self) -> Option<Arc<FrameOnDevice>> {
+        None
     }
 
     /// Forgets the previous mask (the next frame has no temporal prior) and the gate's

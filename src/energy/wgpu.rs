@@ -13,12 +13,15 @@ use super::plan::{
     seed_code,
 };
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
+use crate::bands;
 use crate::compute::{
-    ComputeDevice, ComputeError, Kernel, map_read, read_words, shader, workgroups, write_bytes,
+    ComputeDevice, ComputeError, FrameOnDevice, Kernel, map_read, read_words, shader, workgroups,
+    write_bytes,
 };
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
 use bytemuck::{Pod, Zeroable};
+use std::sync::Arc;
 use wgpu::util::DeviceExt;
 
 /// The shaders, before the model's constants are prepended.
@@ -37,6 +40,10 @@ const INFO_TILES: usize = 15;
 
 /// A tile without a packed slot (`NO_SLOT` in the source).
 const NO_SLOT: u32 = u32::MAX;
+
+/// Most buffers of frames left on the device kept for reuse (the window, the
+/// recorder and the virtual camera may each hold one while the next is made).
+const SHOWN_BUFFERS: usize = 4;
 
 /// The shaders' uniform parameters (`Params` in the source).
 #[repr(C)]
@@ -329,6 +336,10 @@ pub struct WgpuEnergy {
     changes: Option<(ChangedTiles, ChangedTiles)>,
     /// Packed tiles to bring back with the flags (the last frame's count and a few).
     expected_tiles: usize,
+    /// The frame's bytes copied on the device for a compositor there, and buffers of
+    /// earlier frames to copy the next ones into once nobody holds them.
+    shown: Option<Arc<FrameOnDevice>>,
+    shown_pool: Vec<Arc<FrameOnDevice>>,
     /// The lab's per-phase milliseconds of each frame (`LIVECUT_WGPU_PHASES`).
     #[cfg(feature = "experiments")]
     phases: lab::Phases,
@@ -453,6 +464,10 @@ impl GpuEnergy for WgpuEnergy {
 
     /// The gate's held colours and their frame's size (for the CPU gate to go on from);
     /// the device gate then holds none. `None` where it holds none.
+    fn frame_on_device(&self) -> Option<Arc<FrameOnDevice>> {
+        self.shown.clone()
+    }
+
     fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
         let gpu = self.gpu.clone();
         let (held, error) = gpu.checked(|| self.read_gate());
@@ -477,6 +492,8 @@ impl WgpuEnergy {
             problem: None,
             changes: None,
             expected_tiles: 0,
+            shown: None,
+            shown_pool: Vec::new(),
             #[cfg(feature = "experiments")]
             phases: lab::Phases::default(),
         })
@@ -505,6 +522,7 @@ impl WgpuEnergy {
             self.upload_model(model)?;
         }
         self.upload_frame(&frame);
+        self.shown = Some(self.shown_buffer(w, h));
         self.lap("upload");
         let background = matches!(term, DataTerm::Background { .. });
         let mut params = self.base_params(&frame);
@@ -662,6 +680,25 @@ impl WgpuEnergy {
         Ok(())
     }
 
+    /// A buffer for this frame's bytes on the device: one of earlier frames that
+    /// nobody holds any longer, else a new one (kept for later frames, a few at most).
+    fn shown_buffer(&mut self, width: u32, height: u32) -> Arc<FrameOnDevice> {
+        let device = &self.gpu.device;
+        self.shown_pool.retain(|f| f.fits(device, width, height));
+        let free = self
+            .shown_pool
+            .iter()
+            .find(|f| Arc::strong_count(f) == 1)
+            .cloned();
+        free.unwrap_or_else(|| {
+            let made = Arc::new(FrameOnDevice::new(device, width, height));
+            if self.shown_pool.len() < SHOWN_BUFFERS {
+                self.shown_pool.push(made.clone());
+            }
+            made
+        })
+    }
+
     /// Uploads the frame, and the previous mask, the seeds and the CPU gate's colours
     /// where they changed.
     fn upload_frame(&mut self, frame: &DeviceFrame<'_>) {
@@ -728,6 +765,11 @@ impl WgpuEnergy {
             .queue
             .write_buffer(&b.params, 0, bytemuck::bytes_of(params));
         let mut encoder = self.encoder();
+        if let Some(shown) = &self.shown {
+            // a copy: the next frame's upload overwrites `raw` while the window may
+            // still be drawing this one
+            encoder.copy_buffer_to_buffer(&b.raw, 0, &shown.buffer, 0, None);
+        }
         encoder.clear_buffer(&b.info, 0, None);
         let groups = dispatch_size(b.pixels());
         self.dispatch(&mut encoder, &self.kernels.gate, 0, groups);
@@ -843,9 +885,10 @@ impl WgpuEnergy {
         let n = b.pixels();
         map_read(&self.gpu, &b.caps_read, |words| {
             let caps: &[i32] = bytemuck::cast_slice(words);
-            for (a, array) in arrays.iter_mut().enumerate() {
+            let parts = arrays.iter_mut().enumerate().collect();
+            bands::for_each_part(parts, |(a, array)| {
                 array.copy_from_slice(&caps[a * n..(a + 1) * n]);
-            }
+            });
         })?;
         Ok(())
     }
@@ -922,20 +965,24 @@ impl WgpuEnergy {
         let arrays_len = arrays.len();
         map_read(&self.gpu, &b.tiles_read, |words| {
             let packed: &[i32] = bytemuck::cast_slice(&words[header..]);
-            for (t, &slot) in slots.iter().enumerate().filter(|(_, s)| **s != NO_SLOT) {
-                let slot = slot as usize;
-                let t = t as u32;
-                let (x0, y0) = ((t % cols * TILE) as usize, (t / cols * TILE) as usize);
-                let x1 = (x0 + tile).min(w as usize);
-                let y1 = (y0 + tile).min(h as usize);
-                for (a, array) in arrays.iter_mut().enumerate() {
+            let taken: Vec<(u32, usize)> = (0..tiles as u32)
+                .zip(slots.iter().map(|&s| s as usize))
+                .filter(|&(_, slot)| slot != NO_SLOT as usize)
+                .collect();
+            // an array a part: each writes its own
+            let parts = arrays.iter_mut().enumerate().collect();
+            bands::for_each_part(parts, |(a, array)| {
+                for &(t, slot) in &taken {
+                    let (x0, y0) = ((t % cols * TILE) as usize, (t / cols * TILE) as usize);
+                    let x1 = (x0 + tile).min(w as usize);
+                    let y1 = (y0 + tile).min(h as usize);
                     let from = &packed[(slot * arrays_len + a) * area..][..area];
                     for y in y0..y1 {
                         let row = &from[(y - y0) * tile..][..x1 - x0];
                         array[y * w as usize + x0..y * w as usize + x1].copy_from_slice(row);
                     }
                 }
-            }
+            });
         })?;
         Ok(Some(count))
     }

@@ -380,6 +380,7 @@ impl VolumeSegmenter {
                 energy: Default::default(),
                 gpu: None,
                 motion: None,
+                frame_on_device: None,
             });
             self.last = Some(mask);
         }

@@ -3,7 +3,7 @@
 //! on any adapter, software ones included (lavapipe in CI, where
 //! `LIVECUT_REQUIRE_WGPU=1` makes a missing adapter a failure instead of a skip).
 
-use livecut::compute::{AdapterChoice, ComputeDevice};
+use livecut::compute::{AdapterChoice, ComputeDevice, FrameOnDevice};
 use livecut::gpu::GpuError;
 use livecut::maxflow::EngineError;
 
@@ -31,4 +31,23 @@ pub fn skip_without_device<E>(engine: Result<E, EngineError>) -> Option<E> {
         }
         Err(other) => panic!("CUDA engine failed to start: {other}"),
     }
+}
+
+/// The bytes of a frame left on a wgpu device (`len` of them), read back.
+pub fn frame_bytes(gpu: &ComputeDevice, frame: &FrameOnDevice, len: usize) -> Vec<u8> {
+    let size = frame.buffer.size();
+    let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = gpu.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(&frame.buffer, 0, &staging, 0, size);
+    gpu.queue.submit([encoder.finish()]);
+    staging.map_async(wgpu::MapMode::Read, .., |r| r.expect("mapping"));
+    gpu.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("waiting for the device");
+    staging.get_mapped_range(..).expect("mapped")[..len].to_vec()
 }

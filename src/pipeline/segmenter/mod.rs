@@ -24,7 +24,7 @@ use crate::ccl::{
     CclError, Cleaner, CleanupParams, CleanupReport, Constraints, CpuLabeller, CudaLabeller,
     Labeller, WgpuLabeller,
 };
-use crate::compute::ComputeDevice;
+use crate::compute::{ComputeDevice, FrameOnDevice};
 use crate::energy::plan::{EnergyDevice, GpuEnergy};
 use crate::energy::{
     BackgroundModel, CAPACITY_SCALE, Census, CensusInputs, ChangeCensus, ColorModelKind,
@@ -35,6 +35,7 @@ use crate::grid::{Connectivity, GridProblem, Mask};
 use crate::maxflow::cpu::CpuEngine;
 use crate::maxflow::{Engine, EngineError, EngineKind, Solution, SolveStats};
 use device::device_energy_for;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// User-facing segmentation parameters.
@@ -126,6 +127,9 @@ pub struct SegmentOutput {
     /// How the foreground moved since the frame before, where it was looked for
     /// ([`SegmentParams::follow_motion`]; not on a first frame or a learned background).
     pub motion: Option<Motion>,
+    /// The frame's bytes where the wgpu energy left them on its device: a compositor
+    /// on that device (the window's) draws from them without uploading the frame.
+    pub frame_on_device: Option<Arc<FrameOnDevice>>,
 }
 
 /// Holds the engine, seeds, colour models and previous mask across frames.
@@ -530,6 +534,8 @@ impl Segmenter {
         self.reduced = small;
         let mut output = result?;
         output.mask = restore(&output.mask, frame, scale);
+        // the device holds the reduced frame, not this one
+        output.frame_on_device = None;
         output.timings.total_ms = ms_since(start);
         Ok(output)
     }
@@ -689,6 +695,11 @@ impl Segmenter {
                 .filter(|_| self.on_device)
                 .map(|d| d.name()),
             motion: self.frame_motion,
+            frame_on_device: self
+                .device
+                .as_ref()
+                .filter(|_| self.on_device)
+                .and_then(|d| d.frame_on_device()),
         }
     }
 
@@ -1217,5 +1228,6 @@ pub(super) fn learning_output(frame: &Frame, ms: f64, noise_gate: u8) -> Segment
         gpu: None,
         volume: None,
         motion: None,
+        frame_on_device: None,
     }
 }
