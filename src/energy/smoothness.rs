@@ -8,6 +8,7 @@
 
 use crate::bands;
 use crate::grid::{Connectivity, Direction, PixelRect};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Squared colour distance below which σ is never estimated (flat synthetic frames).
 const MIN_MEAN_SQUARED: f64 = 1.0;
@@ -349,51 +350,83 @@ impl SigmaSums {
         } else {
             self.find_moves(rgb);
         }
-        for y in 0..height {
-            for c in 0..stretches {
-                if self.stale(y, c, stretches) {
-                    let sum = stretch_sum(rgb, width, height, connectivity, y, c);
-                    let old = std::mem::replace(&mut self.sums[y * stretches + c], sum);
-                    self.total = self.total - u64::from(old) + u64::from(sum);
-                }
-            }
-        }
+        self.total = self
+            .total
+            .wrapping_add_signed(self.redo_stale(rgb, connectivity));
         sigma_of_sum(self.total, width, height, connectivity)
     }
 
-    /// Marks the stretches whose colours differ from the kept frame's, and keeps the
-    /// new ones.
-    fn find_moves(&mut self, rgb: &[u8]) {
-        let row = 3 * self.width;
-        let stretch = 3 * SIGMA_STRETCH;
-        let stretches = self.width.div_ceil(SIGMA_STRETCH);
-        for (y, (now, kept)) in rgb
-            .chunks_exact(row.max(1))
-            .zip(self.kept.chunks_exact_mut(row.max(1)))
+    /// Sums again the stretches whose pairs reach a pixel that moved, band by band;
+    /// returns how much the total changed.
+    fn redo_stale(&mut self, rgb: &[u8], connectivity: Connectivity) -> i64 {
+        let (width, height) = (self.width, self.height);
+        let stretches = width.div_ceil(SIGMA_STRETCH);
+        let rows = bands::band_rows(height);
+        let change = AtomicI64::new(0);
+        let moved = &self.moved;
+        let parts = self
+            .sums
+            .chunks_mut((rows * stretches).max(1))
             .enumerate()
-        {
-            let moved = &mut self.moved[y * stretches..(y + 1) * stretches];
-            if now == kept {
-                moved.fill(false);
-                continue;
+            .collect();
+        bands::for_each_part(parts, |(band, sums): (usize, &mut [u32])| {
+            let mut delta = 0i64;
+            for (i, slot) in sums.iter_mut().enumerate() {
+                let (y, c) = (band * rows + i / stretches, i % stretches);
+                if stale(moved, height, y, c, stretches) {
+                    let sum = stretch_sum(rgb, width, height, connectivity, y, c);
+                    delta += i64::from(sum) - i64::from(std::mem::replace(slot, sum));
+                }
             }
-            for (m, (a, b)) in moved
-                .iter_mut()
-                .zip(now.chunks(stretch).zip(kept.chunks(stretch)))
-            {
-                *m = a != b;
-            }
-            kept.copy_from_slice(now);
-        }
+            change.fetch_add(delta, Ordering::Relaxed);
+        });
+        change.into_inner()
     }
 
-    /// Whether stretch `c` of row `y` has pairs with a pixel that moved: pairs start
-    /// in row `y` and end in it or the next, one column to either side at most.
-    fn stale(&self, y: usize, c: usize, stretches: usize) -> bool {
-        let cols = c.saturating_sub(1)..(c + 2).min(stretches);
-        (y..(y + 2).min(self.height))
-            .any(|r| self.moved[r * stretches..][cols.clone()].iter().any(|&m| m))
+    /// Marks the stretches whose colours differ from the kept frame's, and keeps the
+    /// new ones, band by band.
+    fn find_moves(&mut self, rgb: &[u8]) {
+        let row = (3 * self.width).max(1);
+        let stretches = self.width.div_ceil(SIGMA_STRETCH);
+        let rows = bands::band_rows(self.height);
+        let parts = rgb
+            .chunks(rows * row)
+            .zip(self.kept.chunks_mut(rows * row))
+            .zip(self.moved.chunks_mut((rows * stretches).max(1)))
+            .collect();
+        bands::for_each_part(parts, |((now, kept), moved)| {
+            find_moves_in(now, kept, moved, row, stretches);
+        });
     }
+}
+
+/// [`SigmaSums::find_moves`] on a band of rows `row` bytes long.
+fn find_moves_in(now: &[u8], kept: &mut [u8], moved: &mut [bool], row: usize, stretches: usize) {
+    let stretch = 3 * SIGMA_STRETCH;
+    for ((now, kept), moved) in now
+        .chunks_exact(row)
+        .zip(kept.chunks_exact_mut(row))
+        .zip(moved.chunks_mut(stretches.max(1)))
+    {
+        if now == kept {
+            moved.fill(false);
+            continue;
+        }
+        for (m, (a, b)) in moved
+            .iter_mut()
+            .zip(now.chunks(stretch).zip(kept.chunks(stretch)))
+        {
+            *m = a != b;
+        }
+        kept.copy_from_slice(now);
+    }
+}
+
+/// Whether stretch `c` of row `y` (of `height`) has pairs with a pixel that `moved`:
+/// pairs start in row `y` and end in it or the next, one column to either side at most.
+fn stale(moved: &[bool], height: usize, y: usize, c: usize, stretches: usize) -> bool {
+    let cols = c.saturating_sub(1)..(c + 2).min(stretches);
+    (y..(y + 2).min(height)).any(|r| moved[r * stretches..][cols.clone()].iter().any(|&m| m))
 }
 
 /// The squared colour differences of the pairs (every forward direction) that start
