@@ -462,12 +462,12 @@ impl GpuEnergy for WgpuEnergy {
         checked(done, error)
     }
 
-    /// The gate's held colours and their frame's size (for the CPU gate to go on from);
-    /// the device gate then holds none. `None` where it holds none.
     fn frame_on_device(&self) -> Option<Arc<FrameOnDevice>> {
         self.shown.clone()
     }
 
+    /// The gate's held colours and their frame's size (for the CPU gate to go on from);
+    /// the device gate then holds none. `None` where it holds none.
     fn hand_back_gate(&mut self) -> Result<Option<(Vec<u8>, u32, u32)>, GpuError> {
         let gpu = self.gpu.clone();
         let (held, error) = gpu.checked(|| self.read_gate());
