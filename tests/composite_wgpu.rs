@@ -13,7 +13,7 @@ use image::{RgbImage, RgbaImage};
 use livecut::capture::{DemoScene, Frame};
 use livecut::composite::wgpu::WgpuCompositor;
 use livecut::composite::{self, Backdrop, Buffers, Composite};
-use livecut::compute::FrameOnDevice;
+use livecut::compute::{ComputeDevice, FrameOnDevice};
 use livecut::grid::Mask;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,6 +132,15 @@ fn a_mask_of_another_size_gives_the_frame() {
     );
 }
 
+/// `frame`'s bytes put on `gpu` as the energy leaves them there.
+fn left_on_device(gpu: &ComputeDevice, frame: &Frame) -> FrameOnDevice {
+    let on_device = FrameOnDevice::new(&gpu.device, frame.width, frame.height);
+    let mut padded = frame.rgb.clone();
+    padded.resize(frame.rgb.len().next_multiple_of(4), 0);
+    gpu.queue.write_buffer(&on_device.buffer, 0, &padded);
+    on_device
+}
+
 #[test]
 fn a_frame_left_on_the_device_is_composed_from_there() {
     // the host's copy of the frame is blanked: only the device's bytes can give the
@@ -140,10 +149,7 @@ fn a_frame_left_on_the_device_is_composed_from_there() {
     let device = gpu.device().clone();
     let (w, h) = (97, 61);
     let (frame, mask) = DemoScene::new(w, h, 30, 6).render(3);
-    let on_device = FrameOnDevice::new(&device.device, w, h);
-    let mut padded = frame.rgb.clone();
-    padded.resize(frame.rgb.len().next_multiple_of(4), 0);
-    device.queue.write_buffer(&on_device.buffer, 0, &padded);
+    let on_device = left_on_device(&device, &frame);
     let blank = Frame {
         rgb: vec![0; frame.rgb.len()],
         ..frame.clone()
@@ -235,6 +241,7 @@ fn frames_the_shaders_cannot_take_are_errors() {
 fn a_720p_frame_composes_as_on_the_cpu() {
     let Some(mut gpu) = compositor() else { return };
     let (frame, mask) = DemoScene::new(1280, 720, 30, 1).render(10);
+    let on_device = left_on_device(gpu.device(), &frame);
     let (mut cpu, mut want, mut got) = (
         Buffers::default(),
         RgbaImage::default(),
@@ -262,12 +269,20 @@ fn a_720p_frame_composes_as_on_the_cpu() {
                 .poll(wgpu::PollType::wait_indefinitely())
                 .expect("waiting");
         });
+        let from_device = time(&mut || {
+            gpu.compose(&composite, &frame, Some(&on_device), &mask)
+                .expect("composing");
+            gpu.device()
+                .device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .expect("waiting");
+        });
         let name = match &composite {
             Composite::Background(Backdrop::Image(_)) => "Background(Image)".to_string(),
             other => format!("{other:?}"),
         };
         eprintln!(
-            "1280x720 {name}: CPU {on_cpu:?}, {} {on_gpu:?} read back, {texture_only:?} to the texture",
+            "1280x720 {name}: CPU {on_cpu:?}, {} {on_gpu:?} read back, {texture_only:?} to the texture, {from_device:?} from the frame on the device",
             gpu.device().adapter
         );
         assert_same(&got, &want, &format!("1280x720 {name}"));
