@@ -124,6 +124,24 @@ impl ColorModel {
     }
 }
 
+impl ColorModel {
+    /// Mixes `other`'s density into this one with weight `weight` (0 keeps this
+    /// model, 1 takes `other`); `false` where either is a mixture or their cubes
+    /// differ, which are left as they are.
+    fn mix_in(&mut self, other: &ColorModel, weight: f32) -> bool {
+        if self.gmm.is_some() || other.gmm.is_some() || self.bits != other.bits {
+            return false;
+        }
+        let volume_ln = 3.0 * (8 - self.bits) as f32 * std::f32::consts::LN_2;
+        let density = |cost: f32| (volume_ln - cost).exp();
+        for (cost, &theirs) in self.costs.iter_mut().zip(&other.costs) {
+            let mixed = (1.0 - weight) * density(*cost) + weight * density(theirs);
+            *cost = volume_ln - mixed.ln();
+        }
+        true
+    }
+}
+
 /// Index of colour `c` in a cube of `bits` bits per channel.
 fn cell(c: [u8; 3], bits: u32) -> usize {
     let s = 8 - bits;
@@ -162,6 +180,12 @@ pub struct ColorModels {
 /// they are clamped to ±`MAX_DATA_NATS` in capacity units).
 const UNSEEN: i32 = i32::MIN;
 
+/// A generation no models had before (see [`ColorModels::generation`]).
+fn next_generation() -> u64 {
+    static LEARNED: AtomicU64 = AtomicU64::new(0);
+    LEARNED.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Which side a pixel's colour is a sample of when learning.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
@@ -191,13 +215,52 @@ impl ColorModels {
         if fg.is_empty() || bg.is_empty() {
             return None;
         }
-        static LEARNED: AtomicU64 = AtomicU64::new(0);
         Some(Self {
             foreground: ColorModel::learn(kind, &fg),
             background: ColorModel::learn(kind, &bg),
-            generation: LEARNED.fetch_add(1, Ordering::Relaxed),
+            generation: next_generation(),
             capacities: vec![UNSEEN; 1 << (3 * kind.sanitized().table_bits())],
         })
+    }
+
+    /// How much worse these models explain the colours of `rgb`'s pixels with a side
+    /// than `fresh` (learned from those pixels) do: the mean of the difference of
+    /// their costs, in nats, over every `stride`-th pixel with a side. Near 0 while
+    /// the scene keeps its colours; it grows as colours the models never saw come in.
+    pub fn misfit(
+        &mut self,
+        fresh: &mut ColorModels,
+        rgb: &[u8],
+        side: impl Fn(usize) -> Option<Side>,
+        stride: usize,
+    ) -> f64 {
+        let (mut sum, mut count) = (0f64, 0u64);
+        for (i, px) in rgb.chunks_exact(3).enumerate().step_by(stride.max(1)) {
+            let c = [px[0], px[1], px[2]];
+            let gap = match side(i) {
+                Some(Side::Foreground) => self.foreground.cost(c) - fresh.foreground.cost(c),
+                Some(Side::Background) => self.background.cost(c) - fresh.background.cost(c),
+                None => continue,
+            };
+            sum += f64::from(gap);
+            count += 1;
+        }
+        sum / count.max(1) as f64
+    }
+
+    /// Mixes `fresh`'s densities into these with weight `weight` (histograms only: a
+    /// mixture model is left as it is, `false`); the result is a new generation.
+    pub fn mix_in(&mut self, fresh: &ColorModels, weight: f32) -> bool {
+        let mut models = self.clone();
+        if !(models.foreground.mix_in(&fresh.foreground, weight)
+            && models.background.mix_in(&fresh.background, weight))
+        {
+            return false;
+        }
+        models.generation = next_generation();
+        models.capacities.fill(UNSEEN);
+        *self = models;
+        true
     }
 
     /// Which learning made these models: two models of the same generation give every
@@ -261,6 +324,69 @@ mod tests {
                 assert_eq!(cell(centre, bits), cell(c, bits));
             }
         }
+    }
+
+    /// Models learned from a red object on blue, or on `background`.
+    fn red_on(background: [u8; 3]) -> (ColorModels, Vec<u8>) {
+        let rgb: Vec<u8> = [[250u8, 10, 10], background]
+            .iter()
+            .flat_map(|c| std::iter::repeat_n(*c, 20))
+            .flatten()
+            .collect();
+        let side = |i: usize| {
+            Some(if i < 20 {
+                Side::Foreground
+            } else {
+                Side::Background
+            })
+        };
+        let kind = ColorModelKind::Histogram { bits: 4 };
+        (ColorModels::learn(kind, &rgb, side).unwrap(), rgb)
+    }
+
+    #[test]
+    fn a_scene_that_keeps_its_colours_fits_and_one_that_changes_them_does_not() {
+        let side = |i: usize| {
+            Some(if i < 20 {
+                Side::Foreground
+            } else {
+                Side::Background
+            })
+        };
+        let (mut models, rgb) = red_on([10, 10, 250]);
+        let (mut same, _) = red_on([10, 10, 250]);
+        assert!(models.misfit(&mut same, &rgb, side, 1).abs() < 1e-6);
+        let (mut green, green_rgb) = red_on([10, 250, 10]);
+        let misfit = models.misfit(&mut green, &green_rgb, side, 1);
+        assert!(misfit > 1.0, "a background gone green: {misfit} nats");
+    }
+
+    #[test]
+    fn mixing_in_moves_the_costs_towards_the_fresh_models() {
+        let (blue, _) = red_on([10, 10, 250]);
+        let (green, _) = red_on([10, 250, 10]);
+        let g = [10u8, 250, 10];
+        let cost = |m: &ColorModels| m.clone().background.cost(g);
+        for (weight, expect) in [(0.0, cost(&blue)), (1.0, cost(&green))] {
+            let mut mixed = blue.clone();
+            assert!(mixed.mix_in(&green, weight));
+            assert!((cost(&mixed) - expect).abs() < 1e-3, "weight {weight}");
+            assert_ne!(mixed.generation(), blue.generation(), "a new generation");
+        }
+        let mut half = blue.clone();
+        half.mix_in(&green, 0.5);
+        assert!(cost(&green) < cost(&half) && cost(&half) < cost(&blue));
+        let mixture = ColorModels::learn(ColorModelKind::Gmm { components: 2 }, &[10; 60], |i| {
+            Some(if i < 10 {
+                Side::Foreground
+            } else {
+                Side::Background
+            })
+        });
+        let mut mixture = mixture.unwrap();
+        let generation = mixture.generation();
+        assert!(!mixture.mix_in(&green, 0.5), "mixtures are left alone");
+        assert_eq!(mixture.generation(), generation);
     }
 
     #[test]

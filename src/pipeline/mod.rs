@@ -11,6 +11,7 @@ pub mod hardware;
 pub mod motion;
 pub mod priority;
 pub mod record;
+mod refresh;
 pub mod segmenter;
 pub mod timing;
 pub mod volume;

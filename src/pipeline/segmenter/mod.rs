@@ -17,6 +17,7 @@ mod device;
 
 use super::gate::{NoiseGate, threshold_for};
 use super::motion::{Motion, MotionEstimator, shifted};
+use super::refresh::ModelRefresh;
 use super::timing::FrameTiming;
 use super::working::{reduce, restore, working_size};
 use crate::capture::Frame;
@@ -162,6 +163,8 @@ pub struct Segmenter {
     held_sigma: Option<f32>,
     /// The sums behind the frames' σ estimates, redone where a frame changed.
     sigma_sums: SigmaSums,
+    /// When the colour models are next looked at for their fit to the scene.
+    refresh: ModelRefresh,
     /// Pixels that moved behind the noise gate in the frame being segmented (`None`
     /// with the gate off).
     gate_moved: Option<u64>,
@@ -377,6 +380,7 @@ impl Segmenter {
             background_sigma: None,
             held_sigma: None,
             sigma_sums: SigmaSums::default(),
+            refresh: ModelRefresh::default(),
             gate_moved: None,
             device: None,
             compute: None,
@@ -665,6 +669,7 @@ impl Segmenter {
         mut timings: FrameTiming,
         start: Instant,
     ) -> SegmentOutput {
+        self.refresh_models(frame, &mask, fresh);
         let before = self.set_previous(Some(mask.clone()));
         self.last = Some(LastFrame {
             index: frame.index,
@@ -700,6 +705,20 @@ impl Segmenter {
                 .as_ref()
                 .filter(|_| self.on_device)
                 .and_then(|d| d.frame_on_device()),
+        }
+    }
+
+    /// After a colour-model frame (not the seeded one), keeps the models up with the
+    /// scene's colours ([`ModelRefresh`]); the energies take the new ones by version.
+    fn refresh_models(&mut self, frame: &Frame, mask: &Mask, seeded: bool) {
+        if seeded || self.background_ready() {
+            return;
+        }
+        let kind = self.params.color_model;
+        if let Some(models) = self.models.as_mut()
+            && self.refresh.after_frame(models, kind, frame, mask)
+        {
+            self.models_version += 1;
         }
     }
 
@@ -764,6 +783,7 @@ impl Segmenter {
     fn set_models(&mut self, models: Option<ColorModels>) {
         self.models = models;
         self.models_version += 1;
+        self.refresh.restart();
     }
 
     /// Whether the frame cut with `hard` seeds is the seeded frame of a colour-model
