@@ -25,6 +25,9 @@ const SAMPLE_STRIDE: usize = 7;
 #[derive(Clone, Debug, Default)]
 pub(super) struct ModelRefresh {
     since_check: u32,
+    /// The index of the last frame counted: a frame segmented again (a paused one
+    /// after a change of parameters) is not counted twice.
+    last: Option<u64>,
 }
 
 impl ModelRefresh {
@@ -43,6 +46,9 @@ impl ModelRefresh {
         frame: &Frame,
         mask: &Mask,
     ) -> bool {
+        if std::mem::replace(&mut self.last, Some(frame.index)) == Some(frame.index) {
+            return false;
+        }
         self.since_check += 1;
         if self.since_check < CHECK_EVERY || mask.data.len() * 3 != frame.rgb.len() {
             return false;
@@ -155,8 +161,13 @@ mod tests {
         let mut models = learn(&first);
         let generation = models.generation();
         let mut refresh = ModelRefresh::default();
-        for _ in 0..3 * CHECK_EVERY {
-            assert!(!refresh.after_frame(&mut models, kind, &first, &mask));
+        let numbered = |frame: &Frame, index: u64| Frame {
+            index,
+            ..frame.clone()
+        };
+        for k in 0..3 * CHECK_EVERY {
+            let frame = numbered(&first, u64::from(k));
+            assert!(!refresh.after_frame(&mut models, kind, &frame, &mask));
         }
         assert_eq!(
             models.generation(),
@@ -164,8 +175,14 @@ mod tests {
             "a still scene keeps its models"
         );
         let (green, _) = scene([20, 200, 20]);
-        let changed = (0..CHECK_EVERY)
-            .map(|_| refresh.after_frame(&mut models, kind, &green, &mask))
+        let k = u64::from(3 * CHECK_EVERY);
+        let again = numbered(&green, k);
+        for _ in 0..2 * CHECK_EVERY {
+            let redone = refresh.after_frame(&mut models, kind, &again, &mask);
+            assert!(!redone, "a frame segmented again counts once");
+        }
+        let changed = (1..u64::from(CHECK_EVERY))
+            .map(|n| refresh.after_frame(&mut models, kind, &numbered(&green, k + n), &mask))
             .collect::<Vec<_>>();
         assert_eq!(changed.iter().filter(|&&c| c).count(), 1, "{changed:?}");
         let g = [20u8, 200, 20];

@@ -581,9 +581,23 @@ impl Segmenter {
         if let Some(output) = self.learn_background(frame, start) {
             return Ok(output);
         }
-        if let Some(output) = self.segment_on_device(frame, start) {
-            return output;
+        let result = match self.segment_on_device(frame, start) {
+            Some(result) => result,
+            None => self.segment_on_host(frame, start),
+        };
+        if let Ok(output) = &result {
+            self.refresh_models(frame, &output.mask);
         }
+        result
+    }
+
+    /// [`Self::segment_at`] with the energy on the CPU, through the noise gate.
+    fn segment_on_host(
+        &mut self,
+        frame: &Frame,
+        start: Instant,
+    ) -> Result<SegmentOutput, SegmentError> {
+        let (width, height) = (frame.width, frame.height);
         let threshold = self.gate_threshold();
         if threshold == 0 {
             self.gate.reset();
@@ -669,7 +683,6 @@ impl Segmenter {
         mut timings: FrameTiming,
         start: Instant,
     ) -> SegmentOutput {
-        self.refresh_models(frame, &mask, fresh);
         let before = self.set_previous(Some(mask.clone()));
         self.last = Some(LastFrame {
             index: frame.index,
@@ -708,10 +721,11 @@ impl Segmenter {
         }
     }
 
-    /// After a colour-model frame (not the seeded one), keeps the models up with the
-    /// scene's colours ([`ModelRefresh`]); the energies take the new ones by version.
-    fn refresh_models(&mut self, frame: &Frame, mask: &Mask, seeded: bool) {
-        if seeded || self.background_ready() {
+    /// After a frame cut by colour models, keeps them up with the scene's colours
+    /// ([`ModelRefresh`]) as the frame came (before the noise gate, which only the
+    /// host path's colours went through); the energies take new ones by version.
+    fn refresh_models(&mut self, frame: &Frame, mask: &Mask) {
+        if self.background_ready() {
             return;
         }
         let kind = self.params.color_model;
