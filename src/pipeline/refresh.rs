@@ -46,7 +46,7 @@ impl ModelRefresh {
         frame: &Frame,
         mask: &Mask,
     ) -> bool {
-        if std::mem::replace(&mut self.last, Some(frame.index)) == Some(frame.index) {
+        if self.last.replace(frame.index) == Some(frame.index) {
             return false;
         }
         self.since_check += 1;
