@@ -65,7 +65,7 @@ pub(super) struct View {
     gpu: Option<WgpuCompositor>,
     /// The picture shown was composed there.
     on_gpu: bool,
-    /// ... from the frame the energy left on the device (not uploaded again).
+    /// It was composed from the frame the energy left on the device (no second upload).
     frame_on_device: bool,
     /// Why the GPU stopped composing, once: the CPU composes from then on.
     pub(super) gpu_failure: Option<String>,
