@@ -581,12 +581,17 @@ impl Segmenter {
         if let Some(output) = self.learn_background(frame, start) {
             return Ok(output);
         }
-        let result = match self.segment_on_device(frame, start) {
+        let mut result = match self.segment_on_device(frame, start) {
             Some(result) => result,
             None => self.segment_on_host(frame, start),
         };
-        if let Ok(output) = &result {
+        if let Ok(output) = &mut result {
+            // part of the frame's data term: its time is the energy's
+            let refresh = Instant::now();
             self.refresh_models(frame, &output.mask);
+            let ms = ms_since(refresh);
+            output.timings.energy_ms += ms;
+            output.timings.total_ms += ms;
         }
         result
     }
