@@ -92,7 +92,7 @@ impl ColorModel {
         }
         let total = samples.len() as f32 + HISTOGRAM_PRIOR * cells as f32;
         // Density per unit colour volume, so costs do not depend on the bin size.
-        let volume_ln = 3.0 * (8 - bits) as f32 * std::f32::consts::LN_2;
+        let volume_ln = volume_ln(bits);
         let costs = counts
             .iter()
             .map(|&n| -((n as f32 + HISTOGRAM_PRIOR) / total).ln() + volume_ln)
@@ -125,21 +125,27 @@ impl ColorModel {
 }
 
 impl ColorModel {
-    /// Mixes `other`'s density into this one with weight `weight` (0 keeps this
-    /// model, 1 takes `other`); `false` where either is a mixture or their cubes
-    /// differ, which are left as they are.
-    fn mix_in(&mut self, other: &ColorModel, weight: f32) -> bool {
-        if self.gmm.is_some() || other.gmm.is_some() || self.bits != other.bits {
-            return false;
-        }
-        let volume_ln = 3.0 * (8 - self.bits) as f32 * std::f32::consts::LN_2;
+    /// Whether [`Self::mix_in`] can take `other`: two histograms on the same cube.
+    fn mixes_with(&self, other: &ColorModel) -> bool {
+        self.gmm.is_none() && other.gmm.is_none() && self.bits == other.bits
+    }
+
+    /// Mixes `other`'s density (a histogram on the same cube, [`Self::mixes_with`])
+    /// into this one with weight `weight`: 0 keeps this model, 1 takes `other`.
+    fn mix_in(&mut self, other: &ColorModel, weight: f32) {
+        let volume_ln = volume_ln(self.bits);
         let density = |cost: f32| (volume_ln - cost).exp();
         for (cost, &theirs) in self.costs.iter_mut().zip(&other.costs) {
             let mixed = (1.0 - weight) * density(*cost) + weight * density(theirs);
             *cost = volume_ln - mixed.ln();
         }
-        true
     }
+}
+
+/// ln of a cube cell's colour volume with `bits` bits per channel: costs are densities
+/// per unit colour volume, so they do not depend on the cell size.
+fn volume_ln(bits: u32) -> f32 {
+    3.0 * (8 - bits) as f32 * std::f32::consts::LN_2
 }
 
 /// Index of colour `c` in a cube of `bits` bits per channel.
@@ -251,15 +257,15 @@ impl ColorModels {
     /// Mixes `fresh`'s densities into these with weight `weight` (histograms only: a
     /// mixture model is left as it is, `false`); the result is a new generation.
     pub fn mix_in(&mut self, fresh: &ColorModels, weight: f32) -> bool {
-        let mut models = self.clone();
-        if !(models.foreground.mix_in(&fresh.foreground, weight)
-            && models.background.mix_in(&fresh.background, weight))
+        if !(self.foreground.mixes_with(&fresh.foreground)
+            && self.background.mixes_with(&fresh.background))
         {
             return false;
         }
-        models.generation = next_generation();
-        models.capacities.fill(UNSEEN);
-        *self = models;
+        self.foreground.mix_in(&fresh.foreground, weight);
+        self.background.mix_in(&fresh.background, weight);
+        self.generation = next_generation();
+        self.capacities.fill(UNSEEN);
         true
     }
 

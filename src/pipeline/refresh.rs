@@ -28,6 +28,10 @@ pub(super) struct ModelRefresh {
     /// The index of the last frame counted: a frame segmented again (a paused one
     /// after a change of parameters) is not counted twice.
     last: Option<u64>,
+    /// The confident pixels' sides and the summed-area table behind them, kept for
+    /// the next look.
+    sides: Vec<Option<Side>>,
+    sums: Vec<u32>,
 }
 
 impl ModelRefresh {
@@ -54,7 +58,8 @@ impl ModelRefresh {
             return false;
         }
         self.since_check = 0;
-        let sides = confident_sides(mask, MARGIN);
+        confident_sides(mask, MARGIN, &mut self.sums, &mut self.sides);
+        let sides = &self.sides;
         let side = |i: usize| sides[i];
         let Some(mut fresh) = ColorModels::learn(kind, &frame.rgb, side) else {
             return false;
@@ -65,12 +70,13 @@ impl ModelRefresh {
 }
 
 /// Each pixel's side where every pixel of the square `margin` around it (within the
-/// frame) has its label, else `None`: counts of foreground pixels over a summed-area
-/// table.
-fn confident_sides(mask: &Mask, margin: usize) -> Vec<Option<Side>> {
+/// frame) has its label, else `None`, into `sides`: counts of foreground pixels over
+/// a summed-area table (in `sums`).
+fn confident_sides(mask: &Mask, margin: usize, sums: &mut Vec<u32>, sides: &mut Vec<Option<Side>>) {
     let (w, h) = (mask.width as usize, mask.height as usize);
     // sums[(y + 1) * (w + 1) + x + 1]: foreground pixels above and left of (x, y), inclusive
-    let mut sums = vec![0u32; (w + 1) * (h + 1)];
+    sums.clear();
+    sums.resize((w + 1) * (h + 1), 0);
     for y in 0..h {
         let mut row = 0;
         for x in 0..w {
@@ -79,20 +85,19 @@ fn confident_sides(mask: &Mask, margin: usize) -> Vec<Option<Side>> {
         }
     }
     let at = |x: usize, y: usize| sums[y * (w + 1) + x];
-    (0..w * h)
-        .map(|i| {
-            let (x, y) = (i % w, i / w);
-            let (x0, y0) = (x.saturating_sub(margin), y.saturating_sub(margin));
-            let (x1, y1) = ((x + margin + 1).min(w), (y + margin + 1).min(h));
-            let fg = at(x1, y1) + at(x0, y0) - at(x0, y1) - at(x1, y0);
-            let all = ((x1 - x0) * (y1 - y0)) as u32;
-            match fg {
-                0 => Some(Side::Background),
-                n if n == all => Some(Side::Foreground),
-                _ => None,
-            }
-        })
-        .collect()
+    sides.clear();
+    sides.extend((0..w * h).map(|i| {
+        let (x, y) = (i % w, i / w);
+        let (x0, y0) = (x.saturating_sub(margin), y.saturating_sub(margin));
+        let (x1, y1) = ((x + margin + 1).min(w), (y + margin + 1).min(h));
+        let fg = at(x1, y1) + at(x0, y0) - at(x0, y1) - at(x1, y0);
+        let all = ((x1 - x0) * (y1 - y0)) as u32;
+        match fg {
+            0 => Some(Side::Background),
+            n if n == all => Some(Side::Foreground),
+            _ => None,
+        }
+    }));
 }
 
 #[cfg(test)]
@@ -105,7 +110,8 @@ mod tests {
         let mask = Mask::from_fn(30, 30, |i| {
             (10..20).contains(&(i % 30)) && (10..20).contains(&(i / 30))
         });
-        let sides = confident_sides(&mask, 2);
+        let (mut sums, mut sides) = (Vec::new(), Vec::new());
+        confident_sides(&mask, 2, &mut sums, &mut sides);
         let side = |x: usize, y: usize| sides[y * 30 + x];
         assert_eq!(side(15, 15), Some(Side::Foreground));
         assert_eq!(side(12, 12), Some(Side::Foreground));
