@@ -435,13 +435,14 @@ impl<'a, T: Topology> Update<'a, T> {
         let qp = &problem.edges(dir.reverse())[rs.start + pairs.offset..rs.end + pairs.offset];
         let at = self.band.pixel(rs.start);
         let kept = &self.band.kept_fwd[pairs.fwd / 2][at..at + rs.len()];
-        let mut moved = 0u64;
+        // one byte per pair, then packed: a bit shifted by its lane does not vectorise
+        let mut flags = [0u8; SPAN as usize];
         let mut symmetric = true;
-        for (i, ((&a, &b), &k)) in pq.iter().zip(qp).zip(kept).enumerate() {
-            moved |= u64::from(!(was_symmetric && a == k && b == k)) << i;
+        for (f, ((&a, &b), &k)) in flags.iter_mut().zip(pq.iter().zip(qp).zip(kept)) {
+            *f = u8::from(!(was_symmetric && a == k && b == k));
             symmetric &= a == b;
         }
-        (moved, symmetric)
+        (pack_bits(&flags), symmetric)
     }
 
     /// Applies the pairs of row `y` starting at columns `xs` whose bit is set in
@@ -457,6 +458,7 @@ impl<'a, T: Topology> Update<'a, T> {
         let dir = Direction::ALL[pairs.fwd];
         let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
         let rs = pixels(problem.width(), y, xs);
+        self.prefetch_pairs(pairs.fwd, xs.start, y, moved);
         while moved != 0 {
             let i = moved.trailing_zeros();
             moved &= moved - 1;
@@ -464,6 +466,20 @@ impl<'a, T: Topology> Update<'a, T> {
             let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
             let u = self.band.layout.index(x, y);
             self.set_pair(u, pairs.fwd, r, new);
+        }
+    }
+
+    /// Asks for the residuals of both ends of the pairs in `moved` (direction `d`,
+    /// row `y`, from column `x0`) before any is applied: applying a pair waits on
+    /// their loads, and the pairs' loads do not depend on each other.
+    fn prefetch_pairs(&self, d: usize, x0: u32, y: u32, mut moved: u64) {
+        while moved != 0 {
+            let i = moved.trailing_zeros();
+            moved &= moved - 1;
+            let u = self.band.layout.index(x0 + i, y);
+            let v = self.band.layout.neighbour(u, d);
+            prefetch(self.band.rc, self.band.node(u) * T::K + d);
+            prefetch(self.band.rc, self.band.node(v) * T::K + (d ^ 1));
         }
     }
 
@@ -550,6 +566,36 @@ impl<'a, T: Topology> Update<'a, T> {
     }
 }
 
+/// The bytes of `flags` (each 0 or 1) as the bits of a word, the first the lowest.
+#[inline(always)]
+fn pack_bits(flags: &[u8; SPAN as usize]) -> u64 {
+    // each byte's bit lands in the top byte at its index, the others carry no further
+    const GATHER: u64 = 0x0102_0408_1020_4080;
+    flags
+        .chunks_exact(8)
+        .enumerate()
+        .fold(0, |bits, (c, eight)| {
+            let eight = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
+            bits | (eight.wrapping_mul(GATHER) >> 56) << (8 * c)
+        })
+}
+
+/// Asks the cache for `v[i]` (nothing where `i` is out of bounds).
+#[inline(always)]
+fn prefetch<V>(v: &[V], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = v.get(i) {
+        // SAFETY: a prefetch reads nothing the program sees; `x` is a valid reference.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                (x as *const V).cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
 /// The rows of `rows` within `band`.
 fn overlap(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
     rows.start.max(band.start)..rows.end.min(band.end)
@@ -632,6 +678,23 @@ mod tests {
             capacities_taken(&alone, &next_grid::<T>(w, h));
             let marked = |&u: &u32| T::get(alone.st[u as usize]) & MARK != 0;
             assert!(alone.marked.iter().all(marked));
+        }
+    }
+
+    #[test]
+    fn flags_pack_into_bits_in_order() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..200 {
+            let flags: [u8; super::SPAN as usize] =
+                std::array::from_fn(|_| u8::from(next() % 3 == 0));
+            let want = (flags.iter().enumerate()).fold(0u64, |b, (i, &f)| b | u64::from(f) << i);
+            assert_eq!(super::pack_bits(&flags), want);
         }
     }
 
