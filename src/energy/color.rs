@@ -218,40 +218,43 @@ impl ColorModels {
                 None => {}
             }
         }
+        Self::from_samples(kind, &fg, &bg)
+    }
+
+    /// Learns both models from colour samples of each side. Returns `None` when
+    /// either side has none.
+    pub fn from_samples(kind: ColorModelKind, fg: &[[u8; 3]], bg: &[[u8; 3]]) -> Option<Self> {
         if fg.is_empty() || bg.is_empty() {
             return None;
         }
         Some(Self {
-            foreground: ColorModel::learn(kind, &fg),
-            background: ColorModel::learn(kind, &bg),
+            foreground: ColorModel::learn(kind, fg),
+            background: ColorModel::learn(kind, bg),
             generation: next_generation(),
             capacities: vec![UNSEEN; 1 << (3 * kind.sanitized().table_bits())],
         })
     }
 
-    /// How much worse these models explain the colours of `rgb`'s pixels with a side
-    /// than `fresh` (learned from those pixels) do: the mean of the difference of
-    /// their costs, in nats, over every `stride`-th pixel with a side. Near 0 while
-    /// the scene keeps its colours; it grows as colours the models never saw come in.
+    /// How much worse these models explain colour samples of each side than `fresh`
+    /// (learned from them) does: the mean of the difference of their costs, in nats,
+    /// over every `stride`-th sample. Near 0 while the scene keeps its colours; it
+    /// grows as colours the models never saw come in.
     pub fn misfit(
         &mut self,
         fresh: &mut ColorModels,
-        rgb: &[u8],
-        side: impl Fn(usize) -> Option<Side>,
+        fg: &[[u8; 3]],
+        bg: &[[u8; 3]],
         stride: usize,
     ) -> f64 {
-        let (mut sum, mut count) = (0f64, 0u64);
-        for (i, px) in rgb.chunks_exact(3).enumerate().step_by(stride.max(1)) {
-            let c = [px[0], px[1], px[2]];
-            let gap = match side(i) {
-                Some(Side::Foreground) => self.foreground.cost(c) - fresh.foreground.cost(c),
-                Some(Side::Background) => self.background.cost(c) - fresh.background.cost(c),
-                None => continue,
-            };
-            sum += f64::from(gap);
-            count += 1;
-        }
-        sum / count.max(1) as f64
+        let stride = stride.max(1);
+        let gaps = |model: &mut ColorModel, fresh: &mut ColorModel, samples: &[[u8; 3]]| {
+            (samples.iter().step_by(stride))
+                .map(|&c| f64::from(model.cost(c) - fresh.cost(c)))
+                .fold((0f64, 0u64), |(sum, n), gap| (sum + gap, n + 1))
+        };
+        let (f, nf) = gaps(&mut self.foreground, &mut fresh.foreground, fg);
+        let (b, nb) = gaps(&mut self.background, &mut fresh.background, bg);
+        (f + b) / (nf + nb).max(1) as f64
     }
 
     /// Mixes `fresh`'s densities into these with weight `weight` (histograms only: a
@@ -352,18 +355,18 @@ mod tests {
 
     #[test]
     fn a_scene_that_keeps_its_colours_fits_and_one_that_changes_them_does_not() {
-        let side = |i: usize| {
-            Some(if i < 20 {
-                Side::Foreground
-            } else {
-                Side::Background
-            })
+        let samples = |rgb: &[u8]| {
+            let colours: Vec<[u8; 3]> = rgb.chunks_exact(3).map(|p| [p[0], p[1], p[2]]).collect();
+            let (fg, bg) = colours.split_at(20);
+            (fg.to_vec(), bg.to_vec())
         };
         let (mut models, rgb) = red_on([10, 10, 250]);
         let (mut same, _) = red_on([10, 10, 250]);
-        assert!(models.misfit(&mut same, &rgb, side, 1).abs() < 1e-6);
+        let (fg, bg) = samples(&rgb);
+        assert!(models.misfit(&mut same, &fg, &bg, 1).abs() < 1e-6);
         let (mut green, green_rgb) = red_on([10, 250, 10]);
-        let misfit = models.misfit(&mut green, &green_rgb, side, 1);
+        let (fg, bg) = samples(&green_rgb);
+        let misfit = models.misfit(&mut green, &fg, &bg, 1);
         assert!(misfit > 1.0, "a background gone green: {misfit} nats");
     }
 

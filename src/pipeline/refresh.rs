@@ -18,8 +18,8 @@ const MARGIN: usize = 6;
 const MISFIT_NATS: f64 = 0.12;
 /// Weight of the fresh models when they are mixed in.
 const WEIGHT: f32 = 0.5;
-/// Every this many pixels is read for the fit.
-const SAMPLE_STRIDE: usize = 7;
+/// Every this many samples is read for the fit.
+const FIT_STRIDE: usize = 7;
 
 /// Counts frames towards the next look at the models' fit.
 #[derive(Clone, Debug, Default)]
@@ -28,10 +28,17 @@ pub(super) struct ModelRefresh {
     /// The index of the last frame counted: a frame segmented again (a paused one
     /// after a change of parameters) is not counted twice.
     last: Option<u64>,
-    /// The confident pixels' sides and the summed-area table behind them, kept for
-    /// the next look.
-    sides: Vec<Option<Side>>,
-    sums: Vec<u32>,
+    /// The confident samples' colours of each side and the row counts behind them,
+    /// kept for the next look.
+    samples: Samples,
+    across: Vec<u16>,
+}
+
+/// Colours of confident pixels, by side.
+#[derive(Clone, Debug, Default)]
+struct Samples {
+    foreground: Vec<[u8; 3]>,
+    background: Vec<[u8; 3]>,
 }
 
 impl ModelRefresh {
@@ -58,46 +65,98 @@ impl ModelRefresh {
             return false;
         }
         self.since_check = 0;
-        confident_sides(mask, MARGIN, &mut self.sums, &mut self.sides);
-        let sides = &self.sides;
-        let side = |i: usize| sides[i];
-        let Some(mut fresh) = ColorModels::learn(kind, &frame.rgb, side) else {
+        let samples = &mut self.samples;
+        confident_samples(frame, mask, MARGIN, &mut self.across, samples);
+        let (fg, bg) = (&samples.foreground, &samples.background);
+        let Some(mut fresh) = ColorModels::from_samples(kind, fg, bg) else {
             return false;
         };
-        let misfit = models.misfit(&mut fresh, &frame.rgb, side, SAMPLE_STRIDE);
+        let misfit = models.misfit(&mut fresh, fg, bg, FIT_STRIDE);
         misfit > MISFIT_NATS && models.mix_in(&fresh, WEIGHT)
     }
 }
 
 /// Each pixel's side where every pixel of the square `margin` around it (within the
-/// frame) has its label, else `None`, into `sides`: counts of foreground pixels over
-/// a summed-area table (in `sums`).
-fn confident_sides(mask: &Mask, margin: usize, sums: &mut Vec<u32>, sides: &mut Vec<Option<Side>>) {
+/// frame) has its label, else `None`, a row at a time to `each_row(y, sides)`: box
+/// counts of foreground pixels, along each row (`across`) and then down the columns,
+/// passes over whole rows that vectorise.
+fn confident_sides(
+    mask: &Mask,
+    margin: usize,
+    across: &mut Vec<u16>,
+    mut each_row: impl FnMut(usize, &[Option<Side>]),
+) {
     let (w, h) = (mask.width as usize, mask.height as usize);
-    // sums[(y + 1) * (w + 1) + x + 1]: foreground pixels above and left of (x, y), inclusive
-    sums.clear();
-    sums.resize((w + 1) * (h + 1), 0);
-    for y in 0..h {
-        let mut row = 0;
-        for x in 0..w {
-            row += u32::from(mask.is_source(y * w + x));
-            sums[(y + 1) * (w + 1) + x + 1] = sums[y * (w + 1) + x + 1] + row;
+    // the squares' widths and heights, cut by the frame's edges
+    let span = |i: usize, n: usize| ((i + margin + 1).min(n) - i.saturating_sub(margin)) as u16;
+    let widths: Vec<u16> = (0..w).map(|x| span(x, w)).collect();
+    across.clear();
+    across.resize(w * h, 0);
+    let mut prefix = vec![0u32; w + 1];
+    for (row, out) in mask
+        .data
+        .chunks_exact(w.max(1))
+        .zip(across.chunks_exact_mut(w.max(1)))
+    {
+        for (x, &m) in row.iter().enumerate() {
+            prefix[x + 1] = prefix[x] + u32::from(m != 0);
+        }
+        for (x, o) in out.iter_mut().enumerate() {
+            // at most the square's width
+            *o = (prefix[(x + margin + 1).min(w)] - prefix[x.saturating_sub(margin)]) as u16;
         }
     }
-    let at = |x: usize, y: usize| sums[y * (w + 1) + x];
-    sides.clear();
-    sides.extend((0..w * h).map(|i| {
-        let (x, y) = (i % w, i / w);
-        let (x0, y0) = (x.saturating_sub(margin), y.saturating_sub(margin));
-        let (x1, y1) = ((x + margin + 1).min(w), (y + margin + 1).min(h));
-        let fg = at(x1, y1) + at(x0, y0) - at(x0, y1) - at(x1, y0);
-        let all = ((x1 - x0) * (y1 - y0)) as u32;
-        match fg {
-            0 => Some(Side::Background),
-            n if n == all => Some(Side::Foreground),
-            _ => None,
+    let mut down = vec![0u16; w];
+    let mut sides = vec![None; w];
+    let row = |y: usize| &across[y * w..(y + 1) * w];
+    for y in 0..h.min(margin) {
+        down.iter_mut().zip(row(y)).for_each(|(d, &a)| *d += a);
+    }
+    for y in 0..h {
+        if y + margin < h {
+            down.iter_mut()
+                .zip(row(y + margin))
+                .for_each(|(d, &a)| *d += a);
         }
-    }));
+        if y > margin {
+            down.iter_mut()
+                .zip(row(y - margin - 1))
+                .for_each(|(d, &a)| *d -= a);
+        }
+        let tall = span(y, h);
+        for ((side, &fg), &wide) in sides.iter_mut().zip(&down).zip(&widths) {
+            *side = match fg {
+                0 => Some(Side::Background),
+                n if n == wide * tall => Some(Side::Foreground),
+                _ => None,
+            };
+        }
+        each_row(y, &sides);
+    }
+}
+
+/// The colours of `frame`'s confident pixels ([`confident_sides`]), by side, into
+/// `samples`.
+fn confident_samples(
+    frame: &Frame,
+    mask: &Mask,
+    margin: usize,
+    across: &mut Vec<u16>,
+    samples: &mut Samples,
+) {
+    let w = mask.width as usize;
+    samples.foreground.clear();
+    samples.background.clear();
+    confident_sides(mask, margin, across, |y, sides| {
+        let rgb = &frame.rgb[3 * y * w..3 * (y + 1) * w];
+        for (side, p) in sides.iter().zip(rgb.chunks_exact(3)) {
+            match side {
+                Some(Side::Foreground) => samples.foreground.push([p[0], p[1], p[2]]),
+                Some(Side::Background) => samples.background.push([p[0], p[1], p[2]]),
+                None => {}
+            }
+        }
+    });
 }
 
 #[cfg(test)]
@@ -110,8 +169,10 @@ mod tests {
         let mask = Mask::from_fn(30, 30, |i| {
             (10..20).contains(&(i % 30)) && (10..20).contains(&(i / 30))
         });
-        let (mut sums, mut sides) = (Vec::new(), Vec::new());
-        confident_sides(&mask, 2, &mut sums, &mut sides);
+        let mut sides = vec![None; 30 * 30];
+        confident_sides(&mask, 2, &mut Vec::new(), |y, row| {
+            sides[y * 30..(y + 1) * 30].copy_from_slice(row);
+        });
         let side = |x: usize, y: usize| sides[y * 30 + x];
         assert_eq!(side(15, 15), Some(Side::Foreground));
         assert_eq!(side(12, 12), Some(Side::Foreground));
@@ -131,6 +192,40 @@ mod tests {
         };
         for (x, y) in (0..30).flat_map(|y| (0..30).map(move |x| (x, y))) {
             assert_eq!(side(x, y), brute(x, y), "({x}, {y})");
+        }
+    }
+
+    #[test]
+    fn confident_pixels_of_random_masks_are_those_of_a_brute_force_square() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut coin = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            !state.is_multiple_of(5)
+        };
+        for (w, h, margin) in [(17, 11, 1), (9, 23, 3), (5, 3, 6), (1, 7, 2), (40, 1, 2)] {
+            let mask = Mask::from_fn(w as u32, h as u32, |_| coin());
+            let mut got = vec![None; w * h];
+            confident_sides(&mask, margin, &mut Vec::new(), |y, row| {
+                got[y * w..(y + 1) * w].copy_from_slice(row);
+            });
+            for (x, y) in (0..h).flat_map(|y| (0..w).map(move |x| (x, y))) {
+                let near = (y.saturating_sub(margin)..(y + margin + 1).min(h)).flat_map(|v| {
+                    (x.saturating_sub(margin)..(x + margin + 1).min(w)).map(move |u| v * w + u)
+                });
+                let labels: Vec<bool> = near.map(|j| mask.is_source(j)).collect();
+                let want = match (labels.iter().all(|&l| l), labels.iter().any(|&l| l)) {
+                    (true, _) => Some(Side::Foreground),
+                    (_, false) => Some(Side::Background),
+                    _ => None,
+                };
+                assert_eq!(
+                    got[y * w + x],
+                    want,
+                    "{w}x{h} margin {margin} at ({x}, {y})"
+                );
+            }
         }
     }
 
