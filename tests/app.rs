@@ -292,7 +292,8 @@ fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
         });
         click(&mut h, "Show seeds");
         assert!(!h.state().settings().show_scribbles);
-        [ViewMode::CutOut, ViewMode::Background].map(|mode| {
+        let cut = (h.state().mask().cloned(), h.state().processed_frames());
+        let views = [ViewMode::CutOut, ViewMode::Background].map(|mode| {
             h.get_by_label(mode.label()).click();
             h.run();
             h.remove_cursor();
@@ -316,15 +317,26 @@ fn the_picture_composed_on_the_renderers_device_looks_as_the_cpus() {
                 "composed from the frame the energy left on the device"
             );
             view_picture(&mut h)
-        })
+        });
+        (cut, views)
     });
-    let [on_cpu, on_gpu] = &pictures;
+    let [(cut_cpu, on_cpu), (cut_gpu, on_gpu)] = &pictures;
+    assert_eq!(cut_cpu.1, cut_gpu.1, "frames processed");
+    assert!(cut_cpu.0 == cut_gpu.0, "the last frame's mask differs");
     assert!(on_cpu[0] != on_cpu[1], "two views, two pictures");
     for (view, (a, b)) in ["cut-out", "background"]
         .iter()
         .zip(on_cpu.iter().zip(on_gpu))
     {
         let differ = a.pixels().zip(b.pixels()).filter(|(p, q)| p != q).count();
+        if differ > 0 {
+            // kept for a look: the two pictures, where the machine keeps temporary files
+            for (side, picture) in [("cpu", a), ("gpu", b)] {
+                let path = std::env::temp_dir().join(format!("livecut-{view}-{side}.png"));
+                picture.save(&path).expect("a temporary file");
+                eprintln!("{view} view on the {side}: {}", path.display());
+            }
+        }
         assert_eq!(differ, 0, "the {view} view: {differ} pixels differ");
     }
 }

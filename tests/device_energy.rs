@@ -970,3 +970,44 @@ fn lose_the_device(gpu: ComputeDevice, params: SegmentParams) {
     assert_eq!(segmenter.gpu_energy(), None);
     assert!(!segmenter.labels_on_gpu());
 }
+
+/// A seeded sequence whose energy starts on one wgpu device and is handed, at frame
+/// `lent`, to another (the window lending its own mid-stream) gives the CPU's masks.
+fn lent_mid_stream(frames: &[Frame], seeds: &Seeds, lent: usize) {
+    let (Some(first), Some(second)) = (compute_device(), compute_device()) else {
+        return;
+    };
+    let run = |devices: Option<(&ComputeDevice, &ComputeDevice)>| {
+        let mut s = Segmenter::new(Box::new(CpuEngine::new()), SegmentParams::default());
+        if let Some((a, _)) = devices {
+            s.set_compute(Some(a.clone())).unwrap();
+            s.set_device_energy(true);
+        }
+        s.set_seeds(seeds.clone());
+        let masks: Vec<(Vec<u8>, u64)> = (frames.iter().enumerate())
+            .map(|(k, frame)| {
+                if let Some((_, b)) = devices.filter(|_| k == lent) {
+                    s.set_compute(Some(b.clone())).unwrap();
+                }
+                let output = s.segment(frame).unwrap();
+                (output.mask.data, output.flow)
+            })
+            .collect();
+        masks
+    };
+    let on_cpu = run(None);
+    let handed = run(Some((&first, &second)));
+    for (k, (a, b)) in on_cpu.iter().zip(&handed).enumerate() {
+        assert_eq!(a.1, b.1, "lent at {lent}, frame {k}: flows");
+        assert!(a.0 == b.0, "lent at {lent}, frame {k}: masks differ");
+    }
+}
+
+#[test]
+fn a_device_lent_mid_stream_gives_the_same_masks() {
+    let (frames, truth) = demo_with_truth(200, 150, 14);
+    let seeds = demo_seeds(&frames[0], &truth);
+    for lent in [1, 2, 5, 9] {
+        lent_mid_stream(&frames, &seeds, lent);
+    }
+}
