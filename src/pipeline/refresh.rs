@@ -28,10 +28,23 @@ pub(super) struct ModelRefresh {
     /// The index of the last frame counted: a frame segmented again (a paused one
     /// after a change of parameters) is not counted twice.
     last: Option<u64>,
-    /// The confident samples' colours of each side and the row counts behind them,
+    /// The confident samples' colours of each side and the box counts behind them,
     /// kept for the next look.
     samples: Samples,
+    counts: BoxCounts,
+}
+
+/// The working rows of [`confident_sides`], kept from look to look.
+#[derive(Clone, Debug, Default)]
+struct BoxCounts {
+    /// Each pixel's foreground count along its row of the square.
     across: Vec<u16>,
+    /// A row's running foreground count, and the squares' widths at each column.
+    prefix: Vec<u32>,
+    widths: Vec<u16>,
+    /// The squares' counts down the columns, and the sides of a row.
+    down: Vec<u16>,
+    sides: Vec<Option<Side>>,
 }
 
 /// Colours of confident pixels, by side.
@@ -66,7 +79,7 @@ impl ModelRefresh {
         }
         self.since_check = 0;
         let samples = &mut self.samples;
-        confident_samples(frame, mask, MARGIN, &mut self.across, samples);
+        confident_samples(frame, mask, MARGIN, &mut self.counts, samples);
         let (fg, bg) = (&samples.foreground, &samples.background);
         let Some(mut fresh) = ColorModels::from_samples(kind, fg, bg) else {
             return false;
@@ -78,21 +91,30 @@ impl ModelRefresh {
 
 /// Each pixel's side where every pixel of the square `margin` around it (within the
 /// frame) has its label, else `None`, a row at a time to `each_row(y, sides)`: box
-/// counts of foreground pixels, along each row (`across`) and then down the columns,
-/// passes over whole rows that vectorise.
+/// counts of foreground pixels, along each row and then down the columns, passes over
+/// whole rows that vectorise (in `counts`).
 fn confident_sides(
     mask: &Mask,
     margin: usize,
-    across: &mut Vec<u16>,
+    counts: &mut BoxCounts,
     mut each_row: impl FnMut(usize, &[Option<Side>]),
 ) {
     let (w, h) = (mask.width as usize, mask.height as usize);
     // the squares' widths and heights, cut by the frame's edges
     let span = |i: usize, n: usize| ((i + margin + 1).min(n) - i.saturating_sub(margin)) as u16;
-    let widths: Vec<u16> = (0..w).map(|x| span(x, w)).collect();
+    let BoxCounts {
+        across,
+        prefix,
+        widths,
+        down,
+        sides,
+    } = counts;
+    widths.clear();
+    widths.extend((0..w).map(|x| span(x, w)));
     across.clear();
     across.resize(w * h, 0);
-    let mut prefix = vec![0u32; w + 1];
+    prefix.clear();
+    prefix.resize(w + 1, 0);
     for (row, out) in mask
         .data
         .chunks_exact(w.max(1))
@@ -106,8 +128,10 @@ fn confident_sides(
             *o = (prefix[(x + margin + 1).min(w)] - prefix[x.saturating_sub(margin)]) as u16;
         }
     }
-    let mut down = vec![0u16; w];
-    let mut sides = vec![None; w];
+    down.clear();
+    down.resize(w, 0);
+    sides.clear();
+    sides.resize(w, None);
     let row = |y: usize| &across[y * w..(y + 1) * w];
     for y in 0..h.min(margin) {
         down.iter_mut().zip(row(y)).for_each(|(d, &a)| *d += a);
@@ -124,14 +148,14 @@ fn confident_sides(
                 .for_each(|(d, &a)| *d -= a);
         }
         let tall = span(y, h);
-        for ((side, &fg), &wide) in sides.iter_mut().zip(&down).zip(&widths) {
+        for ((side, &fg), &wide) in sides.iter_mut().zip(down.iter()).zip(widths.iter()) {
             *side = match fg {
                 0 => Some(Side::Background),
                 n if n == wide * tall => Some(Side::Foreground),
                 _ => None,
             };
         }
-        each_row(y, &sides);
+        each_row(y, sides);
     }
 }
 
@@ -141,13 +165,13 @@ fn confident_samples(
     frame: &Frame,
     mask: &Mask,
     margin: usize,
-    across: &mut Vec<u16>,
+    counts: &mut BoxCounts,
     samples: &mut Samples,
 ) {
     let w = mask.width as usize;
     samples.foreground.clear();
     samples.background.clear();
-    confident_sides(mask, margin, across, |y, sides| {
+    confident_sides(mask, margin, counts, |y, sides| {
         let rgb = &frame.rgb[3 * y * w..3 * (y + 1) * w];
         for (side, p) in sides.iter().zip(rgb.chunks_exact(3)) {
             match side {
@@ -170,7 +194,7 @@ mod tests {
             (10..20).contains(&(i % 30)) && (10..20).contains(&(i / 30))
         });
         let mut sides = vec![None; 30 * 30];
-        confident_sides(&mask, 2, &mut Vec::new(), |y, row| {
+        confident_sides(&mask, 2, &mut BoxCounts::default(), |y, row| {
             sides[y * 30..(y + 1) * 30].copy_from_slice(row);
         });
         let side = |x: usize, y: usize| sides[y * 30 + x];
@@ -199,10 +223,12 @@ mod tests {
     fn confident_pixels_of_random_masks_are_those_of_a_brute_force_square() {
         // three in four pixels foreground, scattered by a multiplicative hash
         let coin = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61 < 6;
+        // one set of working rows for every shape, as a refresh keeps them
+        let mut counts = BoxCounts::default();
         for (w, h, margin) in [(17, 11, 1), (9, 23, 3), (5, 3, 6), (1, 7, 2), (40, 1, 2)] {
             let mask = Mask::from_fn(w as u32, h as u32, coin);
             let mut got = vec![None; w * h];
-            confident_sides(&mask, margin, &mut Vec::new(), |y, row| {
+            confident_sides(&mask, margin, &mut counts, |y, row| {
                 got[y * w..(y + 1) * w].copy_from_slice(row);
             });
             for (x, y) in (0..h).flat_map(|y| (0..w).map(move |x| (x, y))) {
