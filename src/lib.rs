@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod bands;
+mod bits;
 pub mod capture;
 pub mod ccl;
 pub mod composite;

@@ -65,9 +65,6 @@ impl CleanupReport {
     }
 }
 
-/// Pixels compared at once for what the smoothing changed.
-const RUN: usize = 64;
-
 const FIXED: u8 = 1;
 const ANCHORED: u8 = 2;
 const BORDER: u8 = 4;
@@ -115,46 +112,24 @@ impl Cleaner {
         Ok(report)
     }
 
-    /// Closes and opens `mask`, then gives the fixed pixels that changed their labels
-    /// back; counts the changed pixels into `report`.
+    /// Closes and opens `mask`, the fixed pixels keeping their labels; counts the
+    /// changed pixels into `report`.
     fn smooth(
         &mut self,
         mask: &mut Mask,
         constraints: &Constraints<'_>,
         report: &mut CleanupReport,
     ) {
-        let (changed, span) = self.smoother.smooth(mask);
-        let Some((first, end)) = span else {
-            return;
+        let fixed = |p: usize, was_foreground: bool| {
+            let fixed = if was_foreground {
+                constraints.fixed_foreground
+            } else {
+                constraints.fixed_background
+            };
+            fixed.is_some_and(|fixed| fixed(p))
         };
-        let seeded =
-            constraints.fixed_foreground.is_some() || constraints.fixed_background.is_some();
-        if !seeded {
+        if let (changed, Some((first, end))) = self.smoother.smooth(mask, fixed) {
             report.changed_in(changed, first, end);
-            return;
-        }
-        let before = self.smoother.before();
-        for start in (first..end).step_by(RUN) {
-            let stop = (start + RUN).min(end);
-            if mask.data[start..stop] == before[start..stop] {
-                continue;
-            }
-            for (i, &was) in before[start..stop].iter().enumerate() {
-                let p = start + i;
-                if mask.data[p] == was {
-                    continue;
-                }
-                let fixed = if was != 0 {
-                    constraints.fixed_foreground
-                } else {
-                    constraints.fixed_background
-                };
-                if fixed.is_some_and(|fixed| fixed(p)) {
-                    mask.data[p] = was;
-                } else {
-                    report.changed(p);
-                }
-            }
         }
     }
 

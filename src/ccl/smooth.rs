@@ -1,17 +1,19 @@
 //! The mask's outline smoothed: a 3×3 closing (pinholes, one-pixel notches and gaps
 //! fill) then a 3×3 opening (specks and one-pixel spurs go), the morphology background
 //! subtraction masks are usually given, closing first so that a pinhole near an edge
-//! cannot eat into the region; pixels past the frame's border repeat its edge. The four
-//! passes run band by band, in row bands on every core.
+//! cannot eat into the region; pixels past the frame's border repeat its edge. The mask
+//! is packed into bits, 64 pixels a word, so that a pass is a few word operations per
+//! 64 pixels, and only the pixels that changed are written back.
 
 use crate::bands;
+use crate::bits::pack_nonzero;
 use crate::grid::Mask;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The smoothed mask's buffer, kept from frame to frame.
+/// The packed mask and the passes' words, kept from frame to frame.
 #[derive(Debug, Default)]
 pub struct Smoother {
-    out: Vec<u8>,
+    packed: Vec<u64>,
+    smoothed: Vec<u64>,
 }
 
 /// Rows of the frame each band's passes read beyond its own, above and below: one a
@@ -24,126 +26,152 @@ impl Smoother {
         Self::default()
     }
 
-    /// Closes then opens `mask` with a 3×3 square; `mask.data` is left holding the
-    /// smoothed mask and [`Self::before`] the mask as it came. Returns how many pixels
-    /// changed, and the first one's index and one past the last's.
-    pub fn smooth(&mut self, mask: &mut Mask) -> (u64, Option<(usize, usize)>) {
+    /// Closes then opens `mask` with a 3×3 square, in place, except that a pixel `p`
+    /// for which `keep(p, was_foreground)` holds keeps its label (a seed). Returns how
+    /// many pixels changed, and the first one's index and one past the last's.
+    pub fn smooth(
+        &mut self,
+        mask: &mut Mask,
+        keep: impl Fn(usize, bool) -> bool,
+    ) -> (u64, Option<(usize, usize)>) {
         let (w, h) = (mask.width as usize, mask.height as usize);
         if w == 0 || h == 0 {
             return (0, None);
         }
-        self.out.resize(w * h, 0);
-        let src = &mask.data;
-        let (first_changed, end_changed) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(0));
-        // all four passes in one go per band, from the rows it reaches (bands of a
-        // multiple of 16 rows, so that those stay a fraction of it); a band whose reach
-        // is one value all through is filled with it
-        let changed = bands::sum_over_bands(&mut self.out, w, 4 * REACH, |first, band| {
-            smooth_band(src, w, first, band);
-            let at = first * w;
-            let was = &src[at..at + band.len()];
-            let differ = |(a, b): (&u8, &u8)| a != b;
-            let Some(start) = band.iter().zip(was).position(differ) else {
-                return 0;
-            };
-            let end = band
-                .iter()
-                .zip(was)
-                .rposition(differ)
-                .map_or(start, |e| e + 1);
-            first_changed.fetch_min(at + start, Ordering::Relaxed);
-            end_changed.fetch_max(at + end, Ordering::Relaxed);
-            let (now, was) = (&band[start..end], &was[start..end]);
-            now.iter().zip(was).filter(|&pair| differ(pair)).count() as u64
+        let words = w.div_ceil(64);
+        // the last word's bits that are pixels
+        let tail = match w % 64 {
+            0 => !0,
+            r => (1u64 << r) - 1,
+        };
+        self.pack(mask, words);
+        self.smoothed.resize(words * h, 0);
+        let packed = &self.packed[..];
+        // bands of a multiple of 16 rows, so that the rows they reach beyond their own
+        // stay a fraction of them
+        bands::for_each_band(&mut self.smoothed, words, 4 * REACH, |first, band| {
+            smooth_band(packed, words, tail, first, band);
         });
-        std::mem::swap(&mut self.out, &mut mask.data);
-        let span = (changed > 0).then(|| (first_changed.into_inner(), end_changed.into_inner()));
-        (changed, span)
+        write_changes(&self.packed, &self.smoothed, words, mask, keep)
     }
 
-    /// The mask as it was before the last [`Self::smooth`].
-    pub fn before(&self) -> &[u8] {
-        &self.out
-    }
-}
-
-/// The smoothed rows `first..` (`band`) of the `w`-pixel-wide mask `src`: dilate and
-/// erode (the closing), erode and dilate (the opening).
-fn smooth_band(src: &[u8], w: usize, first: usize, band: &mut [u8]) {
-    let h = src.len() / w;
-    let last = first + band.len() / w;
-    let lo = first.saturating_sub(REACH);
-    let reach = &src[lo * w..(last + REACH).min(h) * w];
-    if reach.iter().all(|&v| v == reach[0]) {
-        band.fill(reach[0]);
-        return;
-    }
-    let mut rows = Rows {
-        w,
-        h,
-        lo,
-        now: reach.to_vec(),
-        next: vec![0u8; reach.len()],
-        column: vec![0u8; w],
-    };
-    // each pass makes the rows the next one needs: a row fewer on either side
-    rows.pass(first..last, 3, u8::max);
-    rows.pass(first..last, 2, u8::min);
-    rows.pass(first..last, 1, u8::min);
-    rows.pass(first..last, 0, u8::max);
-    band.copy_from_slice(&rows.now[(first - lo) * w..(last - lo) * w]);
-}
-
-/// The rows `lo..` of one pass (`now`) and the next (`next`) of a band's smoothing.
-struct Rows {
-    w: usize,
-    h: usize,
-    lo: usize,
-    now: Vec<u8>,
-    next: Vec<u8>,
-    column: Vec<u8>,
-}
-
-impl Rows {
-    /// `pick` over each pixel's 3×3 square of `now`, for `band`'s rows and `extra` more
-    /// on either side, into `next`; then `next` is `now`.
-    fn pass(
-        &mut self,
-        band: std::ops::Range<usize>,
-        extra: usize,
-        pick: impl Fn(u8, u8) -> u8 + Copy,
-    ) {
-        let (w, h, lo) = (self.w, self.h, self.lo);
-        let rows = band.start.saturating_sub(extra).max(lo)..(band.end + extra).min(h);
-        for y in rows {
-            let row = |y: usize| &self.now[(y - lo) * w..(y - lo + 1) * w];
-            let (up, down) = (row(y.saturating_sub(1)), row((y + 1).min(h - 1)));
-            for (((c, &u), &m), &d) in self.column.iter_mut().zip(up).zip(row(y)).zip(down) {
-                *c = pick(pick(u, m), d);
+    /// `mask` into `packed`, `words` words a row, in row bands on every core.
+    fn pack(&mut self, mask: &Mask, words: usize) {
+        let w = mask.width as usize;
+        self.packed.resize(words * mask.height as usize, 0);
+        bands::for_each_band(&mut self.packed, words, 1, |first, band| {
+            for (r, row) in band.chunks_exact_mut(words).enumerate() {
+                let pixels = &mask.data[(first + r) * w..][..w];
+                for (word, bytes) in row.iter_mut().zip(pixels.chunks(64)) {
+                    *word = match <&[u8; 64]>::try_from(bytes) {
+                        Ok(b) => {
+                            use std::arch::x86_64::*;
+                            let mut bits = 0u64;
+                            for (i, c) in b.chunks_exact(16).enumerate() {
+                                let z = unsafe {
+                                    _mm_movemask_epi8(_mm_cmpeq_epi8(
+                                        _mm_loadu_si128(c.as_ptr().cast()),
+                                        _mm_setzero_si128(),
+                                    ))
+                                } as u32;
+                                bits |= u64::from(!z & 0xffff) << (16 * i);
+                            }
+                            bits
+                        }
+                        Err(_) => pack_nonzero(bytes),
+                    };
+                }
             }
-            across(
-                &self.column,
-                &mut self.next[(y - lo) * w..(y - lo + 1) * w],
-                pick,
-            );
-        }
-        std::mem::swap(&mut self.now, &mut self.next);
+        });
     }
 }
 
-/// `out[x]` = `pick` of `column[x - 1..=x + 1]`, the ends repeated.
-fn across(column: &[u8], out: &mut [u8], pick: impl Fn(u8, u8) -> u8 + Copy) {
-    let w = column.len();
-    if w < 3 {
-        let all = column.iter().copied().reduce(pick).unwrap_or(0);
-        out.fill(all);
+/// The smoothed rows `first..` (`band`) of the packed mask `src` (`words` words a
+/// row, the last word's pixels `tail`): dilate and erode (the closing), erode and
+/// dilate (the opening), on a copy of the rows the band reaches, whose ends the
+/// passes take for the frame's (wrong only within [`REACH`] rows of them). A band
+/// that reaches no foreground stays empty.
+fn smooth_band(src: &[u64], words: usize, tail: u64, first: usize, band: &mut [u64]) {
+    let h = src.len() / words;
+    let last = first + band.len() / words;
+    let lo = first.saturating_sub(REACH);
+    let reach = &src[lo * words..(last + REACH).min(h) * words];
+    if reach.iter().all(|&v| v == 0) {
+        band.fill(0);
         return;
     }
-    for (o, window) in out[1..w - 1].iter_mut().zip(column.windows(3)) {
-        *o = pick(pick(window[0], window[1]), window[2]);
+    let (mut one, mut other) = (reach.to_vec(), vec![0; reach.len()]);
+    pass::<true>(&one, &mut other, words, tail);
+    pass::<false>(&other, &mut one, words, tail);
+    pass::<false>(&one, &mut other, words, tail);
+    pass::<true>(&other, &mut one, words, tail);
+    band.copy_from_slice(&one[(first - lo) * words..(last - lo) * words]);
+}
+
+/// One 3×3 pass from the packed rows `src` into `dst` (`words` words a row, the last
+/// word's pixels `tail`): a dilation where `GROW` (the square's or), else an erosion
+/// (its and). A pixel past the border stands for the edge's, which changes neither,
+/// so it takes the operation's identity.
+fn pass<const GROW: bool>(src: &[u64], dst: &mut [u64], words: usize, tail: u64) {
+    let identity = if GROW { 0 } else { !0 };
+    let op = |a: u64, b: u64| if GROW { a | b } else { a & b };
+    // the columns of three first, into `dst`, as one run over the frame (the first
+    // and last rows have no row beyond: the edge's own stands for it)
+    dst.copy_from_slice(src);
+    let n = src.len();
+    if n > words {
+        for (d, &below) in dst[..n - words].iter_mut().zip(&src[words..]) {
+            *d = op(*d, below);
+        }
+        for (d, &above) in dst[words..].iter_mut().zip(&src[..n - words]) {
+            *d = op(*d, above);
+        }
     }
-    out[0] = pick(column[0], column[1]);
-    out[w - 1] = pick(column[w - 2], column[w - 1]);
+    // then across each row, beyond whose ends stands the identity
+    for row in dst.chunks_exact_mut(words) {
+        row[words - 1] |= identity & !tail;
+        let mut before = identity;
+        for k in 0..words {
+            let now = row[k];
+            let after = if k + 1 < words { row[k + 1] } else { identity };
+            let left = now << 1 | before >> 63;
+            let right = now >> 1 | after << 63;
+            row[k] = op(op(left, now), right);
+            before = now;
+        }
+        row[words - 1] &= tail;
+    }
+}
+
+/// Writes into `mask` the pixels whose bits differ between `was` and `now` (both
+/// `words` words a row) unless `keep(p, was_foreground)`; counts them, and gives the
+/// first one's index and one past the last's.
+fn write_changes(
+    was: &[u64],
+    now: &[u64],
+    words: usize,
+    mask: &mut Mask,
+    keep: impl Fn(usize, bool) -> bool,
+) -> (u64, Option<(usize, usize)>) {
+    let w = mask.width as usize;
+    let (mut changed, mut span) = (0, None);
+    for (k, (&was, &now)) in was.iter().zip(now).enumerate() {
+        let mut differ = was ^ now;
+        let at = k / words * w + k % words * 64;
+        while differ != 0 {
+            let bit = differ.trailing_zeros() as usize;
+            differ &= differ - 1;
+            let (p, was_foreground) = (at + bit, was >> bit & 1 != 0);
+            if keep(p, was_foreground) {
+                continue;
+            }
+            mask.data[p] = if was_foreground { 0 } else { 255 };
+            changed += 1;
+            // pixels come in increasing order
+            span = Some(span.map_or((p, p + 1), |(first, _)| (first, p + 1)));
+        }
+    }
+    (changed, span)
 }
 
 #[cfg(test)]
@@ -165,7 +193,7 @@ mod tests {
 
     fn smoothed(rows: &[&str]) -> Mask {
         let mut m = mask(rows);
-        Smoother::new().smooth(&mut m);
+        Smoother::new().smooth(&mut m, |_, _| false);
         m
     }
 
@@ -209,6 +237,86 @@ mod tests {
         let one = with_threads(1, || smoothed(&rows));
         for threads in [2, 5] {
             assert_eq!(with_threads(threads, || smoothed(&rows)), one);
+        }
+    }
+
+    /// The closing then opening pixel by pixel, the border's pixels repeated.
+    fn reference(m: &Mask) -> Vec<u8> {
+        let (w, h) = (m.width as i64, m.height as i64);
+        let square = |v: &[u8], pick: fn(u8, u8) -> u8| -> Vec<u8> {
+            let at = |x: i64, y: i64| v[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize];
+            (0..h * w)
+                .map(|p| {
+                    let (x, y) = (p % w, p / w);
+                    let mut out = at(x, y);
+                    for (dx, dy) in (-1..=1).flat_map(|dx| (-1..=1).map(move |dy| (dx, dy))) {
+                        out = pick(out, at(x + dx, y + dy));
+                    }
+                    out
+                })
+                .collect()
+        };
+        let mut v = m.data.clone();
+        for pick in [u8::max, u8::min, u8::min, u8::max] {
+            v = square(&v, pick);
+        }
+        v
+    }
+
+    #[test]
+    fn random_masks_of_every_width_smooth_as_pixel_by_pixel_and_seeds_keep() {
+        let mut bits = crate::test_bits::lcg(5);
+        for (w, h) in [
+            (1, 1),
+            (2, 3),
+            (63, 4),
+            (64, 5),
+            (65, 3),
+            (130, 7),
+            (200, 2),
+            (7, 40),
+        ]
+        .into_iter()
+        // tall ones again and again: band edges, each a chance to get a run wrong
+        .chain(std::iter::repeat_n([(70, 99), (9, 160)], 12).flatten())
+        {
+            // pixels set at random (at four densities), then whole rows and whole
+            // columns (runs across the bands' edges, which reach furthest)
+            for density in [1u64, 3, 4, 6, 8, 9] {
+                let rows: Vec<u64> = (0..h.max(w)).map(|_| bits() >> 63).collect();
+                let data = (0..w * h)
+                    .map(|p| match density {
+                        8 => rows[(p / w) as usize] != 0,
+                        9 => rows[(p % w) as usize] != 0,
+                        _ => bits() >> 61 < density,
+                    })
+                    .map(|set| if set { 255 } else { 0 })
+                    .collect();
+                let m = Mask {
+                    width: w,
+                    height: h,
+                    data,
+                };
+                let want = reference(&m);
+                // seeds: every fifth pixel keeps its label
+                let keep = |p: usize, _: bool| p.is_multiple_of(5);
+                let mut got = m.clone();
+                // bands of 16 rows: their edges are inside the taller masks
+                let threads = 1 + (w as usize + density as usize) % 3;
+                let (changed, span) =
+                    with_threads(threads, || Smoother::new().smooth(&mut got, keep));
+                let kept: Vec<u8> = (0..want.len())
+                    .map(|p| if keep(p, false) { m.data[p] } else { want[p] })
+                    .collect();
+                assert_eq!(got.data, kept, "{w}x{h}, density {density}");
+                let differ: Vec<usize> =
+                    (0..kept.len()).filter(|&p| kept[p] != m.data[p]).collect();
+                assert_eq!(changed, differ.len() as u64);
+                assert_eq!(
+                    span,
+                    differ.first().map(|&a| (a, differ.last().unwrap() + 1))
+                );
+            }
         }
     }
 }

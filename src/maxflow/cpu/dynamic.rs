@@ -442,7 +442,7 @@ impl<'a, T: Topology> Update<'a, T> {
             *f = u8::from(!(was_symmetric && a == k && b == k));
             symmetric &= a == b;
         }
-        (pack_bits(&flags), symmetric)
+        (crate::bits::pack_flags(&flags), symmetric)
     }
 
     /// Applies the pairs of row `y` starting at columns `xs` whose bit is set in
@@ -566,20 +566,6 @@ impl<'a, T: Topology> Update<'a, T> {
     }
 }
 
-/// The bytes of `flags` (each 0 or 1) as the bits of a word, the first the lowest.
-#[inline(always)]
-fn pack_bits(flags: &[u8; SPAN as usize]) -> u64 {
-    // each byte's bit lands in the top byte at its index, the others carry no further
-    const GATHER: u64 = 0x0102_0408_1020_4080;
-    flags
-        .chunks_exact(8)
-        .enumerate()
-        .fold(0, |bits, (c, eight)| {
-            let eight = u64::from_le_bytes(eight.try_into().expect("eight bytes"));
-            bits | (eight.wrapping_mul(GATHER) >> 56) << (8 * c)
-        })
-}
-
 /// Asks the cache for `v[i]` (nothing where `i` is out of bounds).
 #[inline(always)]
 fn prefetch<V>(v: &[V], i: usize) {
@@ -678,23 +664,6 @@ mod tests {
             capacities_taken(&alone, &next_grid::<T>(w, h));
             let marked = |&u: &u32| T::get(alone.st[u as usize]) & MARK != 0;
             assert!(alone.marked.iter().all(marked));
-        }
-    }
-
-    #[test]
-    fn flags_pack_into_bits_in_order() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for _ in 0..200 {
-            let flags: [u8; super::SPAN as usize] =
-                std::array::from_fn(|_| u8::from(next() % 3 == 0));
-            let want = (flags.iter().enumerate()).fold(0u64, |b, (i, &f)| b | u64::from(f) << i);
-            assert_eq!(super::pack_bits(&flags), want);
         }
     }
 
