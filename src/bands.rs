@@ -13,7 +13,8 @@
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 /// Bands per thread: many, so that a helper that starts late (waking up) or is held
 /// up by other work leaves the others little to wait for at the end of the pass.
@@ -180,21 +181,26 @@ struct Pool {
     done: Condvar,
 }
 
-/// The pass being run, if any.
+/// The pass being run, if any, and how many more helpers may join it.
 #[derive(Default)]
 struct State {
-    /// The pass's band function, its lifetime erased: valid while `job` is set (the
-    /// caller clears it only once every band handed out has finished).
-    job: Option<Job>,
-    bands: usize,
-    /// The next band to hand out.
-    next: usize,
-    /// Bands handed out and not finished.
-    running: usize,
-    /// Helpers that may still join the pass.
+    pass: Option<Arc<Pass>>,
     seats: usize,
-    /// A band panicked on a helper.
-    panicked: bool,
+}
+
+/// One pass: its bands are claimed and counted with atomics, so that a band costs no
+/// lock however many threads share the pass.
+struct Pass {
+    /// The band function, its lifetime erased: called only for a band claimed below
+    /// `bands`, and the caller returns only once every band has been counted finished.
+    job: Job,
+    bands: usize,
+    /// The next band to hand out (past `bands` once none is left).
+    next: AtomicUsize,
+    /// Bands run, or skipped after a panic.
+    finished: AtomicUsize,
+    /// A band panicked: the bands not yet started are skipped.
+    stopped: AtomicBool,
 }
 
 /// A pass's band function, lifetime erased.
@@ -203,6 +209,40 @@ struct Job(*const (dyn Fn(usize) + Sync + 'static));
 
 // SAFETY: the function is `Sync`, and it is called only while its pass runs.
 unsafe impl Send for Job {}
+// SAFETY: as above.
+unsafe impl Sync for Job {}
+
+impl Pass {
+    /// The next band to run, if any is left.
+    fn claim(&self) -> Option<usize> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed);
+        (i < self.bands).then_some(i)
+    }
+
+    /// Counts a band finished; the last one wakes the caller.
+    fn finished_one(&self, pool: &Pool) {
+        if self.finished.fetch_add(1, Ordering::AcqRel) + 1 == self.bands {
+            // under the lock: the caller checks the count under it before waiting
+            let _state = pool.lock();
+            pool.done.notify_all();
+        }
+    }
+
+    /// A helper's share: runs bands until none is left.
+    fn help(&self, pool: &Pool) {
+        while let Some(i) = self.claim() {
+            if !self.stopped.load(Ordering::Relaxed) {
+                // SAFETY: the band was claimed below `bands`, and the caller keeps the
+                // function alive until this band is counted finished.
+                let ran = catch_unwind(AssertUnwindSafe(|| unsafe { (*self.job.0)(i) }));
+                if ran.is_err() {
+                    self.stopped.store(true, Ordering::Relaxed);
+                }
+            }
+            self.finished_one(pool);
+        }
+    }
+}
 
 /// The pool, its helpers started on first use (one per core beyond the first).
 fn pool() -> &'static Pool {
@@ -238,9 +278,9 @@ impl Pool {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Posts a pass of `bands` bands that up to `helpers` helpers may join; `None`
-    /// if another pass runs (or there is nothing to share), which leaves the caller
-    /// to run its bands alone.
+    /// Posts a pass of `bands` bands that up to `helpers` helpers may join, and wakes
+    /// that many; `None` if another pass runs (or there is nothing to share), which
+    /// leaves the caller to run its bands alone.
     fn post<'a>(
         &'a self,
         bands: usize,
@@ -251,24 +291,35 @@ impl Pool {
             return None;
         }
         let mut state = self.lock();
-        if state.job.is_some() {
+        if state.pass.is_some() {
             return None;
         }
-        // SAFETY: only the lifetime is erased; `Posted::finish` clears the job before
-        // `band` goes out of scope, and no band runs after that.
+        // SAFETY: only the lifetime is erased; `Posted::finish` returns only once
+        // every band has finished, and no band starts after that.
         let job = unsafe {
             std::mem::transmute::<&'a (dyn Fn(usize) + Sync), &'static (dyn Fn(usize) + Sync)>(band)
         };
-        *state = State {
-            job: Some(Job(job)),
+        let pass = Arc::new(Pass {
+            job: Job(job),
             bands,
+            next: AtomicUsize::new(0),
+            finished: AtomicUsize::new(0),
+            stopped: AtomicBool::new(false),
+        });
+        *state = State {
+            pass: Some(pass.clone()),
             seats: helpers,
-            ..State::default()
         };
         drop(state);
         self.place_helpers();
-        self.work.notify_all();
-        Some(Posted { pool: self, band })
+        for _ in 0..helpers {
+            self.work.notify_one();
+        }
+        Some(Posted {
+            pool: self,
+            pass,
+            band,
+        })
     }
 
     /// Keeps the helpers off the calling thread's core. A woken thread may be put on
@@ -288,82 +339,63 @@ impl Pool {
         place::keep_off(&helpers, core);
     }
 
-    /// A helper's life: waits for a pass with a free seat, runs bands of it until
-    /// none is left, and waits again.
+    /// A helper's life: waits for a pass with a free seat and bands left, runs bands
+    /// of it until none is left, and waits again.
     fn help(&self) {
         let mut state = self.lock();
         loop {
-            let open = state.job.is_some() && state.next < state.bands && state.seats > 0;
-            if !open {
+            let open = state
+                .pass
+                .as_ref()
+                .filter(|p| state.seats > 0 && p.next.load(Ordering::Relaxed) < p.bands);
+            let Some(pass) = open.cloned() else {
                 state = self.work.wait(state).unwrap_or_else(|e| e.into_inner());
                 continue;
-            }
+            };
             state.seats -= 1;
-            while let Some((job, i)) = claim(&mut state) {
-                drop(state);
-                // SAFETY: the band was handed out while the job was set, and the job
-                // stays set (its function alive) until this band has finished.
-                let ran = catch_unwind(AssertUnwindSafe(|| unsafe { (*job.0)(i) }));
-                state = self.lock();
-                state.running -= 1;
-                state.panicked |= ran.is_err();
-                if state.next >= state.bands && state.running == 0 {
-                    self.done.notify_all();
-                }
-            }
+            drop(state);
+            pass.help(self);
+            state = self.lock();
         }
     }
-}
-
-/// Hands out the next band of the pass, if any is left.
-fn claim(state: &mut State) -> Option<(Job, usize)> {
-    let job = state.job?;
-    (state.next < state.bands).then(|| {
-        state.next += 1;
-        state.running += 1;
-        (job, state.next - 1)
-    })
 }
 
 /// A pass posted by the calling thread.
 struct Posted<'a> {
     pool: &'a Pool,
+    pass: Arc<Pass>,
     band: &'a (dyn Fn(usize) + Sync),
 }
 
 impl Posted<'_> {
     /// Runs bands on the calling thread until none is left, waits for those the
-    /// helpers run, and clears the pass.
+    /// helpers run, and clears the pass; a band's panic reaches the caller.
     fn finish(self) {
-        let pool = self.pool;
-        let mut state = pool.lock();
-        while let Some((_, i)) = claim(&mut state) {
-            drop(state);
-            let ran = catch_unwind(AssertUnwindSafe(|| (self.band)(i)));
-            state = pool.lock();
-            state.running -= 1;
-            if let Err(panic) = ran {
-                state = wait_for_helpers(pool, state);
-                state.job = None;
-                drop(state);
-                resume_unwind(panic);
+        let (pool, pass) = (self.pool, &self.pass);
+        let mut panic = None;
+        while let Some(i) = pass.claim() {
+            if !pass.stopped.load(Ordering::Relaxed)
+                && let Err(p) = catch_unwind(AssertUnwindSafe(|| (self.band)(i)))
+            {
+                pass.stopped.store(true, Ordering::Relaxed);
+                panic = Some(p);
             }
+            pass.finished_one(pool);
         }
-        state = wait_for_helpers(pool, state);
-        let panicked = state.panicked;
-        state.job = None;
+        let mut state = pool.lock();
+        while pass.finished.load(Ordering::Acquire) < pass.bands {
+            state = pool.done.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.pass = None;
         drop(state);
-        assert!(!panicked, "a band of a pass panicked on a helper thread");
+        if let Some(panic) = panic {
+            resume_unwind(panic);
+        }
+        assert!(
+            !pass.stopped.load(Ordering::Relaxed),
+            "a band of a pass panicked on a helper thread"
+        );
     }
-}
-
-/// Waits until no band of the pass is running on a helper, none being handed out.
-fn wait_for_helpers<'a>(pool: &'a Pool, mut state: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
-    state.next = state.bands; // bands not handed out yet stay undone (a panic)
-    while state.running > 0 {
-        state = pool.done.wait(state).unwrap_or_else(|e| e.into_inner());
-    }
-    state
 }
 
 /// Which core threads run on (Linux; elsewhere the scheduler decides alone).
