@@ -7,7 +7,7 @@
 use super::kept::spans;
 use super::layout::{BLOCK, Layout};
 use super::solver::Solver;
-use super::state::Topology;
+use super::state::{TREE, Topology};
 use std::ops::Range;
 
 /// Nodes per block.
@@ -112,10 +112,12 @@ impl<T: Topology> Band<'_, T> {
         T::get(self.st[self.node(u)])
     }
 
-    /// Sets the state bits of node `u`.
+    /// Sets the state bits of node `u`, but not its tree: the trees move only in
+    /// the search and its repair, where `Solver::set` marks their blocks for the mask.
     #[inline(always)]
     pub(super) fn set(&mut self, u: u32, v: u32) {
         let i = self.node(u);
+        assert_eq!((T::get(self.st[i]) ^ v) & TREE, 0, "a band moved a tree");
         self.st[i] = T::put(v);
     }
 }

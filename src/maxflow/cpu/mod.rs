@@ -218,7 +218,7 @@ impl CpuEngine {
 
 /// Reads the cut back and assembles the solution and its statistics.
 fn finish(
-    solver: &dyn Backend,
+    solver: &mut dyn Backend,
     start: Instant,
     loaded: Instant,
     solved: Instant,
@@ -266,7 +266,7 @@ trait Backend: Send {
     fn plan_search(&mut self);
     fn reuse_trees(&mut self);
     fn run(&mut self);
-    fn mask(&self) -> Mask;
+    fn mask(&mut self) -> Mask;
     fn total_flow(&self) -> u64;
     fn flow_so_far(&self) -> i64;
     fn set_deadline(&mut self, deadline: Option<Instant>);
@@ -306,7 +306,7 @@ impl<T: Topology> Backend for Solver<T> {
     fn run(&mut self) {
         Solver::run(self)
     }
-    fn mask(&self) -> Mask {
+    fn mask(&mut self) -> Mask {
         Solver::mask(self)
     }
     fn total_flow(&self) -> u64 {

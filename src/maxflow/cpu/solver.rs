@@ -92,6 +92,12 @@ pub(super) struct Solver<T: Topology> {
     pub(super) kept_min: Vec<i32>,
     /// Work per 8×8 block in the current call, row-major over blocks.
     pub(super) activity: Vec<u32>,
+    /// Per 8×8 block, whether a node of it changed trees since the last `mask` (set
+    /// by every write of a state word but the load's).
+    pub(super) tree_moved: Vec<u8>,
+    /// The row-major mask as the last `mask` gave it, if it was given since the last
+    /// load: a later one rewrites only the blocks whose trees moved.
+    pub(super) cut: Vec<u8>,
     /// Augmenting paths in the current call.
     pub(super) iterations: u64,
     /// Nodes with a supply (residual s → u) and with a deficit (u → t), counted by
@@ -134,6 +140,8 @@ impl<T: Topology> Solver<T> {
             kept_td: Vec::new(),
             kept_min: Vec::new(),
             activity: Vec::new(),
+            tree_moved: Vec::new(),
+            cut: Vec::new(),
             iterations: 0,
             terminals: (0, 0),
             amounts: (0, 0),
@@ -166,6 +174,11 @@ impl<T: Topology> Solver<T> {
     /// Sets the state bits of node `u`.
     #[inline(always)]
     pub(super) fn set(&mut self, u: u32, v: u32) {
+        if (self.w(u) ^ v) & TREE != 0
+            && let Some(moved) = self.tree_moved.get_mut(Layout::block(u))
+        {
+            *moved = 1;
+        }
         debug_assert!((u as usize) < self.st.len());
         // SAFETY: see above.
         unsafe { *self.st.get_unchecked_mut(u as usize) = T::put(v) };
@@ -268,6 +281,8 @@ impl<T: Topology> Solver<T> {
         let spans = self.sym_len();
         sized(&mut self.kept_sym, spans, false)?;
         reset(&mut self.activity, n / 64, 0)?;
+        reset(&mut self.tree_moved, n / 64, 0)?;
+        self.cut.clear();
         self.clear_search();
         self.flow = 0;
         self.iterations = 0;
@@ -353,9 +368,67 @@ impl<T: Topology> Solver<T> {
     }
 
     /// Source tree as a row-major mask: after `run` it is exactly the set of pixels
-    /// reachable from s in the residual graph.
-    pub(super) fn mask(&self) -> Mask {
-        self.mask_where(|tree| tree == SOURCE)
+    /// reachable from s in the residual graph. Once the solver is updated, the mask is
+    /// kept, and later ones read again only the blocks whose trees moved (an update
+    /// moves few).
+    pub(super) fn mask(&mut self) -> Mask {
+        let (w, h) = (self.layout.width(), self.layout.height());
+        if self.kept_td.is_empty() {
+            // no update yet: solve-only use keeps no copy
+            return self.mask_where(|tree| tree == SOURCE);
+        }
+        if self.cut.len() == w as usize * h as usize {
+            self.refresh_cut();
+        } else {
+            self.cut = self.mask_where(|tree| tree == SOURCE).data;
+            self.tree_moved.fill(0);
+        }
+        Mask {
+            width: w,
+            height: h,
+            data: self.cut.clone(),
+        }
+    }
+
+    /// Rewrites the blocks of `cut` whose trees moved, and clears their flags.
+    fn refresh_cut(&mut self) {
+        let Self {
+            layout,
+            st,
+            tree_moved,
+            cut,
+            ..
+        } = self;
+        let (w, h) = (layout.width(), layout.height());
+        let columns = layout.blocks_x() as usize;
+        // eight blocks' flags at a time: most are clear
+        for (c, flags) in tree_moved.chunks_mut(8).enumerate() {
+            if flags.iter().all(|&f| f == 0) {
+                continue;
+            }
+            for (i, flag) in flags.iter_mut().enumerate() {
+                if std::mem::take(flag) == 0 {
+                    continue;
+                }
+                let b = 8 * c + i;
+                let (x0, y0) = ((b % columns) as u32 * BLOCK, (b / columns) as u32 * BLOCK);
+                if x0 >= w {
+                    continue; // padding only
+                }
+                let run = BLOCK.min(w - x0) as usize;
+                for y in y0..(y0 + BLOCK).min(h) {
+                    let first = layout.index(x0, y) as usize;
+                    let row = &mut cut[(y * w + x0) as usize..][..run];
+                    for (out, &word) in row.iter_mut().zip(&st[first..first + run]) {
+                        *out = if T::get(word) & TREE == SOURCE {
+                            255
+                        } else {
+                            0
+                        };
+                    }
+                }
+            }
+        }
     }
 
     /// Row-major mask of the pixels whose tree bits (`TREE`) satisfy `source_side`, in
