@@ -129,9 +129,21 @@ pub(crate) fn for_each_part<P: Send>(parts: Vec<P>, pass: impl Fn(P) + Sync) {
 
 /// Copies `src` into `dst` (of the same length) band by band.
 pub fn copy(dst: &mut [u8], src: &[u8], row_len: usize) {
-    for_each_band(dst, row_len, 1, |row, band| {
-        band.copy_from_slice(&src[row * row_len..][..band.len()]);
+    as_copy(|| {
+        for_each_band(dst, row_len, 1, |row, band| {
+            band.copy_from_slice(&src[row * row_len..][..band.len()]);
+        })
     });
+}
+
+/// Threads a copy uses at most: a few take all the memory bandwidth there is, and
+/// more only spend CPU time waiting for it.
+const COPY_THREADS: usize = 4;
+
+/// Runs `f`, a copy (passes that move bytes and barely compute), on at most
+/// [`COPY_THREADS`] threads, fewer where this thread is limited already.
+pub(crate) fn as_copy<R>(f: impl FnOnce() -> R) -> R {
+    with_threads(threads().min(COPY_THREADS), f)
 }
 
 /// A pointer to the items of a slice that the bands share.

@@ -208,10 +208,12 @@ pub(crate) fn write_bytes(queue: &wgpu::Queue, buffer: &wgpu::Buffer, bytes: &[u
         .map(|(i, part)| (i * COPY_CHUNK, part))
         .collect();
     let to = Staging(start);
-    crate::bands::for_each_part(parts, |(at, part)| {
-        // SAFETY: the staging memory holds `padded` ≥ `bytes.len()` bytes and lives
-        // with `view`, past this call; the parts are disjoint ranges of it.
-        unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.at(at), part.len()) }
+    crate::bands::as_copy(|| {
+        crate::bands::for_each_part(parts, |(at, part)| {
+            // SAFETY: the staging memory holds `padded` ≥ `bytes.len()` bytes and
+            // lives with `view`, past this call; the parts are disjoint ranges of it.
+            unsafe { std::ptr::copy_nonoverlapping(part.as_ptr(), to.at(at), part.len()) }
+        })
     });
 }
 

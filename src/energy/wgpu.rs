@@ -886,8 +886,10 @@ impl WgpuEnergy {
         map_read(&self.gpu, &b.caps_read, |words| {
             let caps: &[i32] = bytemuck::cast_slice(words);
             let parts = arrays.iter_mut().enumerate().collect();
-            bands::for_each_part(parts, |(a, array)| {
-                array.copy_from_slice(&caps[a * n..(a + 1) * n]);
+            bands::as_copy(|| {
+                bands::for_each_part(parts, |(a, array)| {
+                    array.copy_from_slice(&caps[a * n..(a + 1) * n]);
+                })
             });
         })?;
         Ok(())
@@ -971,7 +973,7 @@ impl WgpuEnergy {
                 .collect();
             // an array a part: each writes its own
             let parts = arrays.iter_mut().enumerate().collect();
-            bands::for_each_part(parts, |(a, array)| {
+            let copy = |(a, array): (usize, &mut Vec<i32>)| {
                 for &(t, slot) in &taken {
                     let (x0, y0) = ((t % cols * TILE) as usize, (t / cols * TILE) as usize);
                     let x1 = (x0 + tile).min(w as usize);
@@ -982,7 +984,8 @@ impl WgpuEnergy {
                         array[y * w as usize + x0..y * w as usize + x1].copy_from_slice(row);
                     }
                 }
-            });
+            };
+            bands::as_copy(|| bands::for_each_part(parts, copy));
         })?;
         Ok(Some(count))
     }

@@ -53,9 +53,11 @@ impl<T: DeviceRepr + ValidAsZeroBits + Copy + Send + Sync> Staging<T> {
                 reading.synchronize().map_err(err())?;
             }
             let buffer = &mut self.buffers[slot].as_mut_slice().map_err(err())?[..chunk.len()];
-            bands::for_each_band(buffer, BAND, 1, |row, band| {
-                let at = row * BAND;
-                band.copy_from_slice(&chunk[at..at + band.len()]);
+            bands::as_copy(|| {
+                bands::for_each_band(buffer, BAND, 1, |row, band| {
+                    let at = row * BAND;
+                    band.copy_from_slice(&chunk[at..at + band.len()]);
+                })
             });
             let at = i * CHUNK;
             let mut part = dst.slice_mut(at..at + chunk.len());
