@@ -6,7 +6,7 @@
 //! 64 pixels, and only the pixels that changed are written back.
 
 use crate::bands;
-use crate::bits::pack_nonzero;
+use crate::bits::{pack_nonzero, pack_nonzero64};
 use crate::grid::Mask;
 
 /// The packed mask and the passes' words, kept from frame to frame.
@@ -64,20 +64,7 @@ impl Smoother {
                 let pixels = &mask.data[(first + r) * w..][..w];
                 for (word, bytes) in row.iter_mut().zip(pixels.chunks(64)) {
                     *word = match <&[u8; 64]>::try_from(bytes) {
-                        Ok(b) => {
-                            use std::arch::x86_64::*;
-                            let mut bits = 0u64;
-                            for (i, c) in b.chunks_exact(16).enumerate() {
-                                let z = unsafe {
-                                    _mm_movemask_epi8(_mm_cmpeq_epi8(
-                                        _mm_loadu_si128(c.as_ptr().cast()),
-                                        _mm_setzero_si128(),
-                                    ))
-                                } as u32;
-                                bits |= u64::from(!z & 0xffff) << (16 * i);
-                            }
-                            bits
-                        }
+                        Ok(whole) => pack_nonzero64(whole),
                         Err(_) => pack_nonzero(bytes),
                     };
                 }
