@@ -92,8 +92,9 @@ pub(super) struct Solver<T: Topology> {
     pub(super) kept_min: Vec<i32>,
     /// Work per 8×8 block in the current call, row-major over blocks.
     pub(super) activity: Vec<u32>,
-    /// Per 8×8 block, whether a node of it changed trees since the last `mask` (set
-    /// by every write of a state word but the load's).
+    /// Per 8×8 block, whether a node of it changed trees since the last `mask`:
+    /// flagged by `set`, through which every tree change goes (the load, which
+    /// writes the words directly, starts the mask afresh).
     pub(super) tree_moved: Vec<u8>,
     /// The row-major mask as the last `mask` gave it, if it was given since the last
     /// load: a later one rewrites only the blocks whose trees moved.
