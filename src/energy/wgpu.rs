@@ -985,7 +985,8 @@ impl WgpuEnergy {
                     }
                 }
             };
-            bands::as_copy(|| bands::for_each_part(parts, copy));
+            // on every core: short rows scattered over the arrays, not one stream
+            bands::for_each_part(parts, copy);
         })?;
         Ok(Some(count))
     }
