@@ -6,9 +6,11 @@
 //! frames keep their data term and continue from the kept graph; new scribbles still
 //! replace the models at once. Decisions: `NOTES.md`, "Colour models that keep up".
 
+use crate::bands;
 use crate::capture::Frame;
 use crate::energy::{ColorModelKind, ColorModels, Side};
 use crate::grid::Mask;
+use std::ops::Range;
 
 /// Frames between two looks at the models' fit.
 const CHECK_EVERY: u32 = 4;
@@ -34,17 +36,26 @@ pub(super) struct ModelRefresh {
     counts: BoxCounts,
 }
 
-/// The working rows of [`confident_sides`], kept from look to look.
+/// The working rows of [`confident_samples`], kept from look to look.
 #[derive(Clone, Debug, Default)]
 struct BoxCounts {
     /// Each pixel's foreground count along its row of the square.
     across: Vec<u16>,
-    /// A row's running foreground count, and the squares' widths at each column.
-    prefix: Vec<u32>,
+    /// The squares' widths at each column.
     widths: Vec<u16>,
+    /// Each row band's own working rows and samples.
+    bands: Vec<BandRows>,
+}
+
+/// One row band's working rows of [`confident_rows`] and the samples it found.
+#[derive(Clone, Debug, Default)]
+struct BandRows {
+    /// A row's running foreground count (its prefix sums).
+    prefix: Vec<u32>,
     /// The squares' counts down the columns, and the sides of a row.
     down: Vec<u16>,
     sides: Vec<Option<Side>>,
+    samples: Samples,
 }
 
 /// Colours of confident pixels, by side.
@@ -52,6 +63,29 @@ struct BoxCounts {
 struct Samples {
     foreground: Vec<[u8; 3]>,
     background: Vec<[u8; 3]>,
+}
+
+impl Samples {
+    fn clear(&mut self) {
+        self.foreground.clear();
+        self.background.clear();
+    }
+
+    /// The colours of a row's (`rgb`) confident pixels, by their `sides`.
+    fn push_row(&mut self, rgb: &[u8], sides: &[Option<Side>]) {
+        for (side, p) in sides.iter().zip(rgb.chunks_exact(3)) {
+            match side {
+                Some(Side::Foreground) => self.foreground.push([p[0], p[1], p[2]]),
+                Some(Side::Background) => self.background.push([p[0], p[1], p[2]]),
+                None => {}
+            }
+        }
+    }
+
+    fn extend(&mut self, other: &Samples) {
+        self.foreground.extend_from_slice(&other.foreground);
+        self.background.extend_from_slice(&other.background);
+    }
 }
 
 impl ModelRefresh {
@@ -89,78 +123,10 @@ impl ModelRefresh {
     }
 }
 
-/// Each pixel's side where every pixel of the square `margin` around it (within the
-/// frame) has its label, else `None`, a row at a time to `each_row(y, sides)`: box
-/// counts of foreground pixels, along each row and then down the columns, passes over
-/// whole rows that vectorise (in `counts`).
-fn confident_sides(
-    mask: &Mask,
-    margin: usize,
-    counts: &mut BoxCounts,
-    mut each_row: impl FnMut(usize, &[Option<Side>]),
-) {
-    let (w, h) = (mask.width as usize, mask.height as usize);
-    // the squares' widths and heights, cut by the frame's edges
-    let span = |i: usize, n: usize| ((i + margin + 1).min(n) - i.saturating_sub(margin)) as u16;
-    let BoxCounts {
-        across,
-        prefix,
-        widths,
-        down,
-        sides,
-    } = counts;
-    widths.clear();
-    widths.extend((0..w).map(|x| span(x, w)));
-    across.clear();
-    across.resize(w * h, 0);
-    prefix.clear();
-    prefix.resize(w + 1, 0);
-    for (row, out) in mask
-        .data
-        .chunks_exact(w.max(1))
-        .zip(across.chunks_exact_mut(w.max(1)))
-    {
-        for (x, &m) in row.iter().enumerate() {
-            prefix[x + 1] = prefix[x] + u32::from(m != 0);
-        }
-        for (x, o) in out.iter_mut().enumerate() {
-            // at most the square's width
-            *o = (prefix[(x + margin + 1).min(w)] - prefix[x.saturating_sub(margin)]) as u16;
-        }
-    }
-    down.clear();
-    down.resize(w, 0);
-    sides.clear();
-    sides.resize(w, None);
-    let row = |y: usize| &across[y * w..(y + 1) * w];
-    for y in 0..h.min(margin) {
-        down.iter_mut().zip(row(y)).for_each(|(d, &a)| *d += a);
-    }
-    for y in 0..h {
-        if y + margin < h {
-            down.iter_mut()
-                .zip(row(y + margin))
-                .for_each(|(d, &a)| *d += a);
-        }
-        if y > margin {
-            down.iter_mut()
-                .zip(row(y - margin - 1))
-                .for_each(|(d, &a)| *d -= a);
-        }
-        let tall = span(y, h);
-        for ((side, &fg), &wide) in sides.iter_mut().zip(down.iter()).zip(widths.iter()) {
-            *side = match fg {
-                0 => Some(Side::Background),
-                n if n == wide * tall => Some(Side::Foreground),
-                _ => None,
-            };
-        }
-        each_row(y, sides);
-    }
-}
-
-/// The colours of `frame`'s confident pixels ([`confident_sides`]), by side, into
-/// `samples`.
+/// The colours of `frame`'s confident pixels (those whose square `margin` around them,
+/// within the frame, has one label), by side, into `samples` in row-major order: box
+/// counts of foreground pixels along the rows, then down the columns, in row bands on
+/// every core, each band's samples appended in turn (the order of one pass).
 fn confident_samples(
     frame: &Frame,
     mask: &Mask,
@@ -168,24 +134,163 @@ fn confident_samples(
     counts: &mut BoxCounts,
     samples: &mut Samples,
 ) {
-    let w = mask.width as usize;
-    samples.foreground.clear();
-    samples.background.clear();
-    confident_sides(mask, margin, counts, |y, sides| {
-        let rgb = &frame.rgb[3 * y * w..3 * (y + 1) * w];
-        for (side, p) in sides.iter().zip(rgb.chunks_exact(3)) {
-            match side {
-                Some(Side::Foreground) => samples.foreground.push([p[0], p[1], p[2]]),
-                Some(Side::Background) => samples.background.push([p[0], p[1], p[2]]),
-                None => {}
+    let (w, h) = (mask.width as usize, mask.height as usize);
+    counts_across(mask, margin, counts);
+    let rows = bands::band_rows(h).max(1);
+    let n = h.div_ceil(rows);
+    let BoxCounts {
+        across,
+        widths,
+        bands: scratch,
+    } = counts;
+    scratch.resize_with(n, BandRows::default);
+    let parts = (scratch.iter_mut().enumerate())
+        .map(|(b, band)| (b * rows..((b + 1) * rows).min(h), band))
+        .collect();
+    let (across, widths) = (&across[..], &widths[..]);
+    bands::for_each_part(parts, |(rows, band): (Range<usize>, &mut BandRows)| {
+        let BandRows {
+            down,
+            sides,
+            samples,
+            ..
+        } = band;
+        samples.clear();
+        let look = Look {
+            across,
+            widths,
+            w,
+            h,
+            margin,
+        };
+        look.confident_rows(rows, down, sides, |y, sides| {
+            samples.push_row(&frame.rgb[3 * y * w..3 * (y + 1) * w], sides);
+        });
+    });
+    samples.clear();
+    scratch[..n]
+        .iter()
+        .for_each(|band| samples.extend(&band.samples));
+}
+
+/// Each pixel's foreground count along its row of the square `margin` around it into
+/// `counts.across`, and the squares' widths, in row bands on every core.
+fn counts_across(mask: &Mask, margin: usize, counts: &mut BoxCounts) {
+    let (w, h) = (mask.width as usize, mask.height as usize);
+    counts.widths.clear();
+    counts.widths.extend((0..w).map(|x| span(x, w, margin)));
+    counts.across.clear();
+    counts.across.resize(w * h, 0);
+    let rows = bands::band_rows(h).max(1);
+    counts
+        .bands
+        .resize_with(h.div_ceil(rows), BandRows::default);
+    let parts = (counts.across.chunks_mut((rows * w).max(1)))
+        .zip(counts.bands.iter_mut())
+        .enumerate()
+        .map(|(b, (across, band))| (b * rows, across, &mut band.prefix))
+        .collect();
+    bands::for_each_part(parts, |(first, across, prefix): (usize, &mut [u16], _)| {
+        prefix.clear();
+        prefix.resize(w + 1, 0);
+        for (r, out) in across.chunks_exact_mut(w.max(1)).enumerate() {
+            let row = &mask.data[(first + r) * w..][..w];
+            for (x, &m) in row.iter().enumerate() {
+                prefix[x + 1] = prefix[x] + u32::from(m != 0);
+            }
+            for (x, o) in out.iter_mut().enumerate() {
+                // at most the square's width
+                *o = (prefix[(x + margin + 1).min(w)] - prefix[x.saturating_sub(margin)]) as u16;
             }
         }
     });
 }
 
+/// How many of the `n` pixels of a row (or column) lie within `margin` of pixel `i`.
+fn span(i: usize, n: usize, margin: usize) -> u16 {
+    ((i + margin + 1).min(n) - i.saturating_sub(margin)) as u16
+}
+
+/// What [`Look::confident_rows`] reads: the counts along the rows of a `w`×`h` mask
+/// and the squares' widths.
+struct Look<'a> {
+    across: &'a [u16],
+    widths: &'a [u16],
+    w: usize,
+    h: usize,
+    margin: usize,
+}
+
+impl Look<'_> {
+    /// Each pixel's side of `rows`, `None` where its square holds both labels, a row
+    /// at a time to `each_row(y, sides)`: the squares' counts down the columns, kept
+    /// running from row to row (in `down`).
+    fn confident_rows(
+        &self,
+        rows: Range<usize>,
+        down: &mut Vec<u16>,
+        sides: &mut Vec<Option<Side>>,
+        mut each_row: impl FnMut(usize, &[Option<Side>]),
+    ) {
+        let (w, h, margin) = (self.w, self.h, self.margin);
+        let row = |y: usize| &self.across[y * w..(y + 1) * w];
+        down.clear();
+        down.resize(w, 0);
+        sides.clear();
+        sides.resize(w, None);
+        // the first row's squares whole, then each next row's by the rows it gains
+        // and loses
+        for y in rows.start.saturating_sub(margin)..(rows.start + margin + 1).min(h) {
+            down.iter_mut().zip(row(y)).for_each(|(d, &a)| *d += a);
+        }
+        for y in rows.clone() {
+            if y > rows.start {
+                if y + margin < h {
+                    down.iter_mut()
+                        .zip(row(y + margin))
+                        .for_each(|(d, &a)| *d += a);
+                }
+                if y > margin {
+                    down.iter_mut()
+                        .zip(row(y - margin - 1))
+                        .for_each(|(d, &a)| *d -= a);
+                }
+            }
+            let tall = span(y, h, margin);
+            for ((side, &fg), &wide) in sides.iter_mut().zip(down.iter()).zip(self.widths) {
+                *side = match fg {
+                    0 => Some(Side::Background),
+                    n if n == wide * tall => Some(Side::Foreground),
+                    _ => None,
+                };
+            }
+            each_row(y, sides);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every pixel's side, the frame's rows as one band.
+    fn sides_of(mask: &Mask, margin: usize, counts: &mut BoxCounts) -> Vec<Option<Side>> {
+        let (w, h) = (mask.width as usize, mask.height as usize);
+        counts_across(mask, margin, counts);
+        let look = Look {
+            across: &counts.across,
+            widths: &counts.widths,
+            w,
+            h,
+            margin,
+        };
+        let mut got = vec![None; w * h];
+        let (mut down, mut sides) = (Vec::new(), Vec::new());
+        look.confident_rows(0..h, &mut down, &mut sides, |y, row| {
+            got[y * w..(y + 1) * w].copy_from_slice(row);
+        });
+        got
+    }
 
     #[test]
     fn only_pixels_a_margin_from_the_outline_are_confident() {
@@ -193,10 +298,7 @@ mod tests {
         let mask = Mask::from_fn(30, 30, |i| {
             (10..20).contains(&(i % 30)) && (10..20).contains(&(i / 30))
         });
-        let mut sides = vec![None; 30 * 30];
-        confident_sides(&mask, 2, &mut BoxCounts::default(), |y, row| {
-            sides[y * 30..(y + 1) * 30].copy_from_slice(row);
-        });
+        let sides = sides_of(&mask, 2, &mut BoxCounts::default());
         let side = |x: usize, y: usize| sides[y * 30 + x];
         assert_eq!(side(15, 15), Some(Side::Foreground));
         assert_eq!(side(12, 12), Some(Side::Foreground));
@@ -225,12 +327,9 @@ mod tests {
         let coin = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61 < 6;
         // one set of working rows for every shape, as a refresh keeps them
         let mut counts = BoxCounts::default();
-        for (w, h, margin) in [(17, 11, 1), (9, 23, 3), (5, 3, 6), (1, 7, 2), (40, 1, 2)] {
+        for (w, h, margin) in [(17usize, 11usize, 1usize), (9, 23, 3), (5, 3, 6), (1, 7, 2), (40, 1, 2)] {
             let mask = Mask::from_fn(w as u32, h as u32, coin);
-            let mut got = vec![None; w * h];
-            confident_sides(&mask, margin, &mut counts, |y, row| {
-                got[y * w..(y + 1) * w].copy_from_slice(row);
-            });
+            let got = sides_of(&mask, margin, &mut counts);
             for (x, y) in (0..h).flat_map(|y| (0..w).map(move |x| (x, y))) {
                 let near = (y.saturating_sub(margin)..(y + margin + 1).min(h)).flat_map(|v| {
                     (x.saturating_sub(margin)..(x + margin + 1).min(w)).map(move |u| v * w + u)
@@ -247,6 +346,40 @@ mod tests {
                     "{w}x{h} margin {margin} at ({x}, {y})"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn samples_in_bands_are_those_of_one_pass_in_row_order() {
+        let coin = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 62 < 2;
+        let mut counts = BoxCounts::default();
+        for (w, h, margin) in [(37, 90, 3), (20, 200, 4), (50, 5, 1), (3, 1, 2)] {
+            // a blob of foreground over a scattered one, so that both sides have samples
+            let mask = Mask::from_fn(w as u32, h as u32, |i| {
+                coin(i) || (i % w < w / 2 && i / w < h / 2)
+            });
+            let frame =
+                crate::test_bits::random_frame(&mut crate::test_bits::lcg(3), w as u32, h as u32);
+            let sides = sides_of(&mask, margin, &mut counts);
+            let mut want = Samples::default();
+            for (y, row) in sides.chunks_exact(w).enumerate() {
+                want.push_row(&frame.rgb[3 * y * w..3 * (y + 1) * w], row);
+            }
+            for threads in [1, 2, 3] {
+                let mut got = Samples::default();
+                bands::with_threads(threads, || {
+                    confident_samples(&frame, &mask, margin, &mut counts, &mut got)
+                });
+                assert_eq!(
+                    got.foreground, want.foreground,
+                    "{w}x{h}, {threads} threads"
+                );
+                assert_eq!(
+                    got.background, want.background,
+                    "{w}x{h}, {threads} threads"
+                );
+            }
+            assert!(!want.foreground.is_empty() || h < margin);
         }
     }
 
