@@ -327,7 +327,13 @@ mod tests {
         let coin = |i: usize| (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 61 < 6;
         // one set of working rows for every shape, as a refresh keeps them
         let mut counts = BoxCounts::default();
-        for (w, h, margin) in [(17usize, 11usize, 1usize), (9, 23, 3), (5, 3, 6), (1, 7, 2), (40, 1, 2)] {
+        for (w, h, margin) in [
+            (17usize, 11usize, 1usize),
+            (9, 23, 3),
+            (5, 3, 6),
+            (1, 7, 2),
+            (40, 1, 2),
+        ] {
             let mask = Mask::from_fn(w as u32, h as u32, coin);
             let got = sides_of(&mask, margin, &mut counts);
             for (x, y) in (0..h).flat_map(|y| (0..w).map(move |x| (x, y))) {
