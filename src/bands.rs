@@ -173,7 +173,7 @@ impl<T> Shared<T> {
 /// Runs `band(i)` for every `i` below `bands`, each once, on the calling thread and
 /// the helpers that join in time.
 fn run_bands(bands: usize, band: &(dyn Fn(usize) + Sync)) {
-    let helpers = threads().min(bands) - 1;
+    let helpers = threads().min(bands).saturating_sub(1);
     match pool().post(bands, helpers, band) {
         Some(posted) => posted.finish(),
         None => (0..bands).for_each(band),
@@ -324,7 +324,8 @@ impl Pool {
         };
         drop(state);
         self.place_helpers();
-        for _ in 0..helpers {
+        // as many as may join, of the helpers there are
+        for _ in 0..helpers.min(cores() - 1) {
             self.work.notify_one();
         }
         Some(Posted {
@@ -511,6 +512,19 @@ mod tests {
                 });
             }
         });
+    }
+
+    #[test]
+    fn a_pass_of_no_parts_returns_at_once() {
+        let ran = std::sync::atomic::AtomicUsize::new(0);
+        for threads in [1, 2, 3] {
+            with_threads(threads, || {
+                for_each_part(Vec::<u8>::new(), |_| {
+                    ran.fetch_add(1, Ordering::Relaxed);
+                })
+            });
+        }
+        assert_eq!(ran.into_inner(), 0);
     }
 
     #[test]

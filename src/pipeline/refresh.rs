@@ -47,7 +47,7 @@ struct BoxCounts {
     bands: Vec<BandRows>,
 }
 
-/// One row band's working rows of [`confident_rows`] and the samples it found.
+/// One row band's working rows of [`Look::confident_rows`] and the samples it found.
 #[derive(Clone, Debug, Default)]
 struct BandRows {
     /// A row's running foreground count (its prefix sums).
