@@ -316,6 +316,11 @@ pub(crate) fn pipeline(
     })
 }
 
+/// A compute pass for a run of kernels ([`Kernel::record`]).
+pub(crate) fn pass(encoder: &mut wgpu::CommandEncoder) -> wgpu::ComputePass<'_> {
+    encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default())
+}
+
 /// A compute pipeline with the bindings its entry point reads, and its bind groups made
 /// on first use (one per variant: which buffers fill the bindings), kept until the
 /// buffers are made anew ([`Kernel::forget`]).
@@ -340,12 +345,14 @@ impl Kernel {
         }
     }
 
-    /// Records the kernel over `workgroups` workgroups with the bind group of `variant`,
-    /// made the first time from `buffer` (the buffer at each binding).
-    pub(crate) fn dispatch<'a>(
+    /// Records the kernel over `workgroups` workgroups into `pass` with the bind group
+    /// of `variant`, made the first time from `buffer` (the buffer at each binding).
+    /// A run of kernels shares one pass: wgpu orders a pass's dispatches that touch
+    /// the same storage as it orders passes, and a pass costs the host more to record.
+    pub(crate) fn record<'a>(
         &self,
         device: &wgpu::Device,
-        encoder: &mut wgpu::CommandEncoder,
+        pass: &mut wgpu::ComputePass<'_>,
         (variant, buffer): (usize, impl Fn(u32) -> &'a wgpu::Buffer),
         workgroups: u32,
     ) {
@@ -370,7 +377,6 @@ impl Kernel {
                 groups.len() - 1
             }
         };
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &groups[at].1, &[]);
         pass.dispatch_workgroups(workgroups, 1, 1);

@@ -9,7 +9,8 @@ use super::blur::{MAX_FACTOR, MEAN_BITS, WEIGHT_BITS};
 use super::{BLUR_FACTOR, Backdrop, CHECKER, Composite};
 use crate::capture::Frame;
 use crate::compute::{
-    ComputeDevice, ComputeError, FrameOnDevice, Kernel, map_read, shader, workgroups, write_bytes,
+    ComputeDevice, ComputeError, FrameOnDevice, Kernel, map_read, pass, shader, workgroups,
+    write_bytes,
 };
 use crate::grid::Mask;
 use bytemuck::{Pod, Zeroable};
@@ -401,17 +402,20 @@ impl WgpuCompositor {
             encoder.copy_buffer_to_buffer(&on_device.buffer, 0, &b.frame, 0, None);
         }
         let k = &self.kernels;
-        self.dispatch(&mut encoder, &k.unpack, pixels);
-        if filter {
-            for kernel in [&k.rows, &k.coef, &k.coef_rows] {
-                self.dispatch(&mut encoder, kernel, pixels);
+        {
+            let mut pass = pass(&mut encoder);
+            self.record(&mut pass, &k.unpack, pixels);
+            if filter {
+                for kernel in [&k.rows, &k.coef, &k.coef_rows] {
+                    self.record(&mut pass, kernel, pixels);
+                }
             }
+            if params.kind == KIND_BLUR {
+                self.record(&mut pass, &k.cells, cells);
+                self.record(&mut pass, &k.smooth, cells);
+            }
+            self.record(&mut pass, &k.compose, pixels);
         }
-        if params.kind == KIND_BLUR {
-            self.dispatch(&mut encoder, &k.cells, cells);
-            self.dispatch(&mut encoder, &k.smooth, cells);
-        }
-        self.dispatch(&mut encoder, &k.compose, pixels);
         let layout = wgpu::TexelCopyBufferLayout {
             offset: 0,
             bytes_per_row: Some(4 * b.stride),
@@ -489,11 +493,11 @@ impl WgpuCompositor {
         self.forget_groups();
     }
 
-    /// Records `kernel` over `groups` workgroups.
-    fn dispatch(&self, encoder: &mut wgpu::CommandEncoder, kernel: &Kernel, groups: u32) {
+    /// Records `kernel` over `groups` workgroups into `pass`.
+    fn record(&self, pass: &mut wgpu::ComputePass<'_>, kernel: &Kernel, groups: u32) {
         let b = self.buffers.as_ref().expect("buffers");
         let buffer = |binding| b.binding(binding, &self.image.1);
-        kernel.dispatch(&self.gpu.device, encoder, (0, buffer), groups);
+        kernel.record(&self.gpu.device, pass, (0, buffer), groups);
     }
 
     /// Forgets every bind group: a buffer they name was made anew.

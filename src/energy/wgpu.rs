@@ -15,8 +15,8 @@ use super::plan::{
 use super::{BackgroundModel, CAPACITY_SCALE, Smoothness};
 use crate::bands;
 use crate::compute::{
-    ComputeDevice, ComputeError, FrameOnDevice, Kernel, map_read, read_words, shader, workgroups,
-    write_bytes,
+    ComputeDevice, ComputeError, FrameOnDevice, Kernel, map_read, pass, read_words, shader,
+    workgroups, write_bytes,
 };
 use crate::gpu::{DeviceMask, GpuError};
 use crate::grid::{ChangedTiles, Connectivity, GridProblem, Mask, PixelRect, ProblemChanges, TILE};
@@ -587,7 +587,7 @@ impl WgpuEnergy {
             .write_buffer(&b.params, 0, bytemuck::bytes_of(&params));
         let mut encoder = self.encoder();
         let groups = dispatch_size(b.pixels());
-        self.dispatch(&mut encoder, &self.kernels.adapt, 0, groups);
+        self.record(&mut pass(&mut encoder), &self.kernels.adapt, 0, groups);
         self.gpu.queue.submit([encoder.finish()]);
         self.held.had_last = true;
         Ok(())
@@ -751,9 +751,9 @@ impl WgpuEnergy {
         }
     }
 
-    /// The gate, the σ sum and the gain (its sums, then its rule): recorded for the
-    /// second pass to go on from, or, where σ is to be estimated, run and waited for,
-    /// with `info`'s words.
+    /// The gate, the σ sum and the gain (its sums, then its rule), submitted (and,
+    /// where σ is to be estimated, waited for, with `info`'s words), and an encoder
+    /// for the second pass.
     fn first_pass(
         &mut self,
         params: &Params,
@@ -772,19 +772,25 @@ impl WgpuEnergy {
         }
         encoder.clear_buffer(&b.info, 0, None);
         let groups = dispatch_size(b.pixels());
-        self.dispatch(&mut encoder, &self.kernels.gate, 0, groups);
+        {
+            let mut pass = pass(&mut encoder);
+            self.record(&mut pass, &self.kernels.gate, 0, groups);
+            if sigma {
+                self.record(&mut pass, &self.kernels.sigma_sum, 0, groups);
+            }
+            if gain {
+                self.record(&mut pass, &self.kernels.gain_sums, 0, groups);
+                self.record(&mut pass, &self.kernels.gain, 0, 1);
+            }
+        }
         if params.gate_on != 0 {
             self.held.gate = true;
         }
-        if sigma {
-            self.dispatch(&mut encoder, &self.kernels.sigma_sum, 0, groups);
-        }
-        if gain {
-            self.dispatch(&mut encoder, &self.kernels.gain_sums, 0, groups);
-            self.dispatch(&mut encoder, &self.kernels.gain, 0, 1);
-        }
         if !sigma {
-            return Ok((encoder, None));
+            // on its way: the frame's upload and the gate run while the host records
+            // the second pass
+            self.gpu.queue.submit([encoder.finish()]);
+            return Ok((self.encoder(), None));
         }
         encoder.copy_buffer_to_buffer(&b.info, 0, &b.info_read, 0, None);
         self.gpu.queue.submit([encoder.finish()]);
@@ -812,20 +818,23 @@ impl WgpuEnergy {
             encoder.copy_buffer_to_buffer(&b.gains, 0, &b.gains_read, 0, None);
         }
         let groups = dispatch_size(b.pixels());
-        if background {
-            self.dispatch(&mut encoder, &self.kernels.observe, 0, groups);
-        }
-        self.dispatch(&mut encoder, &self.kernels.edges, 0, groups);
-        // the boundary into distance[0]; each round reads one array and writes the other
-        let mut from = 0;
-        if prior {
-            self.dispatch(&mut encoder, &self.kernels.boundary, 1, groups);
-            for _ in 0..params.ramp_len.div_ceil(3) + 1 {
-                self.dispatch(&mut encoder, &self.kernels.relax, from, groups);
-                from = 1 - from;
+        {
+            let mut pass = pass(&mut encoder);
+            if background {
+                self.record(&mut pass, &self.kernels.observe, 0, groups);
             }
+            self.record(&mut pass, &self.kernels.edges, 0, groups);
+            // the boundary into distance[0]; each round reads one array and writes the other
+            let mut from = 0;
+            if prior {
+                self.record(&mut pass, &self.kernels.boundary, 1, groups);
+                for _ in 0..params.ramp_len.div_ceil(3) + 1 {
+                    self.record(&mut pass, &self.kernels.relax, from, groups);
+                    from = 1 - from;
+                }
+            }
+            self.record(&mut pass, &self.kernels.terminals, from, groups);
         }
-        self.dispatch(&mut encoder, &self.kernels.terminals, from, groups);
         let (w, h) = (b.width, b.height);
         match self.problem.take() {
             Some(problem) => {
@@ -917,9 +926,12 @@ impl WgpuEnergy {
         let prefix = self.expected_tiles.min(b.pack_tiles as usize);
         let groups = dispatch_size(b.pixels());
         encoder.clear_buffer(&b.tile_flags, 0, None);
-        self.dispatch(&mut encoder, &self.kernels.compare, 0, groups);
-        self.dispatch(&mut encoder, &self.kernels.slots, 0, dispatch_size(tiles));
-        self.dispatch(&mut encoder, &self.kernels.pack, 0, groups);
+        {
+            let mut pass = pass(&mut encoder);
+            self.record(&mut pass, &self.kernels.compare, 0, groups);
+            self.record(&mut pass, &self.kernels.slots, 0, dispatch_size(tiles));
+            self.record(&mut pass, &self.kernels.pack, 0, groups);
+        }
         let words = |k: usize| 4 * k as u64;
         encoder.copy_buffer_to_buffer(&b.tile_flags, 0, &b.tiles_read, 0, words(3 * tiles));
         let slots_at = words(3 * tiles);
@@ -1065,10 +1077,11 @@ impl WgpuEnergy {
             })
     }
 
-    /// Records `kernel` over `workgroups` workgroups, reading distances from `from`.
-    fn dispatch(
+    /// Records `kernel` over `workgroups` workgroups into `pass`, reading distances
+    /// from `from`.
+    fn record(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        pass: &mut wgpu::ComputePass<'_>,
         kernel: &Kernel,
         from: usize,
         workgroups: u32,
@@ -1076,7 +1089,7 @@ impl WgpuEnergy {
         let b = self.buffers.as_ref().expect("buffers");
         let tables = self.tables.as_ref().map_or(&b.info, |(_, _, t)| t);
         let buffer = |binding| b.binding(binding, tables, from);
-        kernel.dispatch(&self.gpu.device, encoder, (from, buffer), workgroups);
+        kernel.record(&self.gpu.device, pass, (from, buffer), workgroups);
     }
 }
 
