@@ -56,6 +56,10 @@ const GMM_MAX_SAMPLES: usize = 40_000;
 /// Pseudo-count added to every histogram bin.
 const HISTOGRAM_PRIOR: f32 = 1.0;
 
+/// Samples a cell a part of a parallel count must have at least: fewer, and adding up
+/// the parts' tables costs more than counting on one core.
+const SAMPLES_PER_CELL: usize = 8;
+
 /// One learned colour distribution as a table of −ln p over the quantised cube.
 #[derive(Clone, Debug)]
 pub struct ColorModel {
@@ -86,10 +90,7 @@ impl ColorModel {
 
     fn histogram(bits: u32, samples: &[[u8; 3]]) -> Self {
         let cells = 1usize << (3 * bits);
-        let mut counts = vec![0u32; cells];
-        for &c in samples {
-            counts[cell(c, bits)] += 1;
-        }
+        let counts = cell_counts(samples, bits);
         let total = samples.len() as f32 + HISTOGRAM_PRIOR * cells as f32;
         // Density per unit colour volume, so costs do not depend on the bin size.
         let volume_ln = volume_ln(bits);
@@ -107,6 +108,21 @@ impl ColorModel {
     /// −ln p(c) for one colour (evaluating and caching its cell if needed).
     pub fn cost(&mut self, c: [u8; 3]) -> f32 {
         self.cost_of_cell(cell(c, self.bits))
+    }
+
+    /// Evaluates the cells of every `stride`-th sample, for [`Self::known_cost`]
+    /// (a histogram has every cell already).
+    fn evaluate(&mut self, samples: &[[u8; 3]], stride: usize) {
+        if self.gmm.is_some() {
+            samples.iter().step_by(stride).for_each(|&c| {
+                self.cost(c);
+            });
+        }
+    }
+
+    /// −ln p(c) for a colour whose cell is evaluated.
+    fn known_cost(&self, c: [u8; 3]) -> f32 {
+        self.costs[cell(c, self.bits)]
     }
 
     fn cost_of_cell(&mut self, index: usize) -> f32 {
@@ -142,10 +158,49 @@ impl ColorModel {
     }
 }
 
+/// Strided samples in a part of [`cost_gaps`]'s sum: a fixed number, so that the
+/// sum's rounding does not depend on how many cores add the parts.
+const GAP_PART: usize = 4096;
+
+/// The sum of `model`'s cost less `fresh`'s over every `stride`-th sample (their cells
+/// evaluated), in parts on every core, added in order.
+fn cost_gaps(model: &ColorModel, fresh: &ColorModel, samples: &[[u8; 3]], stride: usize) -> f64 {
+    let chunks = samples.chunks(GAP_PART * stride);
+    let mut sums = vec![0f64; chunks.len()];
+    let parts: Vec<_> = chunks.zip(sums.iter_mut()).collect();
+    crate::bands::for_each_part(parts, |(chunk, sum)| {
+        *sum = (chunk.iter().step_by(stride))
+            .map(|&c| f64::from(model.known_cost(c) - fresh.known_cost(c)))
+            .sum();
+    });
+    sums.iter().sum()
+}
+
 /// ln of a cube cell's colour volume with `bits` bits per channel: costs are densities
 /// per unit colour volume, so they do not depend on the cell size.
 fn volume_ln(bits: u32) -> f32 {
     3.0 * (8 - bits) as f32 * std::f32::consts::LN_2
+}
+
+/// How many of `samples` fall in each cell of a cube of `bits` bits per channel,
+/// counted in parts on every core where there are many samples to a cell.
+fn cell_counts(samples: &[[u8; 3]], bits: u32) -> Vec<u32> {
+    let cells = 1usize << (3 * bits);
+    let parts = (samples.len() / (SAMPLES_PER_CELL * cells)).clamp(1, crate::bands::threads());
+    let mut tables = vec![vec![0u32; cells]; parts];
+    let chunks = samples.chunks(samples.len().div_ceil(parts).max(1));
+    let work: Vec<_> = chunks.zip(tables.iter_mut()).collect();
+    crate::bands::for_each_part(work, |(chunk, table)| {
+        for &c in chunk {
+            table[cell(c, bits)] += 1;
+        }
+    });
+    let mut tables = tables.into_iter();
+    let mut counts = tables.next().unwrap_or_else(|| vec![0; cells]);
+    for table in tables {
+        counts.iter_mut().zip(table).for_each(|(n, m)| *n += m);
+    }
+    counts
 }
 
 /// Index of colour `c` in a cube of `bits` bits per channel.
@@ -248,13 +303,14 @@ impl ColorModels {
     ) -> f64 {
         let stride = stride.max(1);
         let gaps = |model: &mut ColorModel, fresh: &mut ColorModel, samples: &[[u8; 3]]| {
-            (samples.iter().step_by(stride))
-                .map(|&c| f64::from(model.cost(c) - fresh.cost(c)))
-                .fold((0f64, 0u64), |(sum, n), gap| (sum + gap, n + 1))
+            model.evaluate(samples, stride);
+            fresh.evaluate(samples, stride);
+            cost_gaps(model, fresh, samples, stride)
         };
-        let (f, nf) = gaps(&mut self.foreground, &mut fresh.foreground, fg);
-        let (b, nb) = gaps(&mut self.background, &mut fresh.background, bg);
-        (f + b) / (nf + nb).max(1) as f64
+        let f = gaps(&mut self.foreground, &mut fresh.foreground, fg);
+        let b = gaps(&mut self.background, &mut fresh.background, bg);
+        let n = fg.len().div_ceil(stride) + bg.len().div_ceil(stride);
+        (f + b) / n.max(1) as f64
     }
 
     /// Mixes `fresh`'s densities into these with weight `weight` (histograms only: a
@@ -332,6 +388,100 @@ mod tests {
                 let centre = cell_centre(cell(c, bits), bits).map(|v| v.round() as u8);
                 assert_eq!(cell(centre, bits), cell(c, bits));
             }
+        }
+    }
+
+    #[test]
+    fn cell_counts_are_one_count_per_sample() {
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 24) as u8
+        };
+        for len in [0, 1, 3, 4, 5, 9, 1000, 100_000] {
+            // one colour often, among random ones
+            let samples: Vec<[u8; 3]> = (0..len)
+                .map(|i| {
+                    if i % 3 == 0 {
+                        [9, 9, 9]
+                    } else {
+                        [next(), next(), next()]
+                    }
+                })
+                .collect();
+            for bits in [1, 4, 6] {
+                let mut expected = vec![0u32; 1 << (3 * bits)];
+                samples.iter().for_each(|&c| expected[cell(c, bits)] += 1);
+                for threads in 1..=3 {
+                    let counts =
+                        crate::bands::with_threads(threads, || cell_counts(&samples, bits));
+                    assert_eq!(
+                        counts, expected,
+                        "{len} samples, {bits} bits, {threads} threads"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_misfit_is_the_mean_cost_gap_whatever_the_cores() {
+        let mut seed = 11u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 24) as u8
+        };
+        let mut colours = |n: usize, base: [u8; 3]| -> Vec<[u8; 3]> {
+            (0..n)
+                .map(|_| base.map(|b| b.saturating_add(next() / 4)))
+                .collect()
+        };
+        let (fg, bg) = (
+            colours(30_000, [200, 20, 20]),
+            colours(90_000, [20, 20, 200]),
+        );
+        let (fg2, bg2) = (
+            colours(20_000, [180, 60, 20]),
+            colours(70_000, [20, 90, 160]),
+        );
+        for kind in [
+            ColorModelKind::Histogram { bits: 4 },
+            ColorModelKind::Gmm { components: 3 },
+        ] {
+            let models = ColorModels::from_samples(kind, &fg, &bg).unwrap();
+            let fresh = ColorModels::from_samples(kind, &fg2, &bg2).unwrap();
+            let stride = 7;
+            let (mut m, mut f) = (models.clone(), fresh.clone());
+            let one_by_one: f64 = [(&fg2, true), (&bg2, false)]
+                .iter()
+                .flat_map(|(samples, fore)| {
+                    samples.iter().step_by(stride).map(move |&c| (c, *fore))
+                })
+                .map(|(c, fore)| {
+                    let (a, b) = if fore {
+                        (m.foreground.cost(c), f.foreground.cost(c))
+                    } else {
+                        (m.background.cost(c), f.background.cost(c))
+                    };
+                    f64::from(a - b)
+                })
+                .sum::<f64>()
+                / (fg2.len().div_ceil(stride) + bg2.len().div_ceil(stride)) as f64;
+            let misfits: Vec<f64> = (1..=3)
+                .map(|threads| {
+                    let (mut m, mut f) = (models.clone(), fresh.clone());
+                    crate::bands::with_threads(threads, || m.misfit(&mut f, &fg2, &bg2, stride))
+                })
+                .collect();
+            assert!(one_by_one > 0.1, "{kind:?}: {one_by_one}");
+            assert!(
+                (misfits[0] - one_by_one).abs() < 1e-9,
+                "{kind:?}: {misfits:?}, {one_by_one}"
+            );
+            assert!(
+                misfits.iter().all(|m| m.to_bits() == misfits[0].to_bits()),
+                "{kind:?}: {misfits:?}"
+            );
         }
     }
 
