@@ -56,8 +56,8 @@ const GMM_MAX_SAMPLES: usize = 40_000;
 /// Pseudo-count added to every histogram bin.
 const HISTOGRAM_PRIOR: f32 = 1.0;
 
-/// Samples a cell a part of a parallel count must have at least: fewer, and adding up
-/// the parts' tables costs more than counting on one core.
+/// Samples per cell each part of a histogram's count gets at least: with fewer, adding
+/// up the parts' tables costs more than counting them on one core.
 const SAMPLES_PER_CELL: usize = 8;
 
 /// One learned colour distribution as a table of −ln p over the quantised cube.
