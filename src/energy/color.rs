@@ -393,11 +393,8 @@ mod tests {
 
     #[test]
     fn cell_counts_are_one_count_per_sample() {
-        let mut seed = 7u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 24) as u8
-        };
+        let mut random = crate::test_bits::lcg(7);
+        let mut next = || (random() >> 56) as u8;
         for len in [0, 1, 3, 4, 5, 9, 1000, 100_000] {
             // one colour often, among random ones
             let samples: Vec<[u8; 3]> = (0..len)
@@ -426,11 +423,8 @@ mod tests {
 
     #[test]
     fn the_misfit_is_the_mean_cost_gap_whatever_the_cores() {
-        let mut seed = 11u32;
-        let mut next = || {
-            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (seed >> 24) as u8
-        };
+        let mut random = crate::test_bits::lcg(11);
+        let mut next = || (random() >> 56) as u8;
         let mut colours = |n: usize, base: [u8; 3]| -> Vec<[u8; 3]> {
             (0..n)
                 .map(|_| base.map(|b| b.saturating_add(next() / 4)))
