@@ -135,15 +135,12 @@ fn confident_samples(
     samples: &mut Samples,
 ) {
     let (w, h) = (mask.width as usize, mask.height as usize);
-    counts_across(mask, margin, counts);
-    let rows = bands::band_rows(h).max(1);
-    let n = h.div_ceil(rows);
+    let rows = counts_across(mask, margin, counts);
     let BoxCounts {
         across,
         widths,
         bands: scratch,
     } = counts;
-    scratch.resize_with(n, BandRows::default);
     let parts = (scratch.iter_mut().enumerate())
         .map(|(b, band)| (b * rows..((b + 1) * rows).min(h), band))
         .collect();
@@ -168,14 +165,15 @@ fn confident_samples(
         });
     });
     samples.clear();
-    scratch[..n]
+    scratch
         .iter()
         .for_each(|band| samples.extend(&band.samples));
 }
 
 /// Each pixel's foreground count along its row of the square `margin` around it into
-/// `counts.across`, and the squares' widths, in row bands on every core.
-fn counts_across(mask: &Mask, margin: usize, counts: &mut BoxCounts) {
+/// `counts.across`, and the squares' widths, in row bands on every core; `counts.bands`
+/// holds a band's working rows for each, and the bands' height is returned.
+fn counts_across(mask: &Mask, margin: usize, counts: &mut BoxCounts) -> usize {
     let (w, h) = (mask.width as usize, mask.height as usize);
     counts.widths.clear();
     counts.widths.extend((0..w).map(|x| span(x, w, margin)));
@@ -204,6 +202,7 @@ fn counts_across(mask: &Mask, margin: usize, counts: &mut BoxCounts) {
             }
         }
     });
+    rows
 }
 
 /// How many of the `n` pixels of a row (or column) lie within `margin` of pixel `i`.
