@@ -21,6 +21,7 @@ use super::smoothness::{Smoothness, WeightTables};
 use super::temporal::{
     RampTable, TemporalPrior, add_ramp, boundary_distance, boundary_distance_in,
 };
+use crate::bands;
 use crate::grid::{
     ChangedTiles, Connectivity, Direction, GridError, GridProblem, Mask, PixelRect, ProblemChanges,
     TILE,
@@ -70,7 +71,6 @@ type ProblemArrays = (Vec<i32>, Vec<i32>, Vec<Vec<i32>>);
 #[derive(Debug)]
 pub struct EnergyBuilder {
     arrays: Option<ProblemArrays>,
-    data: Vec<i32>,
     /// Per pixel, the data capacity before the temporal prior, kept from build to
     /// build: where only the previous mask moved nearby, a pixel adds the new prior to
     /// it instead of asking the colour models again.
@@ -79,8 +79,8 @@ pub struct EnergyBuilder {
     /// The previous mask's boundary distances, whole frame, kept from build to build
     /// and redone around where the mask moved.
     distance: Vec<u32>,
-    /// Scratch for the distances of a window around a move.
-    window: Vec<u32>,
+    /// Per band of rows, the terminal pass's scratch.
+    scratch: Vec<BandScratch>,
     /// Boxes of the pixels where the previous mask moved since the last build.
     moves: Vec<PixelRect>,
     fixed: Vec<bool>,
@@ -130,11 +130,10 @@ impl Default for EnergyBuilder {
     fn default() -> Self {
         Self {
             arrays: None,
-            data: Vec::new(),
             base: Vec::new(),
             background_table: CostTable::default(),
             distance: Vec::new(),
-            window: Vec::new(),
+            scratch: Vec::new(),
             moves: Vec::new(),
             fixed: Vec::new(),
             sigma: 0.0,
@@ -246,12 +245,11 @@ impl EnergyBuilder {
             &mut edges,
             tables,
         );
-        if let Some((previous, prior)) = inputs.temporal {
-            if whole {
-                boundary_distance(previous, &mut self.distance);
-            } else {
-                self.redo_distances(previous, prior.reach());
-            }
+        if let Some((previous, _)) = inputs.temporal
+            && (whole || self.distance.len() != n)
+        {
+            boundary_distance(previous, &mut self.distance);
+            self.moves.clear();
         }
         if let Some((_, weight)) = inputs.background {
             CostTable::ensure(&mut self.background_table, weight, CAPACITY_SCALE);
@@ -260,18 +258,28 @@ impl EnergyBuilder {
             .temporal
             .map(|(_, prior)| prior.ramp_table(CAPACITY_SCALE));
         self.base.resize(n, 0);
-        for rect in self.base_changed.rects(0) {
-            self.base_in(&mut inputs, &rect);
-        }
-        let halo = u32::from(!whole);
-        let mut terminals = Terminals {
-            source: &mut source,
-            sink: &mut sink,
-            edges: &edges,
+        let work = TerminalWork {
+            width: width as usize,
+            rgb: inputs.rgb,
+            seeds: inputs.seeds,
+            background: inputs.background.map(|(b, _)| (b, &self.background_table)),
+            temporal: inputs.temporal.map(|(mask, prior)| (mask, prior.reach())),
+            ramp: ramp.as_ref(),
+            moves: &self.moves,
+            base_rects: self.base_changed.rects(0),
+            data_rects: self.changed.rects(u32::from(!whole)),
         };
-        for rect in self.changed.rects(halo) {
-            self.data_in(&inputs, &rect, ramp.as_ref(), &mut terminals);
+        let mut bands = TerminalBand::split(
+            &mut self.scratch,
+            (width as usize, height as usize),
+            [&mut self.base, &mut source, &mut sink],
+            &mut self.distance,
+        );
+        work.redo_base(&mut bands, inputs.colors.as_deref());
+        if let Some(models) = inputs.colors.as_deref_mut() {
+            work.add_misses(&mut bands, models);
         }
+        work.write_terminals(&mut bands, &edges);
         let problem = GridProblem::from_built_arrays(
             width,
             height,
@@ -336,124 +344,236 @@ impl EnergyBuilder {
                 .extend(s.labels.iter().map(|&l| l != SeedLabel::Unknown));
         }
     }
+}
 
-    /// Brings the kept boundary distances up to date with `previous` where it moved
-    /// (`moves`): a distance within the prior's `reach` depends only on the mask
-    /// within `reach` of the pixel, so the pixels within `reach` of a move are redone
-    /// from a window `reach` wider again ([`boundary_distance_in`]).
-    fn redo_distances(&mut self, previous: &Mask, reach: u32) {
-        let (width, height) = (previous.width, previous.height);
-        if self.distance.len() != previous.data.len() {
-            boundary_distance(previous, &mut self.distance);
-            return;
+/// What a frame's terminal capacities are made of, shared by the bands of rows that
+/// compute them on every core.
+struct TerminalWork<'a> {
+    width: usize,
+    rgb: &'a [u8],
+    seeds: Option<&'a Seeds>,
+    background: Option<(&'a BackgroundModel, &'a CostTable)>,
+    /// The previous mask and the prior's reach.
+    temporal: Option<(&'a Mask, u32)>,
+    ramp: Option<&'a RampTable>,
+    /// Where the previous mask moved: the distances are redone around these (none
+    /// where they were found for the whole frame).
+    moves: &'a [PixelRect],
+    /// Where the data before the prior is recomputed.
+    base_rects: Vec<PixelRect>,
+    /// Where the terminal capacities are written.
+    data_rects: Vec<PixelRect>,
+}
+
+/// One band of rows of a frame, with its rows of the arrays the terminal pass writes.
+struct TerminalBand<'a> {
+    rows: Range<u32>,
+    /// Index of the band's first pixel.
+    first: usize,
+    base: &'a mut [i32],
+    source: &'a mut [i32],
+    sink: &'a mut [i32],
+    /// The boundary distances (empty without a temporal prior).
+    distance: &'a mut [u32],
+    scratch: &'a mut BandScratch,
+}
+
+/// A band's scratch, kept from frame to frame.
+#[derive(Debug, Default)]
+struct BandScratch {
+    /// The distances of a window around a move.
+    window: Vec<u32>,
+    /// A row's signed data capacities.
+    data: Vec<i32>,
+    /// The pixels whose colour cell was not evaluated yet.
+    misses: Vec<u32>,
+}
+
+impl<'a> TerminalBand<'a> {
+    /// Cuts the frame's arrays (`base`, `source`, `sink`, and `distance` unless empty)
+    /// into bands of rows.
+    fn split(
+        scratch: &'a mut Vec<BandScratch>,
+        (width, height): (usize, usize),
+        [mut base, mut source, mut sink]: [&'a mut [i32]; 3],
+        mut distance: &'a mut [u32],
+    ) -> Vec<Self> {
+        let rows = bands::band_rows(height);
+        let count = height.div_ceil(rows);
+        if scratch.len() < count {
+            scratch.resize_with(count, BandScratch::default);
         }
+        let mut cut = |len: usize| {
+            let (b, rest) = std::mem::take(&mut base).split_at_mut(len);
+            base = rest;
+            let (s, rest) = std::mem::take(&mut source).split_at_mut(len);
+            source = rest;
+            let (t, rest) = std::mem::take(&mut sink).split_at_mut(len);
+            sink = rest;
+            let kept = len.min(distance.len());
+            let (d, rest) = std::mem::take(&mut distance).split_at_mut(kept);
+            distance = rest;
+            (b, s, t, d)
+        };
+        scratch
+            .iter_mut()
+            .take(count)
+            .enumerate()
+            .map(|(i, scratch)| {
+                let ys = i * rows..((i + 1) * rows).min(height);
+                let (base, source, sink, distance) = cut(ys.len() * width);
+                TerminalBand {
+                    rows: ys.start as u32..ys.end as u32,
+                    first: ys.start * width,
+                    base,
+                    source,
+                    sink,
+                    distance,
+                    scratch,
+                }
+            })
+            .collect()
+    }
+}
+
+impl TerminalWork<'_> {
+    /// On every band: the boundary distances around the moves, and the data before
+    /// the prior in `base_rects` from the colour cells `colors` evaluated already (the
+    /// others are left to [`Self::add_misses`]).
+    fn redo_base(&self, bands: &mut [TerminalBand<'_>], colors: Option<&ColorModels>) {
+        bands::for_each_part(bands.iter_mut().collect(), |band: &mut TerminalBand<'_>| {
+            band.scratch.misses.clear();
+            if let Some((previous, reach)) = self.temporal {
+                self.redo_distances(band, previous, reach);
+            }
+            for rect in &self.base_rects {
+                for y in rows_within(&rect.ys, &band.rows) {
+                    self.row_base(band, colors, y, &rect.xs);
+                }
+            }
+        });
+    }
+
+    /// Brings the band's boundary distances up to date with `previous` where it
+    /// moved: a distance within the prior's `reach` depends only on the mask within
+    /// `reach` of the pixel, so the band's pixels within `reach` of a move are redone
+    /// from a window `reach` wider again ([`boundary_distance_in`]).
+    fn redo_distances(&self, band: &mut TerminalBand<'_>, previous: &Mask, reach: u32) {
+        let (width, height) = (previous.width, previous.height);
         let grow = |r: &PixelRect, by: u32| PixelRect {
             xs: r.xs.start.saturating_sub(by)..(r.xs.end + by).min(width),
             ys: r.ys.start.saturating_sub(by)..(r.ys.end + by).min(height),
         };
-        // the list keeps its allocation for the next frame
-        let moves = std::mem::take(&mut self.moves);
-        for moved in &moves {
+        for moved in self.moves {
             let near = grow(moved, reach);
+            let near = PixelRect {
+                ys: rows_within(&near.ys, &band.rows),
+                xs: near.xs,
+            };
+            if near.ys.is_empty() {
+                continue;
+            }
             let window = grow(&near, reach);
-            boundary_distance_in(previous, &window, &mut self.window);
-            let w = window.xs.len();
+            boundary_distance_in(previous, &window, &mut band.scratch.window);
+            let (w, n) = (window.xs.len(), near.xs.len());
             for y in near.ys.clone() {
                 let from =
                     (y - window.ys.start) as usize * w + (near.xs.start - window.xs.start) as usize;
-                let to = y as usize * width as usize + near.xs.start as usize;
-                let n = near.xs.len();
-                self.distance[to..to + n].copy_from_slice(&self.window[from..from + n]);
+                let to = y as usize * width as usize + near.xs.start as usize - band.first;
+                band.distance[to..to + n].copy_from_slice(&band.scratch.window[from..from + n]);
             }
         }
-        self.moves = moves;
     }
 
-    /// Computes the data capacities before the prior of the pixels in `rect` into
-    /// `base`.
-    fn base_in(&mut self, inputs: &mut EnergyInputs<'_>, rect: &PixelRect) {
-        let width = inputs.width as usize;
-        for y in rect.ys.clone() {
-            let row = y as usize * width;
-            self.row_base(
-                inputs,
-                row + rect.xs.start as usize..row + rect.xs.end as usize,
-            );
-        }
-    }
-
-    /// Writes the terminal capacities of the pixels in `rect`: their kept data before
-    /// the prior, plus the prior (`ramp`, where there is one).
-    fn data_in(
-        &mut self,
-        inputs: &EnergyInputs<'_>,
-        rect: &PixelRect,
-        ramp: Option<&RampTable>,
-        out: &mut Terminals<'_>,
+    /// The signed data capacities before the prior of columns `xs` of row `y`, into
+    /// the band's `base`.
+    fn row_base(
+        &self,
+        band: &mut TerminalBand<'_>,
+        colors: Option<&ColorModels>,
+        y: u32,
+        xs: &Range<u32>,
     ) {
-        let width = inputs.width as usize;
-        let len = rect.xs.len();
-        self.data.resize(len, 0);
-        for y in rect.ys.clone() {
-            let row = y as usize * width;
-            let range = row + rect.xs.start as usize..row + rect.xs.end as usize;
-            let data = &mut self.data[..len];
-            data.copy_from_slice(&self.base[range.clone()]);
-            if let (Some((previous, _)), Some(ramp)) = (inputs.temporal, ramp) {
-                add_ramp(
-                    previous,
-                    ramp,
-                    &self.distance[range.clone()],
-                    range.start,
-                    data,
-                );
-            }
-            out.write(data, range, inputs.seeds);
-        }
-    }
-
-    /// The signed data capacities before the prior of the pixels in `range` of one
-    /// row, into `base`.
-    fn row_base(&mut self, inputs: &mut EnergyInputs<'_>, range: Range<usize>) {
-        let data = &mut self.base[range.clone()];
-        match inputs.colors.as_deref_mut() {
+        let start = y as usize * self.width + xs.start as usize;
+        let range = start..start + xs.len();
+        let data = &mut band.base[range.start - band.first..range.end - band.first];
+        match colors {
             Some(models) => {
-                let labels = inputs.seeds.map(|s| &s.labels[range.clone()]);
+                let labels = self.seeds.map(|s| &s.labels[range.clone()]);
                 let unseeded = |j: usize| labels.is_none_or(|l| l[j] == SeedLabel::Unknown);
-                let rgb = &inputs.rgb[3 * range.start..3 * range.end];
-                models.data_capacities(rgb, unseeded, data);
+                let rgb = &self.rgb[3 * range.start..3 * range.end];
+                let misses = &mut band.scratch.misses;
+                models.known_data_capacities(rgb, unseeded, range.start, data, misses);
             }
             None => data.fill(0),
         }
-        if let Some((model, _)) = inputs.background {
-            model.add_capacities_from(&self.background_table, range.start, data);
+        if let Some((model, table)) = self.background {
+            model.add_capacities_from(table, range.start, data);
         }
     }
-}
 
-/// The terminal arrays being written, and the arcs that bound a seed's capacity.
-struct Terminals<'a> {
-    source: &'a mut [i32],
-    sink: &'a mut [i32],
-    edges: &'a [Vec<i32>],
-}
+    /// Adds the colour capacities of the pixels whose cells [`Self::redo_base`] met
+    /// unevaluated (evaluating them: the models' table is filled once).
+    fn add_misses(&self, bands: &mut [TerminalBand<'_>], models: &mut ColorModels) {
+        for band in bands {
+            for &i in &band.scratch.misses {
+                let i = i as usize;
+                let px = &self.rgb[3 * i..3 * i + 3];
+                band.base[i - band.first] += models.data_capacity([px[0], px[1], px[2]]);
+            }
+        }
+    }
 
-impl Terminals<'_> {
-    /// Splits the signed capacities `data` of the pixels `range` into source and sink
-    /// arcs; a seeded pixel gets one more than the sum of its neighbour arcs (arcs are
-    /// symmetric, so the out-sum also bounds the arcs into it).
-    fn write(&mut self, data: &[i32], range: Range<usize>, seeds: Option<&Seeds>) {
-        let source = &mut self.source[range.clone()];
-        let sink = &mut self.sink[range.clone()];
-        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data) {
+    /// On every band: the terminal capacities of the pixels in `data_rects`, their
+    /// kept data before the prior plus the prior, each seeded pixel's bounded by the
+    /// arcs of `edges`.
+    fn write_terminals(&self, bands: &mut [TerminalBand<'_>], edges: &[Vec<i32>]) {
+        bands::for_each_part(bands.iter_mut().collect(), |band: &mut TerminalBand<'_>| {
+            for rect in &self.data_rects {
+                for y in rows_within(&rect.ys, &band.rows) {
+                    self.row_terminals(band, y, &rect.xs, edges);
+                }
+            }
+        });
+    }
+
+    /// [`Self::write_terminals`] for columns `xs` of row `y`: the signed capacity is
+    /// split into a source and a sink arc; a seeded pixel gets one more than the sum
+    /// of its neighbour arcs (arcs are symmetric, so the out-sum also bounds the arcs
+    /// into it).
+    fn row_terminals(
+        &self,
+        band: &mut TerminalBand<'_>,
+        y: u32,
+        xs: &Range<u32>,
+        edges: &[Vec<i32>],
+    ) {
+        let start = y as usize * self.width + xs.start as usize;
+        let range = start..start + xs.len();
+        let local = range.start - band.first..range.end - band.first;
+        let data = &mut band.scratch.data;
+        data.clear();
+        data.extend_from_slice(&band.base[local.clone()]);
+        if let (Some((previous, _)), Some(ramp)) = (self.temporal, self.ramp) {
+            add_ramp(
+                previous,
+                ramp,
+                &band.distance[local.clone()],
+                range.start,
+                data,
+            );
+        }
+        let source = &mut band.source[local.clone()];
+        let sink = &mut band.sink[local];
+        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data.iter()) {
             (*s, *t) = if d > 0 { (d, 0) } else { (0, -d) };
         }
-        let Some(seeds) = seeds else {
+        let Some(seeds) = self.seeds else {
             return;
         };
         for (j, label) in seeds.labels[range.clone()].iter().enumerate() {
             let i = range.start + j;
-            let hard = || 1 + self.edges.iter().map(|e| e[i]).sum::<i32>();
+            let hard = || 1 + edges.iter().map(|e| e[i]).sum::<i32>();
             match label {
                 SeedLabel::Foreground => (source[j], sink[j]) = (hard(), 0),
                 SeedLabel::Background => (source[j], sink[j]) = (0, hard()),
@@ -461,6 +581,11 @@ impl Terminals<'_> {
             }
         }
     }
+}
+
+/// The rows of `rows` within `band`.
+fn rows_within(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
+    rows.start.max(band.start)..rows.end.min(band.end)
 }
 
 /// Compares a frame's per-pixel input with the last one's, row by row, and marks the
@@ -697,6 +822,79 @@ mod tests {
         builder.recycle(problem);
         let again = build(&mut builder);
         assert_eq!(again.pixels(), 4);
+    }
+
+    /// A frame sequence whose square moves and whose colours change in a few
+    /// places, each frame built incrementally at `threads` threads (or whole).
+    fn moving_square_problems(threads: usize, incremental: bool) -> Vec<GridProblem> {
+        let (w, h) = (61u32, 47u32);
+        let mut bits = crate::test_bits::lcg(11);
+        let mut rgb: Vec<u8> = (0..3 * w * h).map(|_| (bits() >> 60) as u8 * 9).collect();
+        let kind = ColorModelKind::Gmm { components: 2 };
+        let inside =
+            |x: u32, y: u32, t: u32| (x + 40).abs_diff(2 * t + 50) < 9 && y.abs_diff(20) < 9;
+        let mut models = ColorModels::learn(kind, &rgb, |i| {
+            let (x, y) = (i as u32 % w, i as u32 / w);
+            Some(if inside(x, y, 0) {
+                Side::Foreground
+            } else {
+                Side::Background
+            })
+        })
+        .unwrap();
+        let mut seeds = Seeds::unknown(w, h);
+        seeds.labels[5] = SeedLabel::Background;
+        seeds.labels[(20 * w + 14) as usize] = SeedLabel::Foreground;
+        let mut builder = EnergyBuilder::new();
+        builder.set_incremental(incremental);
+        let mut out = Vec::new();
+        crate::bands::with_threads(threads, || {
+            for t in 0..8u32 {
+                for _ in 0..40 {
+                    let i = (bits() >> 40) as usize % rgb.len();
+                    rgb[i] = (bits() >> 56) as u8;
+                }
+                let previous = Mask::from_fn(w, h, |i| inside(i as u32 % w, i as u32 / w, t));
+                let inputs = EnergyInputs {
+                    width: w,
+                    height: h,
+                    rgb: &rgb,
+                    smoothness: Smoothness {
+                        connectivity: Connectivity::Eight,
+                        sigma: Some(12.0),
+                        ..smoothness()
+                    },
+                    colors: Some(&mut models),
+                    seeds: (t % 3 == 0).then_some(&seeds),
+                    temporal: Some((
+                        &previous,
+                        TemporalPrior {
+                            weight: 2.0,
+                            ramp: 3.0,
+                        },
+                    )),
+                    background: None,
+                };
+                let problem = builder.build(inputs).unwrap();
+                out.push(problem.clone());
+                builder.recycle(problem);
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn bands_build_the_same_problems_whatever_the_threads() {
+        let whole = moving_square_problems(1, false);
+        for threads in [1, 2, 3] {
+            let built = moving_square_problems(threads, true);
+            for (t, (a, b)) in built.iter().zip(&whole).enumerate() {
+                assert!(
+                    a == b,
+                    "frame {t} at {threads} threads differs from a whole build"
+                );
+            }
+        }
     }
 
     #[test]

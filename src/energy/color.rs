@@ -358,20 +358,35 @@ impl ColorModels {
         capacity
     }
 
+    /// The quantised data capacity of colour `c` (as [`Self::data_table`] gives its
+    /// cell), evaluating its cell if needed.
+    pub(crate) fn data_capacity(&mut self, c: [u8; 3]) -> i32 {
+        self.capacity_of_cell(cell(c, self.foreground.bits))
+    }
+
     /// Writes the quantised data capacity of every pixel of `rgb` whose `wanted` flag
-    /// is set into `out` (as [`Self::data_table`] gives its cell), and 0 for the others.
-    pub(crate) fn data_capacities(
-        &mut self,
+    /// is set into `out`, and 0 for the others, from the cells evaluated already:
+    /// shared, so that bands of a frame look up at once. A wanted pixel whose cell is
+    /// not evaluated yet gets 0 too, and its index plus `first` goes to `misses` for
+    /// [`Self::data_capacity`] to add.
+    pub(crate) fn known_data_capacities(
+        &self,
         rgb: &[u8],
         wanted: impl Fn(usize) -> bool,
+        first: usize,
         out: &mut [i32],
+        misses: &mut Vec<u32>,
     ) {
         let bits = self.foreground.bits;
         for (i, (px, d)) in rgb.chunks_exact(3).zip(out.iter_mut()).enumerate() {
-            *d = if wanted(i) {
-                self.capacity_of_cell(cell([px[0], px[1], px[2]], bits))
-            } else {
+            let known = self.capacities[cell([px[0], px[1], px[2]], bits)];
+            *d = if !wanted(i) {
                 0
+            } else if known == UNSEEN {
+                misses.push((first + i) as u32);
+                0
+            } else {
+                known
             };
         }
     }
@@ -563,9 +578,27 @@ mod tests {
             .unwrap();
             // positive capacities pull towards the source (the foreground)
             let mut capacity = vec![0; 40];
-            models.data_capacities(&rgb, |i| i != 1, &mut capacity);
+            let mut misses = Vec::new();
+            models.known_data_capacities(&rgb, |i| i != 1, 5, &mut capacity, &mut misses);
+            let first = misses.clone();
+            for &i in &first {
+                let px = &rgb[3 * (i as usize - 5)..][..3];
+                capacity[i as usize - 5] += models.data_capacity([px[0], px[1], px[2]]);
+            }
             assert!(capacity[0] > 0 && capacity[39] < 0, "{kind:?}");
             assert_eq!(capacity[1], 0, "a pixel not wanted");
+            assert!(
+                !first.is_empty() && !first.contains(&6),
+                "{kind:?}: unseen cells"
+            );
+            misses.clear();
+            let mut again = vec![0; 40];
+            models.known_data_capacities(&rgb, |i| i != 1, 5, &mut again, &mut misses);
+            assert!(
+                misses.is_empty(),
+                "{kind:?}: every wanted cell evaluated once"
+            );
+            assert_eq!(again, capacity, "{kind:?}");
             let (_, table) = models.data_table();
             let red = cell([250, 10, 10], models.foreground.bits);
             assert_eq!(table[red], capacity[0], "the device's table agrees");
