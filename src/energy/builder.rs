@@ -81,6 +81,8 @@ pub struct EnergyBuilder {
     distance: Vec<u32>,
     /// Per band of rows, the terminal pass's scratch.
     scratch: Vec<BandScratch>,
+    /// Per band of rows, the stretches where an input changed (scratch).
+    marks: Vec<Vec<[u32; 3]>>,
     /// Boxes of the pixels where the previous mask moved since the last build.
     moves: Vec<PixelRect>,
     fixed: Vec<bool>,
@@ -134,6 +136,7 @@ impl Default for EnergyBuilder {
             background_table: CostTable::default(),
             distance: Vec::new(),
             scratch: Vec::new(),
+            marks: Vec::new(),
             moves: Vec::new(),
             fixed: Vec::new(),
             sigma: 0.0,
@@ -309,10 +312,17 @@ impl EnergyBuilder {
             width: width as usize,
             whole,
         };
-        rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed);
+        let marks = &mut self.marks;
+        rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed, marks);
         self.changed.mark_all_of(&self.rgb_changed);
         if let Some((model, _)) = inputs.background {
-            rows.diff(model.observed_z2(), &mut last.z2, 1, &mut self.changed);
+            rows.diff(
+                model.observed_z2(),
+                &mut last.z2,
+                1,
+                &mut self.changed,
+                marks,
+            );
         }
         self.base_changed.mark_all_of(&self.changed);
         self.moves.clear();
@@ -598,34 +608,40 @@ struct RowDiff {
 
 impl RowDiff {
     /// Marks in `tiles` where `now` (`per_pixel` values a pixel) differs from `kept`,
-    /// then makes `kept` equal to it.
-    fn diff<T: Copy + PartialEq>(
+    /// then makes `kept` equal to it: rows compared in bands on every core, each
+    /// band's differing stretches (a row's pixels from the first to the last that
+    /// differ within a tile) listed in `marks`, then marked in order.
+    fn diff<T: Copy + PartialEq + Send + Sync>(
         &self,
         now: &[T],
         kept: &mut Vec<T>,
         per_pixel: usize,
         tiles: &mut ChangedTiles,
+        marks: &mut Vec<Vec<[u32; 3]>>,
     ) {
         if self.kept_anew(now, kept, tiles) {
             return;
         }
         let row_len = self.width * per_pixel;
-        let tile_len = TILE as usize * per_pixel;
-        for (y, (a, b)) in now
-            .chunks_exact(row_len)
-            .zip(kept.chunks_exact_mut(row_len))
+        if row_len == 0 {
+            return;
+        }
+        let rows = bands::band_rows(now.len() / row_len);
+        let band_len = rows * row_len;
+        let count = now.len().div_ceil(band_len);
+        if marks.len() < count {
+            marks.resize_with(count, Vec::new);
+        }
+        let parts = (now.chunks(band_len).zip(kept.chunks_mut(band_len)))
+            .zip(marks.iter_mut())
             .enumerate()
-        {
-            if a == b {
-                continue;
-            }
-            for (tx, (ta, tb)) in a.chunks(tile_len).zip(b.chunks(tile_len)).enumerate() {
-                if let Some(xs) = differing(ta, tb, per_pixel) {
-                    let x0 = tx as u32 * TILE;
-                    tiles.mark_pixels(y as u32, x0 + xs.start..x0 + xs.end);
-                }
-            }
-            b.copy_from_slice(a);
+            .collect();
+        bands::for_each_part(parts, |(b, ((now, kept), marks))| {
+            marks.clear();
+            diff_rows(now, kept, row_len, per_pixel, b * rows, marks);
+        });
+        for &[y, x0, x1] in marks.iter().take(count).flatten() {
+            tiles.mark_pixels(y, x0..x1);
         }
     }
 
@@ -707,6 +723,36 @@ impl RowDiff {
                 moves.extend(run);
             }
         }
+    }
+}
+
+/// [`RowDiff::diff`] on a band of rows `row_len` values long whose first is row
+/// `first`: each row's differing stretch per tile goes to `marks` as `[y, x0, x1]`, and
+/// the row is kept.
+fn diff_rows<T: Copy + PartialEq>(
+    now: &[T],
+    kept: &mut [T],
+    row_len: usize,
+    per_pixel: usize,
+    first: usize,
+    marks: &mut Vec<[u32; 3]>,
+) {
+    let tile_len = TILE as usize * per_pixel;
+    for (y, (a, b)) in now
+        .chunks_exact(row_len)
+        .zip(kept.chunks_exact_mut(row_len))
+        .enumerate()
+    {
+        if a == b {
+            continue;
+        }
+        for (tx, (ta, tb)) in a.chunks(tile_len).zip(b.chunks(tile_len)).enumerate() {
+            if let Some(xs) = differing(ta, tb, per_pixel) {
+                let x0 = tx as u32 * TILE;
+                marks.push([(first + y) as u32, x0 + xs.start, x0 + xs.end]);
+            }
+        }
+        b.copy_from_slice(a);
     }
 }
 
