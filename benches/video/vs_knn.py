@@ -80,8 +80,8 @@ def livecut_ms(livecut: str, folder: Path, frames: int, learn: int, out: Path) -
         stages = {name: spread for name, spread in row["stages"]}
         cpu = row["cpu_ms"]["median"] if row.get("cpu_ms") else float("nan")
         result[row["mode"]] = (stages["total"]["median"], cpu, row["continued"], row["frames"])
-        if not row["same_as_static"]:
-            sys.exit("livecut: dynamic and static masks differ")
+        if not (row["same_flows"] and row["same_masks"]):
+            sys.exit(f"livecut: {row['mode']} runs gave different flows or masks")
     return result
 
 
