@@ -12,6 +12,7 @@
 //! window) still runs its own bands at its own.
 
 use std::cell::Cell;
+use std::ops::Range;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
@@ -108,6 +109,12 @@ pub(crate) fn band_rows(height: usize) -> usize {
 /// blocks of `align` rows.
 pub(crate) fn aligned_band_rows(height: usize, align: usize) -> usize {
     rows_per_band(height, align)
+}
+
+/// The rows of `rows` within `band` (empty where they do not meet): what a pass over
+/// a band does of a rectangle's rows.
+pub(crate) fn rows_within(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
+    rows.start.max(band.start)..rows.end.min(band.end)
 }
 
 /// Runs `pass` on each of `parts` (a frame's bands, split by the caller into what

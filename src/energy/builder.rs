@@ -457,7 +457,7 @@ impl TerminalWork<'_> {
                 self.redo_distances(band, previous, reach);
             }
             for rect in &self.base_rects {
-                for y in rows_within(&rect.ys, &band.rows) {
+                for y in bands::rows_within(&rect.ys, &band.rows) {
                     self.row_base(band, colors, y, &rect.xs);
                 }
             }
@@ -470,20 +470,16 @@ impl TerminalWork<'_> {
     /// from a window `reach` wider again ([`boundary_distance_in`]).
     fn redo_distances(&self, band: &mut TerminalBand<'_>, previous: &Mask, reach: u32) {
         let (width, height) = (previous.width, previous.height);
-        let grow = |r: &PixelRect, by: u32| PixelRect {
-            xs: r.xs.start.saturating_sub(by)..(r.xs.end + by).min(width),
-            ys: r.ys.start.saturating_sub(by)..(r.ys.end + by).min(height),
-        };
         for moved in self.moves {
-            let near = grow(moved, reach);
+            let near = moved.grown(reach, width, height);
             let near = PixelRect {
-                ys: rows_within(&near.ys, &band.rows),
+                ys: bands::rows_within(&near.ys, &band.rows),
                 xs: near.xs,
             };
             if near.ys.is_empty() {
                 continue;
             }
-            let window = grow(&near, reach);
+            let window = near.grown(reach, width, height);
             boundary_distance_in(previous, &window, &mut band.scratch.window);
             let (w, n) = (window.xs.len(), near.xs.len());
             for y in near.ys.clone() {
@@ -540,7 +536,7 @@ impl TerminalWork<'_> {
     fn write_terminals(&self, bands: &mut [TerminalBand<'_>], edges: &[Vec<i32>]) {
         bands::for_each_part(bands.iter_mut().collect(), |band: &mut TerminalBand<'_>| {
             for rect in &self.data_rects {
-                for y in rows_within(&rect.ys, &band.rows) {
+                for y in bands::rows_within(&rect.ys, &band.rows) {
                     self.row_terminals(band, y, &rect.xs, edges);
                 }
             }
@@ -591,11 +587,6 @@ impl TerminalWork<'_> {
             }
         }
     }
-}
-
-/// The rows of `rows` within `band`.
-fn rows_within(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
-    rows.start.max(band.start)..rows.end.min(band.end)
 }
 
 /// Compares a frame's per-pixel input with the last one's, row by row, and marks the

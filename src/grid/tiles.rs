@@ -51,6 +51,19 @@ pub struct PixelRect {
     pub ys: Range<u32>,
 }
 
+impl PixelRect {
+    /// This rectangle grown by `by` pixels on every side, within a `width`×`height`
+    /// grid.
+    pub fn grown(&self, by: u32, width: u32, height: u32) -> PixelRect {
+        PixelRect {
+            xs: self.xs.start.saturating_sub(by).min(width)
+                ..self.xs.end.saturating_add(by).min(width),
+            ys: self.ys.start.saturating_sub(by).min(height)
+                ..self.ys.end.saturating_add(by).min(height),
+        }
+    }
+}
+
 impl ChangedTiles {
     /// No tile changed.
     pub fn none(width: u32, height: u32) -> Self {
@@ -136,10 +149,8 @@ impl ChangedTiles {
         if rect.xs.is_empty() || rect.ys.is_empty() {
             return;
         }
-        let x0 = rect.xs.start.saturating_sub(radius).min(self.width);
-        let x1 = rect.xs.end.saturating_add(radius).min(self.width);
-        let y0 = rect.ys.start.saturating_sub(radius).min(self.height);
-        let y1 = rect.ys.end.saturating_add(radius).min(self.height);
+        let grown = rect.grown(radius, self.width, self.height);
+        let (x0, x1, y0, y1) = (grown.xs.start, grown.xs.end, grown.ys.start, grown.ys.end);
         if x0 >= x1 || y0 >= y1 {
             return;
         }

@@ -312,7 +312,7 @@ impl<'a, T: Topology> Update<'a, T> {
     fn terminal_changes_in(&mut self, problem: &GridProblem, rect: &PixelRect) {
         let width = problem.width() as usize;
         let (source, sink) = (problem.source(), problem.sink());
-        for y in overlap(&rect.ys, &self.band.rows) {
+        for y in bands::rows_within(&rect.ys, &self.band.rows) {
             let row = y as usize * width;
             let span = row + rect.xs.start as usize..row + rect.xs.end as usize;
             let kept = self.band.pixel(span.start)..self.band.pixel(span.end);
@@ -367,7 +367,7 @@ impl<'a, T: Topology> Update<'a, T> {
     /// on its last row only the pairs within the row.
     fn arc_changes_in(&mut self, problem: &GridProblem, sets: &PairSets, rect: &PixelRect) {
         let last = self.band.rows.end - 1;
-        for y in overlap(&rect.ys, &self.band.rows) {
+        for y in bands::rows_within(&rect.ys, &self.band.rows) {
             let pairs = if y == last { &sets.level } else { &sets.all };
             self.row_changes(problem, pairs, rect, y);
         }
@@ -580,11 +580,6 @@ fn prefetch<V>(v: &[V], i: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (v, i);
-}
-
-/// The rows of `rows` within `band`.
-fn overlap(rows: &Range<u32>, band: &Range<u32>) -> Range<u32> {
-    rows.start.max(band.start)..rows.end.min(band.end)
 }
 
 #[cfg(test)]
