@@ -11,7 +11,7 @@ use livecut::energy::{
     BackgroundModel, CAPACITY_SCALE, ColorModelKind, ColorModels, EnergyBuilder, EnergyInputs,
     SeedLabel, Side, Smoothness, TemporalPrior, estimate_sigma,
 };
-use livecut::grid::{Connectivity, GridProblem, Mask};
+use livecut::grid::{ChangedArcs, Connectivity, GridProblem, Mask};
 use livecut::maxflow::Engine;
 use livecut::maxflow::cpu::CpuEngine;
 use livecut::pipeline::{NoiseGate, SegmentParams, Segmenter};
@@ -28,6 +28,8 @@ struct Pair {
     fresh: CpuEngine,
     /// Per frame, the share of tiles its energy changed.
     shares: Vec<f64>,
+    /// The incremental builder's last problem, to check the arcs it says changed.
+    last: Option<GridProblem>,
 }
 
 impl Pair {
@@ -42,6 +44,7 @@ impl Pair {
             continued,
             fresh: CpuEngine::new(),
             shares: Vec::new(),
+            last: None,
         }
     }
 
@@ -57,10 +60,15 @@ impl Pair {
         self.shares
             .push(changed.count() as f64 / f64::from(cols * rows));
         let changes = self.incremental.changes();
+        if let (Some(arcs), Some(last)) = (changes.arcs, &self.last) {
+            let exact = ChangedArcs::between(last, &a);
+            assert!(*arcs == exact, "{what}: the arcs said to change");
+        }
         let warm = self.continued.update_changed(&a, changes).unwrap();
         let cold = self.fresh.solve(&b).unwrap();
         assert_eq!(warm.flow, cold.flow, "{what}: flows");
         assert!(warm.mask == cold.mask, "{what}: masks");
+        self.last = Some(a.clone());
         self.incremental.recycle(a);
         self.full.recycle(b);
         cold.mask

@@ -23,8 +23,8 @@ use super::temporal::{
 };
 use crate::bands;
 use crate::grid::{
-    ChangedTiles, Connectivity, Direction, GridError, GridProblem, Mask, PixelRect, ProblemChanges,
-    TILE,
+    ARC_WORD, ChangedArcs, ChangedTiles, Connectivity, Direction, GridError, GridProblem, Mask,
+    PixelRect, ProblemChanges, TILE, copy_marking,
 };
 use std::ops::Range;
 
@@ -96,6 +96,10 @@ pub struct EnergyBuilder {
     rgb_changed: ChangedTiles,
     /// Scratch for the tiles whose data before the prior changed.
     base_changed: ChangedTiles,
+    /// Which arcs the last build changed, where it recomputed only its changed tiles.
+    arcs: ChangedArcs,
+    /// Whether `arcs` holds the last build's changes (not after a whole rebuild).
+    arcs_known: bool,
     /// Recompute only what changed (on by default).
     incremental: bool,
 }
@@ -145,6 +149,8 @@ impl Default for EnergyBuilder {
             changed: ChangedTiles::none(0, 0),
             rgb_changed: ChangedTiles::none(0, 0),
             base_changed: ChangedTiles::none(0, 0),
+            arcs: ChangedArcs::default(),
+            arcs_known: false,
             incremental: true,
         }
     }
@@ -180,12 +186,13 @@ impl EnergyBuilder {
         &self.changed
     }
 
-    /// [`Self::changed`], and within it where the neighbour capacities may have
-    /// changed: what the engine is told.
+    /// [`Self::changed`], within it where the neighbour capacities may have changed,
+    /// and which arcs did (unless everything was rebuilt): what the engine is told.
     pub fn changes(&self) -> ProblemChanges<'_> {
         ProblemChanges {
             any: &self.changed,
             edges: &self.rgb_changed,
+            arcs: self.arcs_known.then_some(&self.arcs),
         }
     }
 
@@ -229,6 +236,12 @@ impl EnergyBuilder {
             || inputs.seeds.is_some_and(|s| s.labels != self.last.seeds);
         self.find_changes(&inputs, whole);
         self.last.key = Some(key);
+        // a rebuilt problem is compared with nothing: its engine reloads or compares
+        self.arcs_known = !whole;
+        if self.arcs_known {
+            let connectivity = inputs.smoothness.connectivity;
+            self.arcs.reset(width, height, connectivity);
+        }
         if whole {
             self.rebuild_fixed(inputs.seeds);
         }
@@ -240,6 +253,12 @@ impl EnergyBuilder {
         } else {
             self.rgb_changed.rects(1)
         };
+        let data_rects = self.changed.rects(u32::from(!whole));
+        if self.arcs_known {
+            for rect in edge_rects.iter().chain(&data_rects) {
+                self.arcs.mark_live(rect.ys.clone());
+            }
+        }
         inputs.smoothness.fill_edges_in(
             inputs.rgb,
             width as usize,
@@ -247,6 +266,7 @@ impl EnergyBuilder {
             fixed,
             &mut edges,
             tables,
+            self.arcs_known.then(|| self.arcs.pairs_mut()),
         );
         if let Some((previous, _)) = inputs.temporal
             && (whole || self.distance.len() != n)
@@ -270,13 +290,14 @@ impl EnergyBuilder {
             ramp: ramp.as_ref(),
             moves: &self.moves,
             base_rects: self.base_changed.rects(0),
-            data_rects: self.changed.rects(u32::from(!whole)),
+            data_rects,
         };
         let mut bands = TerminalBand::split(
             &mut self.scratch,
             (width as usize, height as usize),
             [&mut self.base, &mut source, &mut sink],
             &mut self.distance,
+            self.arcs_known.then(|| self.arcs.terminals_mut()),
         );
         work.redo_base(&mut bands, inputs.colors.as_deref());
         if let Some(models) = inputs.colors.as_deref_mut() {
@@ -385,6 +406,9 @@ struct TerminalBand<'a> {
     sink: &'a mut [i32],
     /// The boundary distances (empty without a temporal prior).
     distance: &'a mut [u32],
+    /// The band's rows of the terminal bits of [`ChangedArcs`] (empty where the
+    /// changes are not tracked).
+    changed: &'a mut [u64],
     scratch: &'a mut BandScratch,
 }
 
@@ -397,22 +421,33 @@ struct BandScratch {
     data: Vec<i32>,
     /// The pixels whose colour cell was not evaluated yet.
     misses: Vec<u32>,
+    /// A row's new source and sink capacities.
+    terminals: [Vec<i32>; 2],
 }
 
 impl<'a> TerminalBand<'a> {
-    /// Cuts the frame's arrays (`base`, `source`, `sink`, and `distance` unless empty)
-    /// into bands of rows.
+    /// Cuts the frame's arrays (`base`, `source`, `sink`, and `distance` and the
+    /// terminal bits `changed` where given) into bands of rows.
     fn split(
         scratch: &'a mut Vec<BandScratch>,
         (width, height): (usize, usize),
         [mut base, mut source, mut sink]: [&'a mut [i32]; 3],
         mut distance: &'a mut [u32],
+        changed: Option<&'a mut [u64]>,
     ) -> Vec<Self> {
         let rows = bands::band_rows(height);
         let count = height.div_ceil(rows);
         if scratch.len() < count {
             scratch.resize_with(count, BandScratch::default);
         }
+        let words = width.div_ceil(ARC_WORD as usize);
+        let mut changed = changed.unwrap_or_default();
+        let mut cut_bits = |rows: usize| {
+            let len = (rows * words).min(changed.len());
+            let (c, rest) = std::mem::take(&mut changed).split_at_mut(len);
+            changed = rest;
+            c
+        };
         let mut cut = |len: usize| {
             let (b, rest) = std::mem::take(&mut base).split_at_mut(len);
             base = rest;
@@ -439,6 +474,7 @@ impl<'a> TerminalBand<'a> {
                     source,
                     sink,
                     distance,
+                    changed: cut_bits(ys.len()),
                     scratch,
                 }
             })
@@ -569,22 +605,35 @@ impl TerminalWork<'_> {
                 data,
             );
         }
-        let source = &mut band.source[local.clone()];
-        let sink = &mut band.sink[local];
+        let [source, sink] = &mut band.scratch.terminals;
+        source.resize(data.len(), 0);
+        sink.resize(data.len(), 0);
         for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data.iter()) {
             (*s, *t) = if d > 0 { (d, 0) } else { (0, -d) };
         }
-        let Some(seeds) = self.seeds else {
-            return;
-        };
-        for (j, label) in seeds.labels[range.clone()].iter().enumerate() {
-            let i = range.start + j;
-            let hard = || 1 + edges.iter().map(|e| e[i]).sum::<i32>();
-            match label {
-                SeedLabel::Foreground => (source[j], sink[j]) = (hard(), 0),
-                SeedLabel::Background => (source[j], sink[j]) = (0, hard()),
-                SeedLabel::Unknown => {}
+        if let Some(seeds) = self.seeds {
+            for (j, label) in seeds.labels[range.clone()].iter().enumerate() {
+                let i = range.start + j;
+                let hard = || 1 + edges.iter().map(|e| e[i]).sum::<i32>();
+                match label {
+                    SeedLabel::Foreground => (source[j], sink[j]) = (hard(), 0),
+                    SeedLabel::Background => (source[j], sink[j]) = (0, hard()),
+                    SeedLabel::Unknown => {}
+                }
             }
+        }
+        let arrays = [&mut band.source[local.clone()], &mut band.sink[local]];
+        if band.changed.is_empty() {
+            for (to, from) in arrays.into_iter().zip([&*source, &*sink]) {
+                to.copy_from_slice(from);
+            }
+            return;
+        }
+        let words = self.width.div_ceil(ARC_WORD as usize);
+        let at = (y - band.rows.start) as usize * words;
+        let row = &mut band.changed[at..at + words];
+        for (to, from) in arrays.into_iter().zip([&*source, &*sink]) {
+            copy_marking(row, xs.start as usize, to, from);
         }
     }
 }
@@ -863,7 +912,12 @@ mod tests {
 
     /// A frame sequence whose square moves and whose colours change in a few
     /// places, each frame built incrementally at `threads` threads (or whole).
-    fn moving_square_problems(threads: usize, incremental: bool) -> Vec<GridProblem> {
+    /// Eight frames of a square moving over noise, built on `threads` threads, each
+    /// with the arcs the builder said it changed (where it knew).
+    fn moving_square_problems(
+        threads: usize,
+        incremental: bool,
+    ) -> Vec<(GridProblem, Option<ChangedArcs>)> {
         let (w, h) = (61u32, 47u32);
         let mut bits = crate::test_bits::lcg(11);
         let mut rgb: Vec<u8> = (0..3 * w * h).map(|_| (bits() >> 60) as u8 * 9).collect();
@@ -913,7 +967,7 @@ mod tests {
                     background: None,
                 };
                 let problem = builder.build(inputs).unwrap();
-                out.push(problem.clone());
+                out.push((problem.clone(), builder.changes().arcs.cloned()));
                 builder.recycle(problem);
             }
         });
@@ -923,14 +977,25 @@ mod tests {
     #[test]
     fn bands_build_the_same_problems_whatever_the_threads() {
         let whole = moving_square_problems(1, false);
+        assert!(whole.iter().all(|(_, arcs)| arcs.is_none()));
         for threads in [1, 2, 3] {
             let built = moving_square_problems(threads, true);
-            for (t, (a, b)) in built.iter().zip(&whole).enumerate() {
+            for (t, ((a, _), (b, _))) in built.iter().zip(&whole).enumerate() {
                 assert!(
                     a == b,
                     "frame {t} at {threads} threads differs from a whole build"
                 );
             }
+            let mut told = 0;
+            for (t, pair) in built.windows(2).enumerate() {
+                let [(last, _), (now, Some(arcs))] = pair else {
+                    continue;
+                };
+                told += 1;
+                let exact = ChangedArcs::between(last, now);
+                assert!(*arcs == exact, "frame {} at {threads} threads: arcs", t + 1);
+            }
+            assert!(told >= 2, "only {told} frames said which arcs changed");
         }
     }
 

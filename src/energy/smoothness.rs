@@ -148,7 +148,8 @@ impl Smoothness {
             xs: 0..width as u32,
             ys: 0..height as u32,
         };
-        self.fill_edges_in(rgb, width, &[whole], fixed, edges, tables.get(self, sigma));
+        let tables = tables.get(self, sigma);
+        self.fill_edges_in(rgb, width, &[whole], fixed, edges, tables, None);
         sigma
     }
 
@@ -168,9 +169,12 @@ impl Smoothness {
     /// Writes the capacities of every neighbour pair whose first pixel (in the forward
     /// directions) lies in one of `rects`, both ways, from `tables` ([`Self::tables`]);
     /// the other arcs stay as they are. With the rectangles a changed region grown by
-    /// one pixel, this redoes every pair that the change touched. Each direction pair
-    /// writes only its own two arrays, so the directions are shared out among the
-    /// threads ([`bands::for_each_part`]).
+    /// one pixel, this redoes every pair that the change touched. Where `changed` is
+    /// given (per forward direction, the bits of [`crate::grid::ChangedArcs`]), the
+    /// bit of every pair whose capacity differs from the one it replaced is set. Each
+    /// direction pair writes only its own two arrays, so the directions are shared out
+    /// among the threads ([`bands::for_each_part`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn fill_edges_in(
         &self,
         rgb: &[u8],
@@ -179,37 +183,50 @@ impl Smoothness {
         fixed: Option<&[bool]>,
         edges: &mut [Vec<i32>],
         tables: &[Vec<i32>; 2],
+        changed: Option<&mut [Vec<u64>]>,
     ) {
         let dirs = self.connectivity.number() as usize;
+        let mut changed = changed.map(|c| c.iter_mut());
         // `Direction::ALL` pairs each forward direction with its reverse (d ^ 1)
-        let parts: Vec<(Direction, &mut [Vec<i32>])> = edges[..dirs]
+        let parts: Vec<_> = edges[..dirs]
             .chunks_exact_mut(2)
             .enumerate()
-            .map(|(i, pair)| (Direction::ALL[2 * i], pair))
+            .map(|(i, pair)| {
+                let bits = changed.as_mut().and_then(|c| c.next());
+                (Direction::ALL[2 * i], pair, bits)
+            })
             .collect();
-        debug_assert!(parts.iter().all(|(dir, _)| FORWARD.contains(dir)));
-        bands::for_each_part(parts, |(dir, pair)| {
+        debug_assert!(parts.iter().all(|(dir, _, _)| FORWARD.contains(dir)));
+        bands::for_each_part(parts, |(dir, pair, mut bits)| {
             let [fwd, rev] = pair else {
                 unreachable!("chunks of two")
             };
             for rect in rects {
-                fill_direction(dir, rgb, width, rect, fixed, fwd, rev, tables);
+                let arrays = (
+                    fwd.as_mut_slice(),
+                    rev.as_mut_slice(),
+                    bits.as_deref_mut().map(Vec::as_mut_slice),
+                );
+                fill_direction(dir, rgb, width, rect, fixed, arrays, tables);
             }
         });
     }
 }
 
+/// The arrays one forward direction's pairs are written to: their capacities one way
+/// and the other, and the bits of those that changed, where they are tracked.
+type DirectionArrays<'a> = (&'a mut [i32], &'a mut [i32], Option<&'a mut [u64]>);
+
 /// [`Smoothness::fill_edges_in`] for the pairs of one forward direction `dir` that
-/// start in `rect`: `fwd` holds their capacities one way, `rev` the other.
-#[allow(clippy::too_many_arguments)]
+/// start in `rect`. The capacities are symmetric, so a pair's old capacity is the one
+/// its backward arc still holds when the forward one is written.
 fn fill_direction(
     dir: Direction,
     rgb: &[u8],
     width: usize,
     rect: &PixelRect,
     fixed: Option<&[bool]>,
-    fwd: &mut [i32],
-    rev: &mut [i32],
+    (fwd, rev, mut changed): DirectionArrays<'_>,
     [straight, diagonal]: &[Vec<i32>; 2],
 ) {
     let height = fwd.len() / width.max(1);
@@ -241,7 +258,14 @@ fn fill_direction(
                 }
             }
         }
-        rev[q..q + n].copy_from_slice(out);
+        match changed.as_deref_mut() {
+            Some(bits) => {
+                let words = width.div_ceil(crate::grid::ARC_WORD as usize);
+                let row = &mut bits[y * words..(y + 1) * words];
+                crate::grid::copy_marking(row, x0, &mut rev[q..q + n], out);
+            }
+            None => rev[q..q + n].copy_from_slice(out),
+        }
     }
 }
 

@@ -424,10 +424,11 @@ impl GpuEnergy for WgpuEnergy {
             self.problem = None;
         }
         built?;
-        let changes = self
-            .changes
-            .as_ref()
-            .map(|(any, edges)| ProblemChanges { any, edges });
+        let changes = self.changes.as_ref().map(|(any, edges)| ProblemChanges {
+            any,
+            edges,
+            arcs: None,
+        });
         Ok(Capacities::Host(
             self.problem.as_ref().expect("built"),
             changes,

@@ -2,10 +2,12 @@
 //! direction, held as whole arrays so energies can be built without per-edge calls;
 //! its W×H×D sibling for volumes in `volume`.
 
+mod arcs;
 mod mask;
 mod tiles;
 mod volume;
 
+pub use arcs::{ChangedArcs, WORD as ARC_WORD, copy_marking, mark_differing};
 pub use mask::{Mask, cut_capacity};
 pub use tiles::{ChangedTiles, PixelRect, ProblemChanges, TILE};
 pub use volume::{OFFSETS, VolumeConnectivity, VolumeError, VolumeProblem};

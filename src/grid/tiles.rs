@@ -40,6 +40,9 @@ pub struct ProblemChanges<'a> {
     /// Where neighbour capacities can differ (within `any`): a move of the previous
     /// mask changes only terminals.
     pub edges: &'a ChangedTiles,
+    /// Exactly which terminal and neighbour pairs differ (within the tiles), where the
+    /// energy compared what it wrote.
+    pub arcs: Option<&'a super::ChangedArcs>,
 }
 
 /// A rectangle of pixels: columns `xs` of rows `ys`.

@@ -12,7 +12,7 @@ use super::state::{
     out_bit, out_mask,
 };
 use crate::bands;
-use crate::grid::{Direction, GridProblem, PixelRect};
+use crate::grid::{ChangedArcs, Direction, GridProblem, PixelRect};
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -40,6 +40,14 @@ const SAMPLE_STRIDE: usize = 8;
 pub(super) struct Rects {
     pub terminals: Vec<PixelRect>,
     pub edges: Vec<PixelRect>,
+}
+
+/// Where an update finds a frame's changes.
+pub(super) enum Changed<'a> {
+    /// Anywhere in these rectangles: compared there with the kept capacities.
+    Rects(Rects),
+    /// Exactly the arcs whose bits are set (the energy compared what it wrote).
+    Arcs(&'a ChangedArcs),
 }
 
 /// What a band's share of an update did: the arcs it changed, the flow and the
@@ -119,7 +127,7 @@ impl<T: Topology> Solver<T> {
             terminals: vec![whole.clone()],
             edges: vec![whole],
         };
-        self.apply_changes_in(problem, &rects)
+        self.apply_changes_in(problem, &Changed::Rects(rects))
     }
 
     /// Before the first update after a fresh solve, which kept no terminals: each
@@ -140,13 +148,14 @@ impl<T: Topology> Solver<T> {
         self.offset = self.kept_min.iter().map(|&m| m as u64).sum();
     }
 
-    /// [`Self::apply_changes`] where only the terminals and pairs of `rects` can
-    /// differ from the kept problem (the changed tiles grown by a pixel,
-    /// [`crate::grid::ChangedTiles::rects`]): nothing outside them is read. The first
-    /// update after a fresh solve, which has no kept terminals yet, looks at every
-    /// pixel. The bands of block rows take their rows on every core; the pairs
-    /// between one band's last row and the next band's first follow on this thread.
-    pub(super) fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64 {
+    /// [`Self::apply_changes`] where only what `changed` says can differ from the kept
+    /// problem: the terminals and pairs of its rectangles (the changed tiles grown by
+    /// a pixel, [`crate::grid::ChangedTiles::rects`]) or its marked arcs; nothing else
+    /// is read. The first update after a fresh solve, which has no kept terminals
+    /// yet, looks at every pixel. The bands of block rows take their rows on every
+    /// core; the pairs between one band's last row and the next band's first follow
+    /// on this thread.
+    pub(super) fn apply_changes_in(&mut self, problem: &GridProblem, changed: &Changed) -> u64 {
         if self.kept_td.len() != problem.pixels() {
             return self.apply_changes(problem);
         }
@@ -161,11 +170,19 @@ impl<T: Topology> Solver<T> {
         let parts: Vec<_> = self.bands(rows).into_iter().enumerate().collect();
         bands::for_each_part(parts, |(i, band)| {
             let mut update = Update::new(band);
-            for rect in &rects.terminals {
-                update.terminal_changes_in(problem, rect);
-            }
-            for rect in &rects.edges {
-                update.arc_changes_in(problem, &sets, rect);
+            match changed {
+                Changed::Rects(rects) => {
+                    for rect in &rects.terminals {
+                        update.terminal_changes_in(problem, rect);
+                    }
+                    for rect in &rects.edges {
+                        update.arc_changes_in(problem, &sets, rect);
+                    }
+                }
+                Changed::Arcs(arcs) => {
+                    update.marked_terminals(problem, arcs);
+                    update.marked_pairs(problem, &sets, arcs);
+                }
             }
             done.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -173,14 +190,19 @@ impl<T: Topology> Solver<T> {
         });
         let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
         done.sort_unstable_by_key(|&(i, _)| i);
-        let mut changed = done.into_iter().map(|(_, a)| self.absorb(a)).sum::<u64>();
+        let mut arcs = done.into_iter().map(|(_, a)| self.absorb(a)).sum::<u64>();
         let mut update = Update::new(self.whole());
-        for rect in &rects.edges {
-            update.arc_changes_across(problem, &sets, rect, rows as u32);
+        match changed {
+            Changed::Rects(rects) => {
+                for rect in &rects.edges {
+                    update.arc_changes_across(problem, &sets, rect, rows as u32);
+                }
+            }
+            Changed::Arcs(arcs) => update.marked_pairs_across(problem, &sets, arcs, rows as u32),
         }
         let across = update.applied;
-        changed += self.absorb(across);
-        changed
+        arcs += self.absorb(across);
+        arcs
     }
 
     /// Takes a band's share of an update into the solver; returns its changed arcs.
@@ -346,6 +368,83 @@ impl<'a, T: Topology> Update<'a, T> {
         }
     }
 
+    /// The terminal changes of the band's pixels whose bits `arcs` sets, with the
+    /// offset corrected by their change of min(s, t).
+    fn marked_terminals(&mut self, problem: &GridProblem, arcs: &ChangedArcs) {
+        let width = problem.width() as usize;
+        let (source, sink) = (problem.source(), problem.sink());
+        for y in self.band.rows.clone().filter(|&y| arcs.is_live(y)) {
+            for (w, &word) in arcs.terminal_row(y).iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let x = w * SPAN as usize + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if x >= width {
+                        break;
+                    }
+                    let r = y as usize * width + x;
+                    let at = self.band.pixel(r);
+                    let min = source[r].min(sink[r]);
+                    let was = std::mem::replace(&mut self.band.kept_min[at], min);
+                    self.applied.offset += i64::from(min) - i64::from(was);
+                    self.terminal_change(r, x as u32, y, source[r] - sink[r]);
+                }
+            }
+        }
+    }
+
+    /// The pairs that `arcs` marks among those whose ends are both the band's: on its
+    /// last row only the pairs within the row.
+    fn marked_pairs(&mut self, problem: &GridProblem, sets: &PairSets, arcs: &ChangedArcs) {
+        let last = self.band.rows.end - 1;
+        for y in self.band.rows.clone().filter(|&y| arcs.is_live(y)) {
+            let pairs = if y == last { &sets.level } else { &sets.all };
+            self.marked_row(problem, pairs, arcs, y);
+        }
+    }
+
+    /// The pairs that `arcs` marks leading from the last row of one band of `rows`
+    /// rows into the next (this band holding both).
+    fn marked_pairs_across(
+        &mut self,
+        problem: &GridProblem,
+        sets: &PairSets,
+        arcs: &ChangedArcs,
+        rows: u32,
+    ) {
+        let borders = (rows - 1..self.band.rows.end).step_by(rows as usize);
+        for y in borders.filter(|&y| arcs.is_live(y)) {
+            self.marked_row(problem, &sets.down, arcs, y);
+        }
+    }
+
+    /// The pairs of `all` starting in row `y` that `arcs` marks.
+    fn marked_row(&mut self, problem: &GridProblem, all: &[Pairs], arcs: &ChangedArcs, y: u32) {
+        for pairs in all.iter().filter(|p| y < p.rows) {
+            for (s, &word) in arcs.pair_row(pairs.fwd, y).iter().enumerate() {
+                if word != 0 {
+                    self.marked_stretch(problem, pairs, y, s as u32, word);
+                }
+            }
+        }
+    }
+
+    /// Applies the pairs of stretch `s` of row `y` whose bits `word` sets; the
+    /// stretch stays known as symmetric only if they are.
+    fn marked_stretch(&mut self, problem: &GridProblem, pairs: &Pairs, y: u32, s: u32, word: u64) {
+        let xs = pairs.span(s);
+        if xs.is_empty() {
+            return;
+        }
+        let moved = word >> (xs.start - s * SPAN) & u64::MAX >> (SPAN - xs.len() as u32);
+        if moved == 0 {
+            return;
+        }
+        let symmetric = self.apply_span(problem, pairs, y, &xs, moved);
+        let i = (y - self.band.rows.start) as usize * spans(problem.width()) as usize + s as usize;
+        self.band.kept_sym[pairs.fwd / 2][i] &= symmetric;
+    }
+
     /// Applies pixel r's (at x, y) new folded terminal capacity `new` where it
     /// changed.
     #[inline]
@@ -446,7 +545,7 @@ impl<'a, T: Topology> Update<'a, T> {
     }
 
     /// Applies the pairs of row `y` starting at columns `xs` whose bit is set in
-    /// `moved`.
+    /// `moved`; returns whether their new capacities are equal both ways.
     fn apply_span(
         &mut self,
         problem: &GridProblem,
@@ -454,19 +553,22 @@ impl<'a, T: Topology> Update<'a, T> {
         y: u32,
         xs: &Range<u32>,
         mut moved: u64,
-    ) {
+    ) -> bool {
         let dir = Direction::ALL[pairs.fwd];
         let (caps_pq, caps_qp) = (problem.edges(dir), problem.edges(dir.reverse()));
         let rs = pixels(problem.width(), y, xs);
         self.prefetch_pairs(pairs.fwd, xs.start, y, moved);
+        let mut symmetric = true;
         while moved != 0 {
             let i = moved.trailing_zeros();
             moved &= moved - 1;
             let (x, r) = (xs.start + i, rs.start + i as usize);
             let new = (caps_pq[r] as u32, caps_qp[r + pairs.offset] as u32);
+            symmetric &= new.0 == new.1;
             let u = self.band.layout.index(x, y);
             self.set_pair(u, pairs.fwd, r, new);
         }
+        symmetric
     }
 
     /// Asks for the residuals of both ends of the pairs in `moved` (direction `d`,
@@ -584,8 +686,9 @@ fn prefetch<V>(v: &[V], i: usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::Changed;
     use crate::bands::with_threads;
-    use crate::grid::{Direction, GridProblem};
+    use crate::grid::{ChangedArcs, Direction, GridProblem};
     use crate::maxflow::cpu::fixtures::{
         bits_follow_residuals, on_any_thread_count, random_grid, words_and_kept,
     };
@@ -666,5 +769,89 @@ mod tests {
     fn an_update_in_bands_is_the_update_on_one_thread() {
         bands_agree::<Four>();
         bands_agree::<Eight>();
+    }
+
+    /// `p` with about one pixel in `every` given new terminals and one pair in `every`
+    /// new capacities (one way only for a third of those), from `seed`.
+    fn perturbed(p: &GridProblem, seed: u64, every: u64) -> GridProblem {
+        let other = random_grid(seed, p.width(), p.height(), p.connectivity());
+        let (mut source, mut sink, mut edges) = p.clone().into_arrays();
+        let mut pick = crate::test_bits::lcg(seed);
+        for i in 0..source.len() {
+            if (pick() >> 33).is_multiple_of(every) {
+                (source[i], sink[i]) = (other.source()[i], other.sink()[i]);
+            }
+        }
+        let (w, h) = (p.width(), p.height());
+        for (y, x) in (0..h).flat_map(|y| (0..w).map(move |x| (y, x))) {
+            for &dir in p.connectivity().directions().iter().step_by(2) {
+                let (Some(q), true) =
+                    (p.neighbour(x, y, dir), (pick() >> 33).is_multiple_of(every))
+                else {
+                    continue;
+                };
+                let r = (y * w + x) as usize;
+                edges[dir.index()][r] = other.edges(dir)[r];
+                if !(pick() >> 33).is_multiple_of(3) {
+                    edges[dir.reverse().index()][q] = other.edges(dir)[r];
+                }
+            }
+        }
+        let c = p.connectivity();
+        GridProblem::from_arrays(w, h, c, source, sink, edges).unwrap()
+    }
+
+    /// Updates told exactly which arcs changed leave the graph as updates that compare
+    /// every capacity, on any number of threads; a stretch they call symmetric is.
+    fn marked_arcs_agree<T: Topology>() {
+        for (w, h) in [(37, 45), (70, 23), (5, 3)] {
+            let p = random_grid(u64::from(3 * w + h), w, h, T::connectivity());
+            let next = perturbed(&p, u64::from(w * h), 7);
+            let arcs = ChangedArcs::between(&p, &next);
+            let solver = |threads: usize, marked: bool| {
+                let mut s = Solver::<T>::new(Layout::new(w, h).unwrap());
+                s.load(&p).unwrap();
+                s.run();
+                s.apply_changes(&p);
+                s.reuse_trees();
+                s.run();
+                with_threads(threads, || match marked {
+                    true => s.apply_changes_in(&next, &Changed::Arcs(&arcs)),
+                    false => s.apply_changes(&next),
+                });
+                s
+            };
+            let view = |s: &Solver<T>| {
+                let mut marked = s.marked.clone();
+                marked.sort_unstable();
+                let words: Vec<u32> = s.st.iter().map(|&w| T::get(w)).collect();
+                let kept = (&s.kept_fwd, &s.kept_td, &s.kept_min);
+                let flow = (s.flow, s.offset);
+                format!(
+                    "{words:?} {kept:?} {:?} {:?} {flow:?} {marked:?}",
+                    s.rc, s.tr
+                )
+            };
+            let compared = solver(1, false);
+            for threads in [1, 2, 3] {
+                let mut told = solver(threads, true);
+                assert_eq!(view(&told), view(&compared), "{w}×{h} on {threads} threads");
+                let sym = told.kept_sym.iter().zip(&compared.kept_sym);
+                assert!(sym.clone().all(|(&t, &c)| !t || c), "{w}×{h}: symmetry");
+                told.reuse_trees();
+                told.run();
+                let mut fresh = Solver::<T>::new(Layout::new(w, h).unwrap());
+                fresh.load(&next).unwrap();
+                fresh.run();
+                assert_eq!(told.total_flow(), fresh.total_flow(), "{w}×{h}: flow");
+                assert!(told.mask() == fresh.mask(), "{w}×{h}: mask");
+            }
+        }
+    }
+
+    #[test]
+    fn an_update_told_the_changed_arcs_is_the_update_that_compares() {
+        marked_arcs_agree::<Four>();
+        marked_arcs_agree::<Eight>();
     }
 }

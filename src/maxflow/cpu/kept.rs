@@ -4,7 +4,9 @@
 //! symmetric, so where a new frame's forward capacities equal the kept ones and its
 //! pairs are symmetric again, the whole stretch is unchanged: `update` compares
 //! slices there instead of reading every pair's residuals, which pays on a still
-//! camera's frames, where few arcs change (NOTES.md, `kept`).
+//! camera's frames, where few arcs change (NOTES.md, `kept`). An update told which
+//! arcs changed ([`crate::grid::ChangedArcs`]) compares nothing and keeps a stretch
+//! symmetric only where the pairs it applied are.
 
 use super::solver::Solver;
 use super::state::Topology;

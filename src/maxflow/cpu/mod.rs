@@ -39,8 +39,8 @@ pub use volume::CpuVolumeEngine;
 
 use super::pace::Pace;
 use super::{Certificate, CutSide, Engine, EngineError, EngineKind, Solution, SolveStats};
-use crate::grid::{Connectivity, GridProblem, Mask, ProblemChanges};
-use dynamic::Rects;
+use crate::grid::{ChangedArcs, Connectivity, GridProblem, Mask, ProblemChanges};
+use dynamic::{Changed, Rects};
 use layout::Layout;
 use solver::Solver;
 use state::{Eight, Four, Topology};
@@ -77,15 +77,15 @@ impl CpuEngine {
         self.always_resume = on;
     }
 
-    /// Applies `problem`'s changes to the kept residual graph (only those in `rects`
-    /// where given) and continues its search.
-    fn resume(&mut self, problem: &GridProblem, rects: Option<&Rects>) -> Solution {
+    /// Applies `problem`'s changes to the kept residual graph (only those `changed`
+    /// says, where given) and continues its search.
+    fn resume(&mut self, problem: &GridProblem, changed: Option<&Changed>) -> Solution {
         let start = Instant::now();
         self.ready = false;
         let solver = self.solver.as_deref_mut().expect("a kept solver");
         solver.set_deadline(self.budget.map(|b| start + b));
-        let changed = match rects {
-            Some(rects) => solver.apply_changes_in(problem, rects),
+        let changed = match changed {
+            Some(changed) => solver.apply_changes_in(problem, changed),
             None => solver.apply_changes(problem),
         };
         let loaded = Instant::now();
@@ -177,21 +177,26 @@ impl Engine for CpuEngine {
         if changes.any.area() * 4 > problem.pixels() as u64 * 3 {
             return self.update_in(problem, None);
         }
-        let rects = Rects {
-            terminals: changes.any.rects(1),
-            edges: changes.edges.rects(1),
+        let fits =
+            |a: &&ChangedArcs| a.fits(problem.width(), problem.height(), problem.connectivity());
+        let changed = match changes.arcs.filter(fits) {
+            Some(arcs) => Changed::Arcs(arcs),
+            None => Changed::Rects(Rects {
+                terminals: changes.any.rects(1),
+                edges: changes.edges.rects(1),
+            }),
         };
-        self.update_in(problem, Some(&rects))
+        self.update_in(problem, Some(&changed))
     }
 }
 
 impl CpuEngine {
     /// Continues from the kept graph where that pays ([`Engine::update`]), applying
-    /// only the changes in `rects` where given (none outside them).
+    /// only the changes `changed` says where given (none elsewhere).
     fn update_in(
         &mut self,
         problem: &GridProblem,
-        rects: Option<&Rects>,
+        changed: Option<&Changed>,
     ) -> Result<Solution, EngineError> {
         let kept = self
             .solver
@@ -201,11 +206,11 @@ impl CpuEngine {
             None => false,
             #[cfg(feature = "experiments")]
             Some(_) if self.always_resume => true,
-            Some(_) if rects.is_some() => self.pace.resume(),
+            Some(_) if changed.is_some() => self.pace.resume(),
             Some(s) => !s.changed_throughout(problem) && self.pace.resume(),
         };
         let solution = if resume {
-            self.resume(problem, rects)
+            self.resume(problem, changed)
         } else {
             self.solve(problem)?
         };
@@ -261,7 +266,7 @@ trait Backend: Send {
     fn load(&mut self, problem: &GridProblem) -> Result<(), EngineError>;
     fn changed_throughout(&self, problem: &GridProblem) -> bool;
     fn apply_changes(&mut self, problem: &GridProblem) -> u64;
-    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64;
+    fn apply_changes_in(&mut self, problem: &GridProblem, changed: &Changed) -> u64;
     fn push_short_paths(&mut self);
     fn plan_search(&mut self);
     fn reuse_trees(&mut self);
@@ -291,8 +296,8 @@ impl<T: Topology> Backend for Solver<T> {
     fn apply_changes(&mut self, problem: &GridProblem) -> u64 {
         Solver::apply_changes(self, problem)
     }
-    fn apply_changes_in(&mut self, problem: &GridProblem, rects: &Rects) -> u64 {
-        Solver::apply_changes_in(self, problem, rects)
+    fn apply_changes_in(&mut self, problem: &GridProblem, changed: &Changed) -> u64 {
+        Solver::apply_changes_in(self, problem, changed)
     }
     fn push_short_paths(&mut self) {
         Solver::push_short_paths(self)
