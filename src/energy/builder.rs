@@ -83,6 +83,10 @@ pub struct EnergyBuilder {
     scratch: Vec<BandScratch>,
     /// Per band of rows, the stretches where an input changed (scratch).
     marks: Vec<Vec<[u32; 3]>>,
+    /// The one-row rectangles of the pairs with an end where the colours changed.
+    pair_rows: Vec<PixelRect>,
+    /// The one-row rectangles of the pixels whose colour or background distance changed.
+    base_rows: Vec<PixelRect>,
     /// Boxes of the pixels where the previous mask moved since the last build.
     moves: Vec<PixelRect>,
     fixed: Vec<bool>,
@@ -141,6 +145,8 @@ impl Default for EnergyBuilder {
             distance: Vec::new(),
             scratch: Vec::new(),
             marks: Vec::new(),
+            pair_rows: Vec::new(),
+            base_rows: Vec::new(),
             moves: Vec::new(),
             fixed: Vec::new(),
             sigma: 0.0,
@@ -247,11 +253,16 @@ impl EnergyBuilder {
         }
         let fixed = inputs.seeds.map(|_| self.fixed.as_slice());
         let tables = inputs.smoothness.tables(self.sigma, &mut self.weights);
-        let edge_rects = if whole {
+        let tile_rects;
+        let edge_rects: &[PixelRect] = if whole {
             clear_off_grid(&mut edges, width as usize, height as usize);
-            self.changed.rects(0)
+            tile_rects = self.changed.rects(0);
+            &tile_rects
+        } else if self.rgb_changed.is_whole() {
+            tile_rects = self.rgb_changed.rects(1);
+            &tile_rects
         } else {
-            self.rgb_changed.rects(1)
+            &self.pair_rows
         };
         let data_rects = self.changed.rects(u32::from(!whole));
         if self.arcs_known {
@@ -262,7 +273,7 @@ impl EnergyBuilder {
         inputs.smoothness.fill_edges_in(
             inputs.rgb,
             width as usize,
-            &edge_rects,
+            edge_rects,
             fixed,
             &mut edges,
             tables,
@@ -281,6 +292,7 @@ impl EnergyBuilder {
             .temporal
             .map(|(_, prior)| prior.ramp_table(CAPACITY_SCALE));
         self.base.resize(n, 0);
+        let base_tiles;
         let work = TerminalWork {
             width: width as usize,
             rgb: inputs.rgb,
@@ -289,7 +301,12 @@ impl EnergyBuilder {
             temporal: inputs.temporal.map(|(mask, prior)| (mask, prior.reach())),
             ramp: ramp.as_ref(),
             moves: &self.moves,
-            base_rects: self.base_changed.rects(0),
+            base_rects: if self.base_changed.is_whole() {
+                base_tiles = self.base_changed.rects(0);
+                &base_tiles
+            } else {
+                &self.base_rows
+            },
             data_rects,
         };
         let mut bands = TerminalBand::split(
@@ -335,6 +352,11 @@ impl EnergyBuilder {
         };
         let marks = &mut self.marks;
         rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed, marks);
+        let stretches = marks.iter().flatten().copied();
+        pair_rows(stretches, width, &mut self.pair_rows);
+        self.base_rows.clear();
+        self.base_rows
+            .extend(marks.iter().flatten().map(stretch_rect));
         self.changed.mark_all_of(&self.rgb_changed);
         if let Some((model, _)) = inputs.background {
             rows.diff(
@@ -344,7 +366,10 @@ impl EnergyBuilder {
                 &mut self.changed,
                 marks,
             );
+            self.base_rows
+                .extend(marks.iter().flatten().map(stretch_rect));
         }
+        merge_rows(&mut self.base_rows);
         self.base_changed.mark_all_of(&self.changed);
         self.moves.clear();
         if let Some((previous, prior)) = inputs.temporal {
@@ -390,8 +415,8 @@ struct TerminalWork<'a> {
     /// Where the previous mask moved: the distances are redone around these (none
     /// where they were found for the whole frame).
     moves: &'a [PixelRect],
-    /// Where the data before the prior is recomputed.
-    base_rects: Vec<PixelRect>,
+    /// Where the data before the prior is recomputed (no pixel twice).
+    base_rects: &'a [PixelRect],
     /// Where the terminal capacities are written.
     data_rects: Vec<PixelRect>,
 }
@@ -492,7 +517,7 @@ impl TerminalWork<'_> {
             if let Some((previous, reach)) = self.temporal {
                 self.redo_distances(band, previous, reach);
             }
-            for rect in &self.base_rects {
+            for rect in self.base_rects {
                 for y in bands::rows_within(&rect.ys, &band.rows) {
                     self.row_base(band, colors, y, &rect.xs);
                 }
@@ -659,6 +684,7 @@ impl RowDiff {
         tiles: &mut ChangedTiles,
         marks: &mut Vec<Vec<[u32; 3]>>,
     ) {
+        marks.iter_mut().for_each(Vec::clear);
         if self.kept_anew(now, kept, tiles) {
             return;
         }
@@ -794,6 +820,51 @@ fn diff_rows<T: Copy + PartialEq>(
         }
         b.copy_from_slice(a);
     }
+}
+
+/// Into `out`, one-row rectangles that hold the first pixel of every neighbour pair with
+/// an end in `stretches` (`[y, x0, x1]`, in row then column order): such a pair starts
+/// on the stretch's row or the row above, at most a pixel to either side. A row's
+/// rectangles do not overlap, so no pair is redone twice.
+fn pair_rows(stretches: impl Iterator<Item = [u32; 3]>, width: u32, out: &mut Vec<PixelRect>) {
+    out.clear();
+    for [y, x0, x1] in stretches {
+        let xs = x0.saturating_sub(1)..(x1 + 1).min(width);
+        out.extend(y.checked_sub(1).map(|above| PixelRect {
+            xs: xs.clone(),
+            ys: above..y,
+        }));
+        out.push(PixelRect { xs, ys: y..y + 1 });
+    }
+    merge_rows(out);
+}
+
+/// The pixels of a stretch `[y, x0, x1]`.
+fn stretch_rect(&[y, x0, x1]: &[u32; 3]) -> PixelRect {
+    PixelRect {
+        xs: x0..x1,
+        ys: y..y + 1,
+    }
+}
+
+/// Sorts one-row rectangles by row and column and merges those that overlap or touch
+/// on a row, so that no pixel is in two.
+fn merge_rows(rects: &mut Vec<PixelRect>) {
+    rects.sort_unstable_by_key(|r| (r.ys.start, r.xs.start));
+    let mut kept = 0;
+    for i in 0..rects.len() {
+        if kept > 0 {
+            let (done, rest) = rects.split_at_mut(i);
+            let (last, next) = (&mut done[kept - 1], &rest[0]);
+            if last.ys == next.ys && next.xs.start <= last.xs.end {
+                last.xs.end = last.xs.end.max(next.xs.end);
+                continue;
+            }
+        }
+        rects.swap(kept, i);
+        kept += 1;
+    }
+    rects.truncate(kept);
 }
 
 /// The pixels (of `per_pixel` values each) from the first to the last where `a` and
@@ -972,6 +1043,35 @@ mod tests {
             }
         });
         out
+    }
+
+    #[test]
+    fn pair_rows_cover_each_pair_near_a_stretch_once() {
+        let width = 40u32;
+        let mut bits = crate::test_bits::lcg(5);
+        let mut stretches: Vec<[u32; 3]> = (0..60)
+            .map(|_| {
+                let (y, x) = ((bits() >> 59) as u32, (bits() >> 58) as u32 % width);
+                let len = 1 + (bits() >> 61) as u32;
+                [y, x, (x + len).min(width)]
+            })
+            .collect();
+        stretches.sort_unstable();
+        let mut rects = Vec::new();
+        super::pair_rows(stretches.iter().copied(), width, &mut rects);
+        let mut covered = std::collections::HashSet::new();
+        for r in &rects {
+            for (x, y) in r.xs.clone().flat_map(|x| r.ys.clone().map(move |y| (x, y))) {
+                assert!(covered.insert((x, y)), "({x}, {y}) twice");
+            }
+        }
+        let mut near = std::collections::HashSet::new();
+        for &[y, x0, x1] in &stretches {
+            for ys in [y.checked_sub(1), Some(y)].into_iter().flatten() {
+                near.extend((x0.saturating_sub(1)..(x1 + 1).min(width)).map(|x| (x, ys)));
+            }
+        }
+        assert_eq!(covered, near);
     }
 
     #[test]

@@ -99,6 +99,11 @@ impl ChangedTiles {
         self.whole = true;
     }
 
+    /// Whether every tile is marked as a whole (not tile by tile).
+    pub fn is_whole(&self) -> bool {
+        self.whole
+    }
+
     /// Grid width in pixels.
     pub fn width(&self) -> u32 {
         self.width
