@@ -85,8 +85,12 @@ pub struct EnergyBuilder {
     marks: Vec<Vec<[u32; 3]>>,
     /// The one-row rectangles of the pairs with an end where the colours changed.
     pair_rows: Vec<PixelRect>,
+    /// The one-row rectangles of the pixels whose colour changed.
+    colour_rows: Vec<PixelRect>,
     /// The one-row rectangles of the pixels whose colour or background distance changed.
     base_rows: Vec<PixelRect>,
+    /// The one-row rectangles of the pixels whose terminals may have changed.
+    terminal_rows: Vec<PixelRect>,
     /// Boxes of the pixels where the previous mask moved since the last build.
     moves: Vec<PixelRect>,
     fixed: Vec<bool>,
@@ -146,7 +150,9 @@ impl Default for EnergyBuilder {
             scratch: Vec::new(),
             marks: Vec::new(),
             pair_rows: Vec::new(),
+            colour_rows: Vec::new(),
             base_rows: Vec::new(),
+            terminal_rows: Vec::new(),
             moves: Vec::new(),
             fixed: Vec::new(),
             sigma: 0.0,
@@ -241,6 +247,10 @@ impl EnergyBuilder {
         let whole = !(self.incremental && kept && self.last.key.as_ref() == Some(&key))
             || inputs.seeds.is_some_and(|s| s.labels != self.last.seeds);
         self.find_changes(&inputs, whole);
+        if !(whole || self.changed.is_whole()) {
+            let reach = inputs.temporal.map(|(_, prior)| prior.reach());
+            self.terminal_rows(reach, inputs.seeds.is_some(), width, height);
+        }
         self.last.key = Some(key);
         // a rebuilt problem is compared with nothing: its engine reloads or compares
         self.arcs_known = !whole;
@@ -264,9 +274,15 @@ impl EnergyBuilder {
         } else {
             &self.pair_rows
         };
-        let data_rects = self.changed.rects(u32::from(!whole));
+        let tile_data;
+        let data_rects: &[PixelRect] = if whole || self.changed.is_whole() {
+            tile_data = self.changed.rects(u32::from(!whole));
+            &tile_data
+        } else {
+            &self.terminal_rows
+        };
         if self.arcs_known {
-            for rect in edge_rects.iter().chain(&data_rects) {
+            for rect in edge_rects.iter().chain(data_rects) {
                 self.arcs.mark_live(rect.ys.clone());
             }
         }
@@ -354,9 +370,10 @@ impl EnergyBuilder {
         rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed, marks);
         let stretches = marks.iter().flatten().copied();
         pair_rows(stretches, width, &mut self.pair_rows);
-        self.base_rows.clear();
-        self.base_rows
+        self.colour_rows.clear();
+        self.colour_rows
             .extend(marks.iter().flatten().map(stretch_rect));
+        self.base_rows.clone_from(&self.colour_rows);
         self.changed.mark_all_of(&self.rgb_changed);
         if let Some((model, _)) = inputs.background {
             rows.diff(
@@ -392,6 +409,30 @@ impl EnergyBuilder {
         }
     }
 
+    /// Into `terminal_rows`, one-row rectangles holding every pixel whose terminals may
+    /// differ from the last build's: where its data changed, within the prior's `reach`
+    /// of where the previous mask moved, and, when `seeded`, next to a colour change
+    /// (a seeded pixel's capacity bounds its arcs).
+    fn terminal_rows(&mut self, reach: Option<u32>, seeded: bool, width: u32, height: u32) {
+        let rows = &mut self.terminal_rows;
+        rows.clone_from(&self.base_rows);
+        let one_row = |xs: &Range<u32>, y: u32| PixelRect {
+            xs: xs.clone(),
+            ys: y..y + 1,
+        };
+        if let Some(reach) = reach {
+            for near in self.moves.iter().map(|m| m.grown(reach, width, height)) {
+                rows.extend(near.ys.clone().map(|y| one_row(&near.xs, y)));
+            }
+        }
+        if seeded {
+            for around in self.colour_rows.iter().map(|r| r.grown(1, width, height)) {
+                rows.extend(around.ys.clone().map(|y| one_row(&around.xs, y)));
+            }
+        }
+        merge_rows(rows);
+    }
+
     /// Marks the seeded pixels, whose arcs to each other are dropped.
     fn rebuild_fixed(&mut self, seeds: Option<&Seeds>) {
         self.fixed.clear();
@@ -418,7 +459,7 @@ struct TerminalWork<'a> {
     /// Where the data before the prior is recomputed (no pixel twice).
     base_rects: &'a [PixelRect],
     /// Where the terminal capacities are written.
-    data_rects: Vec<PixelRect>,
+    data_rects: &'a [PixelRect],
 }
 
 /// One band of rows of a frame, with its rows of the arrays the terminal pass writes.
@@ -596,7 +637,7 @@ impl TerminalWork<'_> {
     /// arcs of `edges`.
     fn write_terminals(&self, bands: &mut [TerminalBand<'_>], edges: &[Vec<i32>]) {
         bands::for_each_part(bands.iter_mut().collect(), |band: &mut TerminalBand<'_>| {
-            for rect in &self.data_rects {
+            for rect in self.data_rects {
                 for y in bands::rows_within(&rect.ys, &band.rows) {
                     self.row_terminals(band, y, &rect.xs, edges);
                 }
@@ -983,11 +1024,13 @@ mod tests {
 
     /// A frame sequence whose square moves and whose colours change in a few
     /// places, each frame built incrementally at `threads` threads (or whole).
-    /// Eight frames of a square moving over noise, built on `threads` threads, each
+    /// Eight frames of a square moving over noise, seeded every `seeded_every`-th frame
+    /// (the colour beside a seed changing each frame), built on `threads` threads, each
     /// with the arcs the builder said it changed (where it knew).
     fn moving_square_problems(
         threads: usize,
         incremental: bool,
+        seeded_every: u32,
     ) -> Vec<(GridProblem, Option<ChangedArcs>)> {
         let (w, h) = (61u32, 47u32);
         let mut bits = crate::test_bits::lcg(11);
@@ -1016,6 +1059,10 @@ mod tests {
                     let i = (bits() >> 40) as usize % rgb.len();
                     rgb[i] = (bits() >> 56) as u8;
                 }
+                // close to its seeded neighbour's colour, so that their arc's weight moves
+                let near = rgb[3 * 5].wrapping_add(t as u8 % 4 * 5);
+                let pixel = [near, rgb[3 * 5 + 1], rgb[3 * 5 + 2]];
+                rgb[3 * 6..3 * 7].copy_from_slice(&pixel);
                 let previous = Mask::from_fn(w, h, |i| inside(i as u32 % w, i as u32 / w, t));
                 let inputs = EnergyInputs {
                     width: w,
@@ -1027,7 +1074,7 @@ mod tests {
                         ..smoothness()
                     },
                     colors: Some(&mut models),
-                    seeds: (t % 3 == 0).then_some(&seeds),
+                    seeds: t.is_multiple_of(seeded_every).then_some(&seeds),
                     temporal: Some((
                         &previous,
                         TemporalPrior {
@@ -1076,10 +1123,18 @@ mod tests {
 
     #[test]
     fn bands_build_the_same_problems_whatever_the_threads() {
-        let whole = moving_square_problems(1, false);
+        for seeded_every in [1, 3] {
+            built_alike(seeded_every);
+        }
+    }
+
+    /// [`bands_build_the_same_problems_whatever_the_threads`] with seeds on every
+    /// `seeded_every`-th frame.
+    fn built_alike(seeded_every: u32) {
+        let whole = moving_square_problems(1, false, seeded_every);
         assert!(whole.iter().all(|(_, arcs)| arcs.is_none()));
         for threads in [1, 2, 3] {
-            let built = moving_square_problems(threads, true);
+            let built = moving_square_problems(threads, true, seeded_every);
             for (t, ((a, _), (b, _))) in built.iter().zip(&whole).enumerate() {
                 assert!(
                     a == b,
