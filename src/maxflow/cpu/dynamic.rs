@@ -78,6 +78,18 @@ impl PairSets {
         let down = all.iter().filter(|p| dy(p) > 0).cloned().collect();
         Self { all, level, down }
     }
+
+    /// The pairs of row `y` whose ends are both in a band ending with row `last`: on
+    /// that row only those within the row.
+    fn within(&self, y: u32, last: u32) -> &[Pairs] {
+        if y == last { &self.level } else { &self.all }
+    }
+}
+
+/// The last rows of the bands of `rows` rows up to `end`: where pairs lead from one
+/// band into the next.
+fn borders(rows: u32, end: u32) -> impl Iterator<Item = u32> {
+    (rows - 1..end).step_by(rows as usize)
 }
 
 /// A band of the residual graph taking a frame's new capacities: the pairs and
@@ -398,8 +410,7 @@ impl<'a, T: Topology> Update<'a, T> {
     fn marked_pairs(&mut self, problem: &GridProblem, sets: &PairSets, arcs: &ChangedArcs) {
         let last = self.band.rows.end - 1;
         for y in self.band.rows.clone().filter(|&y| arcs.is_live(y)) {
-            let pairs = if y == last { &sets.level } else { &sets.all };
-            self.marked_row(problem, pairs, arcs, y);
+            self.marked_row(problem, sets.within(y, last), arcs, y);
         }
     }
 
@@ -412,8 +423,7 @@ impl<'a, T: Topology> Update<'a, T> {
         arcs: &ChangedArcs,
         rows: u32,
     ) {
-        let borders = (rows - 1..self.band.rows.end).step_by(rows as usize);
-        for y in borders.filter(|&y| arcs.is_live(y)) {
+        for y in borders(rows, self.band.rows.end).filter(|&y| arcs.is_live(y)) {
             self.marked_row(problem, &sets.down, arcs, y);
         }
     }
@@ -467,8 +477,7 @@ impl<'a, T: Topology> Update<'a, T> {
     fn arc_changes_in(&mut self, problem: &GridProblem, sets: &PairSets, rect: &PixelRect) {
         let last = self.band.rows.end - 1;
         for y in bands::rows_within(&rect.ys, &self.band.rows) {
-            let pairs = if y == last { &sets.level } else { &sets.all };
-            self.row_changes(problem, pairs, rect, y);
+            self.row_changes(problem, sets.within(y, last), rect, y);
         }
     }
 
@@ -481,8 +490,7 @@ impl<'a, T: Topology> Update<'a, T> {
         rect: &PixelRect,
         rows: u32,
     ) {
-        let borders = (rows - 1..self.band.rows.end).step_by(rows as usize);
-        for y in borders.filter(|y| rect.ys.contains(y)) {
+        for y in borders(rows, self.band.rows.end).filter(|y| rect.ys.contains(y)) {
             self.row_changes(problem, &sets.down, rect, y);
         }
     }
