@@ -645,10 +645,8 @@ impl TerminalWork<'_> {
         });
     }
 
-    /// [`Self::write_terminals`] for columns `xs` of row `y`: the signed capacity is
-    /// split into a source and a sink arc; a seeded pixel gets one more than the sum
-    /// of its neighbour arcs (arcs are symmetric, so the out-sum also bounds the arcs
-    /// into it).
+    /// [`Self::write_terminals`] for columns `xs` of row `y`, where changes are tracked
+    /// each pixel whose terminals changed marked.
     fn row_terminals(
         &self,
         band: &mut TerminalBand<'_>,
@@ -671,35 +669,49 @@ impl TerminalWork<'_> {
                 data,
             );
         }
+        if band.changed.is_empty() {
+            let (source, sink) = (&mut band.source[local.clone()], &mut band.sink[local]);
+            self.split_terminals(data, range.start, edges, source, sink);
+            return;
+        }
+        // tracked: into a scratch row first, then compared as they are copied in
         let [source, sink] = &mut band.scratch.terminals;
         source.resize(data.len(), 0);
         sink.resize(data.len(), 0);
-        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data.iter()) {
-            (*s, *t) = if d > 0 { (d, 0) } else { (0, -d) };
-        }
-        if let Some(seeds) = self.seeds {
-            for (j, label) in seeds.labels[range.clone()].iter().enumerate() {
-                let i = range.start + j;
-                let hard = || 1 + edges.iter().map(|e| e[i]).sum::<i32>();
-                match label {
-                    SeedLabel::Foreground => (source[j], sink[j]) = (hard(), 0),
-                    SeedLabel::Background => (source[j], sink[j]) = (0, hard()),
-                    SeedLabel::Unknown => {}
-                }
-            }
-        }
-        let arrays = [&mut band.source[local.clone()], &mut band.sink[local]];
-        if band.changed.is_empty() {
-            for (to, from) in arrays.into_iter().zip([&*source, &*sink]) {
-                to.copy_from_slice(from);
-            }
-            return;
-        }
+        self.split_terminals(data, range.start, edges, source, sink);
         let words = self.width.div_ceil(ARC_WORD as usize);
         let at = (y - band.rows.start) as usize * words;
         let row = &mut band.changed[at..at + words];
+        let arrays = [&mut band.source[local.clone()], &mut band.sink[local]];
         for (to, from) in arrays.into_iter().zip([&*source, &*sink]) {
             copy_marking(row, xs.start as usize, to, from);
+        }
+    }
+
+    /// The source and sink capacities of the pixels from `first` on, from their signed
+    /// capacities `data`; a seeded pixel gets one more than the sum of its neighbour
+    /// arcs (arcs are symmetric, so the out-sum also bounds the arcs into it).
+    fn split_terminals(
+        &self,
+        data: &[i32],
+        first: usize,
+        edges: &[Vec<i32>],
+        source: &mut [i32],
+        sink: &mut [i32],
+    ) {
+        for ((s, t), &d) in source.iter_mut().zip(sink.iter_mut()).zip(data) {
+            (*s, *t) = if d > 0 { (d, 0) } else { (0, -d) };
+        }
+        let Some(seeds) = self.seeds else {
+            return;
+        };
+        for (j, label) in seeds.labels[first..first + data.len()].iter().enumerate() {
+            let hard = || 1 + edges.iter().map(|e| e[first + j]).sum::<i32>();
+            match label {
+                SeedLabel::Foreground => (source[j], sink[j]) = (hard(), 0),
+                SeedLabel::Background => (source[j], sink[j]) = (0, hard()),
+                SeedLabel::Unknown => {}
+            }
         }
     }
 }

@@ -150,7 +150,7 @@ impl ChangedArcs {
 
 /// Sets, in `row` (one row's words), the bit of every column `x0 + i` where `now[i]`
 /// differs from `was[i]`.
-pub fn mark_differing<T: PartialEq>(row: &mut [u64], x0: usize, now: &[T], was: &[T]) {
+fn mark_differing<T: PartialEq>(row: &mut [u64], x0: usize, now: &[T], was: &[T]) {
     debug_assert_eq!(now.len(), was.len());
     for_each_word(x0, now.len(), |x, range| {
         let flags = differing(&now[range.clone()], &was[range]);

@@ -7,7 +7,7 @@ mod mask;
 mod tiles;
 mod volume;
 
-pub use arcs::{ChangedArcs, WORD as ARC_WORD, copy_marking, mark_differing};
+pub use arcs::{ChangedArcs, WORD as ARC_WORD, copy_marking};
 pub use mask::{Mask, cut_capacity};
 pub use tiles::{ChangedTiles, PixelRect, ProblemChanges, TILE};
 pub use volume::{OFFSETS, VolumeConnectivity, VolumeError, VolumeProblem};
