@@ -426,8 +426,12 @@ impl EnergyBuilder {
             }
         }
         if seeded {
-            for around in self.colour_rows.iter().map(|r| r.grown(1, width, height)) {
-                rows.extend(around.ys.clone().map(|y| one_row(&around.xs, y)));
+            // the rows above, on and below the colour rows: three runs in order
+            for dy in [-1, 0, 1] {
+                rows.extend(self.colour_rows.iter().filter_map(|r| {
+                    let y = r.ys.start.checked_add_signed(dy).filter(|&y| y < height)?;
+                    Some(one_row(&r.grown(1, width, height).xs, y))
+                }));
             }
         }
         merge_rows(rows);
@@ -879,16 +883,25 @@ fn diff_rows<T: Copy + PartialEq>(
 /// an end in `stretches` (`[y, x0, x1]`, in row then column order): such a pair starts
 /// on the stretch's row or the row above, at most a pixel to either side. A row's
 /// rectangles do not overlap, so no pair is redone twice.
-fn pair_rows(stretches: impl Iterator<Item = [u32; 3]>, width: u32, out: &mut Vec<PixelRect>) {
+fn pair_rows(
+    stretches: impl Iterator<Item = [u32; 3]> + Clone,
+    width: u32,
+    out: &mut Vec<PixelRect>,
+) {
     out.clear();
-    for [y, x0, x1] in stretches {
-        let xs = x0.saturating_sub(1)..(x1 + 1).min(width);
-        out.extend(y.checked_sub(1).map(|above| PixelRect {
-            xs: xs.clone(),
+    let xs = |x0: u32, x1: u32| x0.saturating_sub(1)..(x1 + 1).min(width);
+    // two runs in order, the stretches' rows and the rows above them, merged after
+    out.extend(stretches.clone().map(|[y, x0, x1]| PixelRect {
+        xs: xs(x0, x1),
+        ys: y..y + 1,
+    }));
+    out.extend(stretches.filter_map(|[y, x0, x1]| {
+        let above = y.checked_sub(1)?;
+        Some(PixelRect {
+            xs: xs(x0, x1),
             ys: above..y,
-        }));
-        out.push(PixelRect { xs, ys: y..y + 1 });
-    }
+        })
+    }));
     merge_rows(out);
 }
 
@@ -901,9 +914,10 @@ fn stretch_rect(&[y, x0, x1]: &[u32; 3]) -> PixelRect {
 }
 
 /// Sorts one-row rectangles by row and column and merges those that overlap or touch
-/// on a row, so that no pixel is in two.
+/// on a row, so that no pixel is in two. The rectangles come as a few runs already in
+/// order, which the stable sort finds and merges in one pass each.
 fn merge_rows(rects: &mut Vec<PixelRect>) {
-    rects.sort_unstable_by_key(|r| (r.ys.start, r.xs.start));
+    rects.sort_by_key(|r| (r.ys.start, r.xs.start));
     let mut kept = 0;
     for i in 0..rects.len() {
         if kept > 0 {

@@ -340,13 +340,21 @@ pub struct SigmaSums {
     kept: Vec<u8>,
     /// Per stretch, row-major: the sum of its pairs.
     sums: Vec<u32>,
-    /// Per stretch: whether its colours changed in the frame being read (scratch).
-    moved: Vec<bool>,
+    /// Per stretch: which of its colours changed in the frame being read
+    /// ([`MOVED`], [`FIRST_MOVED`], [`LAST_MOVED`]; scratch).
+    moved: Vec<u8>,
     total: u64,
 }
 
 /// Pixels per stretch of [`SigmaSums`]: its sum stays within a `u32`.
 const SIGMA_STRETCH: usize = 32;
+
+/// A stretch's flag: some pixel of it changed.
+const MOVED: u8 = 1;
+/// A stretch's flag: its first pixel changed (pairs from the stretch to its left reach it).
+const FIRST_MOVED: u8 = 2;
+/// A stretch's flag: its last pixel changed (pairs from the stretch to its right reach it).
+const LAST_MOVED: u8 = 4;
 
 impl SigmaSums {
     /// σ of `rgb` as [`estimate_sigma`] finds it, redoing only what changed.
@@ -368,7 +376,7 @@ impl SigmaSums {
                 connectivity: Some(connectivity),
                 kept: rgb.to_vec(),
                 sums: vec![0; stretches * height],
-                moved: vec![true; stretches * height],
+                moved: vec![MOVED | FIRST_MOVED | LAST_MOVED; stretches * height],
                 total: 0,
             };
         } else {
@@ -393,13 +401,17 @@ impl SigmaSums {
             .chunks_mut((rows * stretches).max(1))
             .enumerate()
             .collect();
+        let dirs = &FORWARD[..connectivity.number() as usize / 2];
+        let pairs: Vec<Pairs> = dirs.iter().map(|&d| Pairs::new(d, width, height)).collect();
         bands::for_each_part(parts, |(band, sums): (usize, &mut [u32])| {
             let mut delta = 0i64;
-            for (i, slot) in sums.iter_mut().enumerate() {
-                let (y, c) = (band * rows + i / stretches, i % stretches);
-                if stale(moved, height, y, c, stretches) {
-                    let sum = stretch_sum(rgb, width, height, connectivity, y, c);
-                    delta += i64::from(sum) - i64::from(std::mem::replace(slot, sum));
+            for (r, row) in sums.chunks_mut(stretches.max(1)).enumerate() {
+                let y = band * rows + r;
+                for (c, slot) in row.iter_mut().enumerate() {
+                    if stale(moved, height, y, c, stretches) {
+                        let sum = stretch_sum(rgb, &pairs, y, c);
+                        delta += i64::from(sum) - i64::from(std::mem::replace(slot, sum));
+                    }
                 }
             }
             change.fetch_add(delta, Ordering::Relaxed);
@@ -425,7 +437,7 @@ impl SigmaSums {
 }
 
 /// [`SigmaSums::find_moves`] on a band of rows `row` bytes long.
-fn find_moves_in(now: &[u8], kept: &mut [u8], moved: &mut [bool], row: usize, stretches: usize) {
+fn find_moves_in(now: &[u8], kept: &mut [u8], moved: &mut [u8], row: usize, stretches: usize) {
     let stretch = 3 * SIGMA_STRETCH;
     for ((now, kept), moved) in now
         .chunks_exact(row)
@@ -433,40 +445,53 @@ fn find_moves_in(now: &[u8], kept: &mut [u8], moved: &mut [bool], row: usize, st
         .zip(moved.chunks_mut(stretches.max(1)))
     {
         if now == kept {
-            moved.fill(false);
+            moved.fill(0);
             continue;
         }
         for (m, (a, b)) in moved
             .iter_mut()
             .zip(now.chunks(stretch).zip(kept.chunks(stretch)))
         {
-            *m = a != b;
+            *m = moved_flags(a, b);
         }
         kept.copy_from_slice(now);
     }
 }
 
-/// Whether stretch `c` of row `y` (of `height`) has pairs with a pixel that `moved`:
-/// pairs start in row `y` and end in it or the next, one column to either side at most.
-fn stale(moved: &[bool], height: usize, y: usize, c: usize, stretches: usize) -> bool {
-    let cols = c.saturating_sub(1)..(c + 2).min(stretches);
-    (y..(y + 2).min(height)).any(|r| moved[r * stretches..][cols.clone()].iter().any(|&m| m))
+/// The flags of a stretch whose colours were `b` and are `a`.
+fn moved_flags(a: &[u8], b: &[u8]) -> u8 {
+    if a == b {
+        return 0;
+    }
+    let last = a.len() - 3;
+    let first_moved = if a[..3] != b[..3] { FIRST_MOVED } else { 0 };
+    let last_moved = if a[last..] != b[last..] {
+        LAST_MOVED
+    } else {
+        0
+    };
+    MOVED | first_moved | last_moved
 }
 
-/// The squared colour differences of the pairs (every forward direction) that start
-/// in stretch `c` of row `y`.
-fn stretch_sum(
-    rgb: &[u8],
-    width: usize,
-    height: usize,
-    connectivity: Connectivity,
-    y: usize,
-    c: usize,
-) -> u32 {
-    let xs = c * SIGMA_STRETCH..((c + 1) * SIGMA_STRETCH).min(width);
+/// Whether stretch `c` of row `y` (of `height`) has pairs with a pixel that `moved`:
+/// pairs start in row `y` and end in it (one column right at most) or in the next
+/// (one column to either side at most), so a neighbouring stretch matters only by the
+/// pixel at its edge.
+fn stale(moved: &[u8], height: usize, y: usize, c: usize, stretches: usize) -> bool {
+    let flags = |r: usize, c: usize| moved[r * stretches + c];
+    let right = |r: usize| c + 1 < stretches && flags(r, c + 1) & FIRST_MOVED != 0;
+    let left = |r: usize| c > 0 && flags(r, c - 1) & LAST_MOVED != 0;
+    let row = flags(y, c) & MOVED != 0 || right(y);
+    row || (y + 1 < height && (flags(y + 1, c) & MOVED != 0 || left(y + 1) || right(y + 1)))
+}
+
+/// The squared colour differences of the `pairs` (one per forward direction) that
+/// start in stretch `c` of row `y`.
+fn stretch_sum(rgb: &[u8], pairs: &[Pairs], y: usize, c: usize) -> u32 {
     let mut sum = 0;
-    for &dir in &FORWARD[..connectivity.number() as usize / 2] {
-        let pairs = Pairs::new(dir, width, height);
+    for pairs in pairs {
+        let width = pairs.width;
+        let xs = c * SIGMA_STRETCH..((c + 1) * SIGMA_STRETCH).min(width);
         let (x0, x1) = (xs.start.max(pairs.x0), xs.end.min(pairs.x0 + pairs.len));
         if !pairs.rows.contains(&y) || x0 >= x1 {
             continue;
@@ -532,7 +557,7 @@ mod tests {
     fn kept_sums_equal_the_whole_frames_estimate() {
         let mut bits = crate::test_bits::lcg(7);
         let mut next = move || (bits() >> 33) as usize;
-        for (w, h) in [(1, 1), (1, 40), (45, 1), (33, 17), (100, 64)] {
+        for (w, h) in [(1, 1), (1, 40), (45, 1), (33, 17), (100, 64), (130, 9)] {
             for connectivity in [Connectivity::Four, Connectivity::Eight] {
                 let mut sums = SigmaSums::default();
                 let mut rgb: Vec<u8> = (0..3 * w * h).map(|_| next() as u8).collect();
@@ -545,6 +570,11 @@ mod tests {
                             *b = next() as u8;
                         }
                     }
+                    // and one pixel at a stretch's edge, whose pairs reach the stretches
+                    // beside it
+                    let x = [31, 32, 63, 64, 95, 96][next() % 6].min(w - 1);
+                    let p = 3 * ((next() % h) * w + x);
+                    rgb[p] = rgb[p].wrapping_add(1 + next() as u8 % 200);
                     let kept = sums.estimate(&rgb, w, h, connectivity);
                     let whole = estimate_sigma(&rgb, w, h, connectivity);
                     assert_eq!(kept.to_bits(), whole.to_bits(), "{w}x{h} frame {frame}");
