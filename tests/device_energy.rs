@@ -143,6 +143,7 @@ impl<'a> Shared<'a> {
             seeds: self.seeds,
             temporal: previous.map(|m| (m, self.temporal)),
             background,
+            rgb_moves: None,
         }
     }
 

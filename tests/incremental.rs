@@ -143,6 +143,7 @@ fn background_sequence(frames: &[Frame], local_share: f64, what: &str) {
             seeds: None,
             temporal: previous.as_ref().map(|m| (m, PRIOR)),
             background: Some((&model, 2.0)),
+            rgb_moves: None,
         };
         let mask = pair.frame([inputs(), inputs()], &format!("{what}, frame {k}"));
         model.restore_steady(steady);
@@ -203,6 +204,7 @@ fn seeded_energy_and_cut_follow_the_change_on_the_demo() {
             seeds: hard,
             temporal: previous.as_ref().map(|m| (m, PRIOR)),
             background: None,
+            rgb_moves: None,
         };
         let both = [inputs(&mut models), inputs(&mut copy)];
         let mask = pair.frame(both, &format!("demo seeded, frame {k}"));

@@ -282,6 +282,7 @@ fn trimap_reduction_is_exact() {
             seeds: Some(&seeds),
             temporal: None,
             background: None,
+            rgb_moves: None,
         })
         .unwrap();
     let whole = CpuEngine::new().solve(&problem).unwrap().mask;

@@ -60,6 +60,11 @@ pub struct EnergyInputs<'a> {
     pub temporal: Option<(&'a Mask, TemporalPrior)>,
     /// Learned static background (observed on this frame) and its weight.
     pub background: Option<(&'a BackgroundModel, f32)>,
+    /// Where `rgb` differs from the last build's frame, where the caller knows it (the
+    /// noise gate's moves between two frames it held, [`crate::pipeline::GateMoves`]):
+    /// per band of rows, each row's differing stretch per tile of [`TILE`] pixels as
+    /// `[y, x0, x1]`, in row then column order; none: the frames are compared.
+    pub rgb_moves: Option<&'a [Vec<[u32; 3]>]>,
 }
 
 /// The arrays of a `GridProblem` (source, sink, per-direction edges), kept for reuse.
@@ -367,7 +372,15 @@ impl EnergyBuilder {
             whole,
         };
         let marks = &mut self.marks;
-        rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed, marks);
+        match inputs.rgb_moves {
+            Some(moves) if !whole && last.rgb.len() == inputs.rgb.len() => {
+                take_moves(moves, inputs.rgb, &mut last.rgb, width, marks);
+                for &[y, x0, x1] in marks.iter().flatten() {
+                    self.rgb_changed.mark_pixels(y, x0..x1);
+                }
+            }
+            _ => rows.diff(inputs.rgb, &mut last.rgb, 3, &mut self.rgb_changed, marks),
+        }
         let stretches = marks.iter().flatten().copied();
         pair_rows(stretches, width, &mut self.pair_rows);
         self.colour_rows.clear();
@@ -849,6 +862,31 @@ impl RowDiff {
     }
 }
 
+/// What [`RowDiff::diff`] finds for the frame `rgb`, told instead (`moves`, as
+/// [`EnergyInputs::rgb_moves`]): the stretches go to `marks` and into `kept`, which
+/// then equals `rgb` again.
+fn take_moves(
+    moves: &[Vec<[u32; 3]>],
+    rgb: &[u8],
+    kept: &mut [u8],
+    width: u32,
+    marks: &mut Vec<Vec<[u32; 3]>>,
+) {
+    marks.iter_mut().for_each(Vec::clear);
+    if marks.len() < moves.len() {
+        marks.resize_with(moves.len(), Vec::new);
+    }
+    for (marks, moves) in marks.iter_mut().zip(moves) {
+        marks.clone_from(moves);
+    }
+    for &[y, x0, x1] in moves.iter().flatten() {
+        let at = 3 * (y as usize * width as usize + x0 as usize)..;
+        let len = 3 * (x1 - x0) as usize;
+        kept[at.clone()][..len].copy_from_slice(&rgb[at][..len]);
+    }
+    debug_assert!(kept == rgb, "the moves told are all that changed");
+}
+
 /// [`RowDiff::diff`] on a band of rows `row_len` values long whose first is row
 /// `first`: each row's differing stretch per tile goes to `marks` as `[y, x0, x1]`, and
 /// the row is kept.
@@ -1021,6 +1059,7 @@ mod tests {
                     seeds: Some(&seeds),
                     temporal: None,
                     background: None,
+                    rgb_moves: None,
                 })
                 .unwrap()
         };
@@ -1109,6 +1148,7 @@ mod tests {
                         },
                     )),
                     background: None,
+                    rgb_moves: None,
                 };
                 let problem = builder.build(inputs).unwrap();
                 out.push((problem.clone(), builder.changes().arcs.cloned()));
@@ -1199,6 +1239,7 @@ mod tests {
                 seeds: None,
                 temporal: None,
                 background: None,
+                rgb_moves: None,
             };
             builder.build(inputs).unwrap()
         };

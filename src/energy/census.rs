@@ -245,6 +245,7 @@ mod tests {
                 seeds: None,
                 temporal: None,
                 background: None,
+                rgb_moves: None,
             })
             .unwrap();
         let out = census.observe(&CensusInputs {

@@ -7,7 +7,7 @@
 //! the quantised capacity is read from a table instead of calling `exp` per arc.
 
 use crate::bands;
-use crate::grid::{Connectivity, Direction, PixelRect};
+use crate::grid::{Connectivity, Direction, PixelRect, TILE};
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Squared colour distance below which σ is never estimated (flat synthetic frames).
@@ -346,8 +346,9 @@ pub struct SigmaSums {
     total: u64,
 }
 
-/// Pixels per stretch of [`SigmaSums`]: its sum stays within a `u32`.
-const SIGMA_STRETCH: usize = 32;
+/// Pixels per stretch of [`SigmaSums`]: a tile's width, as the moves it may be told
+/// come per tile; its sum stays within a `u32`.
+const SIGMA_STRETCH: usize = TILE as usize;
 
 /// A stretch's flag: some pixel of it changed.
 const MOVED: u8 = 1;
@@ -357,13 +358,16 @@ const FIRST_MOVED: u8 = 2;
 const LAST_MOVED: u8 = 4;
 
 impl SigmaSums {
-    /// σ of `rgb` as [`estimate_sigma`] finds it, redoing only what changed.
+    /// σ of `rgb` as [`estimate_sigma`] finds it, redoing only what changed since the
+    /// last frame: where `moves` say (as [`crate::energy::EnergyInputs::rgb_moves`]),
+    /// else where the frames differ.
     pub fn estimate(
         &mut self,
         rgb: &[u8],
         width: usize,
         height: usize,
         connectivity: Connectivity,
+        moves: Option<&[Vec<[u32; 3]>]>,
     ) -> f32 {
         let stretches = width.div_ceil(SIGMA_STRETCH);
         let same_shape = (self.width, self.height, self.connectivity)
@@ -379,6 +383,8 @@ impl SigmaSums {
                 moved: vec![MOVED | FIRST_MOVED | LAST_MOVED; stretches * height],
                 total: 0,
             };
+        } else if let Some(moves) = moves {
+            self.take_moves(rgb, moves);
         } else {
             self.find_moves(rgb);
         }
@@ -417,6 +423,27 @@ impl SigmaSums {
             change.fetch_add(delta, Ordering::Relaxed);
         });
         change.into_inner()
+    }
+
+    /// Flags the stretches `moves` list and keeps their new colours.
+    fn take_moves(&mut self, rgb: &[u8], moves: &[Vec<[u32; 3]>]) {
+        let (width, stretches) = (self.width, self.width.div_ceil(SIGMA_STRETCH));
+        self.moved.fill(0);
+        for &[y, x0, x1] in moves.iter().flatten() {
+            let (y, x0, x1) = (y as usize, x0 as usize, x1 as usize);
+            let c = x0 / SIGMA_STRETCH;
+            let end = ((c + 1) * SIGMA_STRETCH).min(width);
+            let first = if x0 == c * SIGMA_STRETCH {
+                FIRST_MOVED
+            } else {
+                0
+            };
+            let last = if x1 == end { LAST_MOVED } else { 0 };
+            self.moved[y * stretches + c] = MOVED | first | last;
+            let at = 3 * (y * width + x0)..3 * (y * width + x1);
+            self.kept[at.clone()].copy_from_slice(&rgb[at]);
+        }
+        debug_assert!(self.kept == rgb, "the moves told are all that changed");
     }
 
     /// Marks the stretches whose colours differ from the kept frame's, and keeps the
@@ -553,15 +580,32 @@ mod tests {
             .collect()
     }
 
+    /// Each row's stretch per tile from the first to the last pixel that differs.
+    fn tile_moves(before: &[u8], after: &[u8], w: usize, h: usize) -> Vec<[u32; 3]> {
+        let mut moves = Vec::new();
+        for y in 0..h {
+            for x0 in (0..w).step_by(SIGMA_STRETCH) {
+                let xs: Vec<usize> = (x0..(x0 + SIGMA_STRETCH).min(w))
+                    .filter(|&x| before[3 * (y * w + x)..][..3] != after[3 * (y * w + x)..][..3])
+                    .collect();
+                if let (Some(&a), Some(&b)) = (xs.first(), xs.last()) {
+                    moves.push([y as u32, a as u32, b as u32 + 1]);
+                }
+            }
+        }
+        moves
+    }
+
     #[test]
     fn kept_sums_equal_the_whole_frames_estimate() {
         let mut bits = crate::test_bits::lcg(7);
         let mut next = move || (bits() >> 33) as usize;
         for (w, h) in [(1, 1), (1, 40), (45, 1), (33, 17), (100, 64), (130, 9)] {
             for connectivity in [Connectivity::Four, Connectivity::Eight] {
-                let mut sums = SigmaSums::default();
+                let (mut sums, mut told) = (SigmaSums::default(), SigmaSums::default());
                 let mut rgb: Vec<u8> = (0..3 * w * h).map(|_| next() as u8).collect();
                 for frame in 0..12 {
+                    let before = rgb.clone();
                     // a few pixels, a run of a row, or nothing changes
                     for _ in 0..frame % 4 {
                         let i = next() % (w * h);
@@ -575,13 +619,20 @@ mod tests {
                     let x = [31, 32, 63, 64, 95, 96][next() % 6].min(w - 1);
                     let p = 3 * ((next() % h) * w + x);
                     rgb[p] = rgb[p].wrapping_add(1 + next() as u8 % 200);
-                    let kept = sums.estimate(&rgb, w, h, connectivity);
+                    let kept = sums.estimate(&rgb, w, h, connectivity, None);
                     let whole = estimate_sigma(&rgb, w, h, connectivity);
                     assert_eq!(kept.to_bits(), whole.to_bits(), "{w}x{h} frame {frame}");
+                    let moves = [tile_moves(&before, &rgb, w, h)];
+                    let told = told.estimate(&rgb, w, h, connectivity, Some(&moves));
+                    assert_eq!(
+                        told.to_bits(),
+                        whole.to_bits(),
+                        "{w}x{h} frame {frame}, told"
+                    );
                 }
                 // another shape starts over
                 let small = &rgb[..3 * w];
-                let kept = sums.estimate(small, w, 1, connectivity);
+                let kept = sums.estimate(small, w, 1, connectivity, None);
                 assert_eq!(kept, estimate_sigma(small, w, 1, connectivity));
             }
         }

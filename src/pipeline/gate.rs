@@ -6,6 +6,8 @@
 //! reworks only where the scene moved.
 
 use crate::bands;
+use crate::grid::TILE;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Sensor noise standard deviations within which [`threshold_for`] holds a pixel: two
 /// noisy samples differ by √2 σ, so a still pixel passes this gate about once in
@@ -30,6 +32,24 @@ pub fn threshold_for(chosen: u8, noise: Option<f32>) -> u8 {
 pub struct NoiseGate {
     held: Vec<u8>,
     size: (u32, u32),
+    /// Counts the frames held: each pass, hold and reset starts a new one.
+    generation: u64,
+    /// The last pass compared its frame with the one held before.
+    compared: bool,
+    /// Per band of rows, where the last pass changed the held colours.
+    moves: Vec<Vec<[u32; 3]>>,
+}
+
+/// Where a pass of the gate changed the frame it holds: what a consumer of the gated
+/// frames that kept the one before would otherwise find by comparing the two.
+#[derive(Clone, Copy, Debug)]
+pub struct GateMoves<'a> {
+    /// The held frame's generation ([`NoiseGate::generation`]) after the pass; the
+    /// stretches are its differences from generation − 1.
+    pub generation: u64,
+    /// Per band of rows, each row's changed stretch per tile of [`TILE`] pixels (its
+    /// first to last changed pixel) as `[y, x0, x1]`, in row then column order.
+    pub stretches: &'a [Vec<[u32; 3]>],
 }
 
 impl NoiseGate {
@@ -56,6 +76,8 @@ impl NoiseGate {
             self.reset();
             return None;
         }
+        self.generation += 1;
+        self.compared = false;
         if self.size != (width, height) || self.held.len() != rgb.len() {
             self.held.clear();
             self.held.extend_from_slice(rgb);
@@ -63,10 +85,44 @@ impl NoiseGate {
             return Some((rgb.len() / 3) as u64);
         }
         let row = 3 * width as usize;
-        let count = bands::sum_over_bands(&mut self.held, row, 1, |first, held| {
-            gate_band(&rgb[first * row..][..held.len()], held, threshold)
+        if row == 0 || height == 0 {
+            self.moves.clear();
+            self.compared = true;
+            return Some(0);
+        }
+        let rows = bands::band_rows(height as usize);
+        let count = self.held.len().div_ceil(rows * row).max(1);
+        if self.moves.len() < count {
+            self.moves.resize_with(count, Vec::new);
+        }
+        let moved = AtomicU64::new(0);
+        let parts = (rgb.chunks(rows * row).zip(self.held.chunks_mut(rows * row)))
+            .zip(self.moves.iter_mut())
+            .enumerate()
+            .collect();
+        bands::for_each_part(parts, |(b, ((rgb, held), moves))| {
+            moves.clear();
+            let n = gate_rows(rgb, held, row, threshold, (b * rows) as u32, moves);
+            moved.fetch_add(n, Ordering::Relaxed);
         });
-        Some(count)
+        self.moves.truncate(count);
+        self.compared = true;
+        Some(moved.into_inner())
+    }
+
+    /// How the held frame is told apart from the one before (each pass, hold and
+    /// reset starts a new generation).
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Where the last pass changed the held frame, if it compared it with the one
+    /// held before (not a first frame, one of a new size, or after a hold).
+    pub fn moves(&self) -> Option<GateMoves<'_>> {
+        self.compared.then_some(GateMoves {
+            generation: self.generation,
+            stretches: &self.moves,
+        })
     }
 
     /// Lends the gated frame of the last [`Self::pass`] (the held colours); hand it
@@ -92,39 +148,61 @@ impl NoiseGate {
     pub fn hold(&mut self, held: Vec<u8>, width: u32, height: u32) {
         self.held = held;
         self.size = (width, height);
+        self.generation += 1;
+        self.compared = false;
     }
 
     /// Forgets the held colours: the next frame passes unchanged.
     pub fn reset(&mut self) {
         self.held.clear();
+        self.generation += 1;
+        self.compared = false;
     }
 }
 
-/// Pixels compared together before any is looked at alone.
-const RUN: usize = 32;
-
-/// Gates a band of pixels against the held ones; returns how many moved.
-fn gate_band(rgb: &[u8], held: &mut [u8], threshold: u8) -> u64 {
+/// Gates a band of rows (`row` bytes each, the first row `y0`) against the held ones,
+/// a tile of each row at a time, listing each tile's changed stretch in `moves`;
+/// returns how many pixels moved.
+fn gate_rows(
+    rgb: &[u8],
+    held: &mut [u8],
+    row: usize,
+    threshold: u8,
+    y0: u32,
+    moves: &mut Vec<[u32; 3]>,
+) -> u64 {
+    let tile = 3 * TILE as usize;
     let mut count = 0;
-    for (run, held) in rgb.chunks(3 * RUN).zip(held.chunks_mut(3 * RUN)) {
-        // a run whose bytes all stay within the threshold (most of a still frame)
-        // is passed over after one compare that vectorises
-        let stirred = run
-            .iter()
-            .zip(held.iter())
-            .fold(false, |any, (&a, &b)| any | (a.abs_diff(b) > threshold));
-        if stirred {
-            count += gate_run(run, held, threshold);
+    let rows = rgb.chunks_exact(row).zip(held.chunks_exact_mut(row));
+    for (y, (rgb, held)) in (y0..).zip(rows) {
+        for (x0, (run, held)) in (0..)
+            .step_by(TILE as usize)
+            .zip(rgb.chunks(tile).zip(held.chunks_mut(tile)))
+        {
+            // a run whose bytes all stay within the threshold (most of a still frame)
+            // is passed over after one compare that vectorises
+            let stirred = run
+                .iter()
+                .zip(held.iter())
+                .fold(false, |any, (&a, &b)| any | (a.abs_diff(b) > threshold));
+            if !stirred {
+                continue;
+            }
+            if let Some((n, xs)) = gate_run(run, held, threshold) {
+                count += n;
+                moves.push([y, x0 + xs.start, x0 + xs.end]);
+            }
         }
     }
     count
 }
 
 /// Gates one run of pixels against the held ones pixel by pixel; returns how many
-/// moved.
-fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> u64 {
+/// moved and the first to the last that did, if any did.
+fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> Option<(u64, std::ops::Range<u32>)> {
     let mut count = 0;
-    for (px, held) in rgb.chunks_exact(3).zip(held.chunks_exact_mut(3)) {
+    let mut xs: Option<std::ops::Range<u32>> = None;
+    for (x, (px, held)) in (0..).zip(rgb.chunks_exact(3).zip(held.chunks_exact_mut(3))) {
         let moved = px
             .iter()
             .zip(held.iter())
@@ -132,9 +210,10 @@ fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> u64 {
         if moved {
             count += 1;
             held.copy_from_slice(px);
+            xs = Some(xs.map_or(x..x + 1, |r| r.start..x + 1));
         }
     }
-    count
+    xs.map(|xs| (count, xs))
 }
 
 #[cfg(test)]
@@ -209,6 +288,51 @@ mod tests {
     }
 
     #[test]
+    fn the_moves_listed_are_where_the_held_frame_changed() {
+        // widths a tile wide, not, and a band of rows over several bands
+        for (w, h) in [(64u32, 3u32), (45, 70), (1, 5)] {
+            let mut bits = crate::test_bits::lcg(u64::from(w));
+            let mut next = move || (bits() >> 33) as usize;
+            let mut frame: Vec<u8> = (0..3 * w * h).map(|_| next() as u8).collect();
+            let mut gate = NoiseGate::default();
+            gate.pass(&frame, w, h, 8);
+            assert!(
+                gate.moves().is_none(),
+                "a first frame is compared with nothing"
+            );
+            for _ in 0..6 {
+                let before = gate.held(w, h).expect("held").to_vec();
+                for _ in 0..1 + next() % 30 {
+                    let i = next() % frame.len();
+                    frame[i] = frame[i].wrapping_add((next() % 40) as u8);
+                }
+                gate.pass(&frame, w, h, 8);
+                let after = gate.held(w, h).expect("held");
+                let moves = gate.moves().expect("compared");
+                assert_eq!(moves.generation, gate.generation());
+                let listed: Vec<[u32; 3]> = moves.stretches.iter().flatten().copied().collect();
+                let mut want = Vec::new();
+                for y in 0..h {
+                    for x0 in (0..w).step_by(super::TILE as usize) {
+                        let xs: Vec<u32> = (x0..(x0 + super::TILE).min(w))
+                            .filter(|&x| {
+                                let p = 3 * (y * w + x) as usize;
+                                before[p..p + 3] != after[p..p + 3]
+                            })
+                            .collect();
+                        if let (Some(&a), Some(&b)) = (xs.first(), xs.last()) {
+                            want.push([y, a, b + 1]);
+                        }
+                    }
+                }
+                assert_eq!(listed, want, "{w}x{h}");
+            }
+            gate.reset();
+            assert!(gate.moves().is_none(), "a reset forgets them");
+        }
+    }
+
+    #[test]
     fn one_thread_and_two_gate_alike() {
         let (w, h, t) = (203u32, 151u32, 10u8);
         let mut bits = crate::test_bits::lcg(5);
@@ -234,7 +358,10 @@ mod tests {
                 for f in &frames {
                     let mut f = f.clone();
                     let moved = gate.apply(&mut f, w, h, t);
-                    out.push((moved, f));
+                    let moves: Option<Vec<[u32; 3]>> = gate
+                        .moves()
+                        .map(|m| m.stretches.iter().flatten().copied().collect());
+                    out.push((moved, f, moves));
                 }
                 out
             })
@@ -243,7 +370,7 @@ mod tests {
         assert!(
             one[1..]
                 .iter()
-                .all(|(moved, _)| moved.is_some_and(|m| m > 0))
+                .all(|(moved, _, moves)| moved.is_some_and(|m| m > 0) && moves.is_some())
         );
         assert!(one == run(2) && one == run(3));
     }

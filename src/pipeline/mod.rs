@@ -20,7 +20,7 @@ pub mod working;
 
 pub use channel::Delivery;
 pub use feed::{SourceId, SourceInfo};
-pub use gate::NoiseGate;
+pub use gate::{GateMoves, NoiseGate};
 pub use hardware::{GpuChoice, Hardware};
 pub use record::{FrameRecord, Recorder};
 pub use segmenter::{SegmentOutput, SegmentParams, Segmenter};

@@ -254,6 +254,7 @@ impl VolumeSegmenter {
             seeds: hard.as_ref(),
             temporal,
             background,
+            rgb_moves: None,
         };
         // the builder keeps its arrays: the next frame recomputes only what changed
         let built = self.builder.build(inputs)?;

@@ -168,6 +168,14 @@ pub struct Segmenter {
     /// Pixels that moved behind the noise gate in the frame being segmented (`None`
     /// with the gate off).
     gate_moved: Option<u64>,
+    /// The gate's generation of the frame being segmented on the CPU, if it passed
+    /// the gate: where it differs from the one before, the gate says.
+    gated: Option<u64>,
+    /// The gate's generation of the frame the energy was last built from, where that
+    /// was the gated frame itself.
+    gate_built: Option<u64>,
+    /// The gate's generation of the frame σ's sums were last kept for, likewise.
+    gate_summed: Option<u64>,
     /// The video frames' energy on a GPU: CUDA beside a CUDA engine where it loads,
     /// wgpu beside the CPU engine where a compute device was given.
     device: Option<Box<dyn GpuEnergy>>,
@@ -259,6 +267,15 @@ pub enum SegmentError {
     /// A video cut as volumes cannot go on ([`super::volume`]).
     #[error("{0}")]
     Volume(String),
+}
+
+/// Where the gated frame of generation `now` differs from the one before, as the
+/// gate found it, for a consumer that kept the frame of generation `last`; `None` where
+/// it kept another (it then compares).
+fn told_moves(gate: &NoiseGate, last: Option<u64>, now: Option<u64>) -> Option<&[Vec<[u32; 3]>]> {
+    let (last, now) = (last?, now?);
+    let moves = gate.moves()?;
+    (moves.generation == now && last + 1 == now).then_some(moves.stretches)
 }
 
 /// Default noise gate: above the noise of webcam frames (σ ≈ 2 grey levels: a
@@ -382,6 +399,9 @@ impl Segmenter {
             sigma_sums: SigmaSums::default(),
             refresh: ModelRefresh::default(),
             gate_moved: None,
+            gated: None,
+            gate_built: None,
+            gate_summed: None,
             device: None,
             compute: None,
             device_energy: true,
@@ -607,9 +627,11 @@ impl Segmenter {
         if threshold == 0 {
             self.gate.reset();
             self.gate_moved = None;
+            self.gated = None;
             return self.segment_gated(frame, start);
         }
         self.gate_moved = self.gate.pass(&frame.rgb, width, height, threshold);
+        self.gated = Some(self.gate.generation());
         let gated = Frame {
             rgb: self.gate.take_held(),
             ..*frame
@@ -1065,10 +1087,18 @@ impl Segmenter {
     fn held_sigma_of(&mut self, frame: &Frame) -> f32 {
         let (w, h) = (frame.width as usize, frame.height as usize);
         let connectivity = self.params.connectivity;
+        // the frame is the gated one unless a learned background stands in for it
+        let gated = self.gated.filter(|_| !self.background_ready());
         // without dynamic cuts every frame pays for the whole picture
         let estimate = if self.incremental && self.params.dynamic {
-            self.sigma_sums.estimate(&frame.rgb, w, h, connectivity)
+            let moves = told_moves(&self.gate, self.gate_summed, gated);
+            let estimate = self
+                .sigma_sums
+                .estimate(&frame.rgb, w, h, connectivity, moves);
+            self.gate_summed = gated;
+            estimate
         } else {
+            self.gate_summed = None;
             estimate_sigma(&frame.rgb, w, h, connectivity)
         };
         let still = is_still(self.gate_moved, (w * h) as u64);
@@ -1094,6 +1124,12 @@ impl Segmenter {
             Some(r) => (r.width, r.height, area.rgb.as_slice(), area.seeds.as_ref()),
             None => (frame.width, frame.height, frame.rgb.as_slice(), hard),
         };
+        // the energy reads the gated frame itself, not a crop or the learned background
+        let gated = self
+            .gated
+            .filter(|_| area.region.is_none() && background.is_none());
+        let rgb_moves = told_moves(&self.gate, self.gate_built, gated);
+        self.gate_built = None;
         let inputs = EnergyInputs {
             width,
             height,
@@ -1108,11 +1144,14 @@ impl Segmenter {
             seeds,
             temporal,
             background,
+            rgb_moves,
         };
         // without dynamic cuts every frame pays for the whole picture
         self.builder
             .set_incremental(self.incremental && self.params.dynamic);
-        Ok(self.builder.build(inputs)?)
+        let problem = self.builder.build(inputs)?;
+        self.gate_built = gated;
+        Ok(problem)
     }
 
     /// Counts the frame's changed capacities by cause, where asked (untimed).
