@@ -373,7 +373,9 @@ impl EnergyBuilder {
         };
         let marks = &mut self.marks;
         match inputs.rgb_moves {
-            Some(moves) if !whole && last.rgb.len() == inputs.rgb.len() => {
+            Some(moves)
+                if !whole && last.rgb.len() == inputs.rgb.len() && fit(moves, width, height) =>
+            {
                 take_moves(moves, inputs.rgb, &mut last.rgb, width, marks);
                 for &[y, x0, x1] in marks.iter().flatten() {
                     self.rgb_changed.mark_pixels(y, x0..x1);
@@ -862,6 +864,15 @@ impl RowDiff {
     }
 }
 
+/// Whether every stretch of `moves` lies within a `width`×`height` frame (moves told
+/// wrongly are compared for instead of read out of bounds).
+fn fit(moves: &[Vec<[u32; 3]>], width: u32, height: u32) -> bool {
+    moves
+        .iter()
+        .flatten()
+        .all(|&[y, x0, x1]| y < height && x0 < x1 && x1 <= width)
+}
+
 /// What [`RowDiff::diff`] finds for the frame `rgb`, told instead (`moves`, as
 /// [`EnergyInputs::rgb_moves`]): the stretches go to `marks` and into `kept`, which
 /// then equals `rgb` again.
@@ -1031,6 +1042,51 @@ mod tests {
             sigma: None,
             scale: CAPACITY_SCALE,
         }
+    }
+
+    #[test]
+    fn moves_told_build_what_a_comparison_builds_and_bad_ones_are_compared() {
+        let (w, h) = (40u32, 10u32);
+        // a smooth frame, so that a changed pixel changes its arcs
+        let first: Vec<u8> = (0..3 * w * h)
+            .map(|i| (i / 3 % w + i / 3 / w) as u8)
+            .collect();
+        let mut second = first.clone();
+        for p in [0usize, 1, 33, 39, 200, 399] {
+            second[3 * p] = second[3 * p].wrapping_add(50);
+        }
+        // each row's first to last changed pixel per tile, as the gate lists them
+        let told = vec![vec![
+            [0, 0, 2],
+            [0, 33, 34],
+            [0, 39, 40],
+            [5, 0, 1],
+            [9, 39, 40],
+        ]];
+        let bad = vec![vec![[h, 0, 3], [0, 5, 3]]];
+        let build = |moves: Option<&[Vec<[u32; 3]>]>| {
+            let mut builder = EnergyBuilder::new();
+            let inputs = |rgb, rgb_moves| EnergyInputs {
+                width: w,
+                height: h,
+                rgb,
+                smoothness: Smoothness {
+                    sigma: Some(12.0),
+                    ..smoothness()
+                },
+                colors: None,
+                seeds: None,
+                temporal: None,
+                background: None,
+                rgb_moves,
+            };
+            let a = builder.build(inputs(&first, None)).unwrap();
+            builder.recycle(a);
+            builder.build(inputs(&second, moves)).unwrap()
+        };
+        let compared = build(None);
+        assert!(build(Some(&told)) == compared);
+        assert!(build(Some(&bad)) == compared);
     }
 
     #[test]
