@@ -20,6 +20,7 @@ pub mod compute;
 pub mod energy;
 pub mod gpu;
 pub mod grid;
+mod huge_pages;
 pub mod maxflow;
 pub mod output;
 pub mod pipeline;

@@ -26,6 +26,7 @@ use crate::grid::{
     ARC_WORD, ChangedArcs, ChangedTiles, Connectivity, Direction, GridError, GridProblem, Mask,
     PixelRect, ProblemChanges, TILE, copy_marking,
 };
+use crate::huge_pages;
 use std::ops::Range;
 
 /// Capacity units per nat of energy.
@@ -238,11 +239,11 @@ impl EnergyBuilder {
             && edges.len() == dirs
             && edges.iter().all(|e| e.len() == n);
         if !kept {
-            source.resize(n, 0);
-            sink.resize(n, 0);
+            huge_pages::resize(&mut source, n, 0);
+            huge_pages::resize(&mut sink, n, 0);
             edges.resize_with(dirs, Vec::new);
             for e in &mut edges {
-                e.resize(n, 0);
+                huge_pages::resize(e, n, 0);
             }
         }
         self.sigma = inputs

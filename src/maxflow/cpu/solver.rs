@@ -543,6 +543,7 @@ fn reset<V: Copy>(v: &mut Vec<V>, len: usize, value: V) -> Result<(), EngineErro
             engine: EngineKind::Cpu,
             reason: format!("cannot allocate {} bytes", len * size_of::<V>()),
         })?;
+    crate::huge_pages::advise(v);
     v.resize(len, value);
     Ok(())
 }
