@@ -407,15 +407,15 @@ impl SigmaSums {
             .chunks_mut((rows * stretches).max(1))
             .enumerate()
             .collect();
-        let dirs = &FORWARD[..connectivity.number() as usize / 2];
-        let pairs: Vec<Pairs> = dirs.iter().map(|&d| Pairs::new(d, width, height)).collect();
+        let all = FORWARD.map(|d| Pairs::new(d, width, height));
+        let pairs = &all[..connectivity.number() as usize / 2];
         bands::for_each_part(parts, |(band, sums): (usize, &mut [u32])| {
             let mut delta = 0i64;
             for (r, row) in sums.chunks_mut(stretches.max(1)).enumerate() {
                 let y = band * rows + r;
                 for (c, slot) in row.iter_mut().enumerate() {
                     if stale(moved, height, y, c, stretches) {
-                        let sum = stretch_sum(rgb, &pairs, y, c);
+                        let sum = stretch_sum(rgb, pairs, y, c);
                         delta += i64::from(sum) - i64::from(std::mem::replace(slot, sum));
                     }
                 }
