@@ -375,7 +375,9 @@ impl EnergyBuilder {
         let marks = &mut self.marks;
         match inputs.rgb_moves {
             Some(moves)
-                if !whole && last.rgb.len() == inputs.rgb.len() && fit(moves, width, height) =>
+                if !whole
+                    && last.rgb.len() == inputs.rgb.len()
+                    && moves_fit(moves, width, height) =>
             {
                 take_moves(moves, inputs.rgb, &mut last.rgb, width, marks);
                 for &[y, x0, x1] in marks.iter().flatten() {
@@ -865,9 +867,9 @@ impl RowDiff {
     }
 }
 
-/// Whether every stretch of `moves` lies within a `width`×`height` frame (moves told
-/// wrongly are compared for instead of read out of bounds).
-fn fit(moves: &[Vec<[u32; 3]>], width: u32, height: u32) -> bool {
+/// Whether every stretch of `moves` lies within a `width`×`height` frame: moves told
+/// wrongly are compared for instead of read out of bounds (here and in σ's sums).
+pub(crate) fn moves_fit(moves: &[Vec<[u32; 3]>], width: u32, height: u32) -> bool {
     moves
         .iter()
         .flatten()

@@ -383,7 +383,9 @@ impl SigmaSums {
                 moved: vec![MOVED | FIRST_MOVED | LAST_MOVED; stretches * height],
                 total: 0,
             };
-        } else if let Some(moves) = moves {
+        } else if let Some(moves) =
+            moves.filter(|m| super::builder::moves_fit(m, width as u32, height as u32))
+        {
             self.take_moves(rgb, moves);
         } else {
             self.find_moves(rgb);
@@ -630,6 +632,13 @@ mod tests {
                         "{w}x{h} frame {frame}, told"
                     );
                 }
+                // moves out of the frame are compared for, not read
+                let bad = [vec![[h as u32, 0, 1], [0, 0, w as u32 + 1]]];
+                let kept = told.estimate(&rgb, w, h, connectivity, Some(&bad));
+                assert_eq!(
+                    kept.to_bits(),
+                    estimate_sigma(&rgb, w, h, connectivity).to_bits()
+                );
                 // another shape starts over
                 let small = &rgb[..3 * w];
                 let kept = sums.estimate(small, w, 1, connectivity, None);

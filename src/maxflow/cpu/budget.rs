@@ -87,14 +87,10 @@ impl<T: Topology> Solver<T> {
             source_tree += from_source;
         }
         if tree == SINK {
-            not_sink_tree += from_source;
-        } else {
-            not_sink_tree += to_sink;
+            // a sink-tree node is on the sink side of both cuts: no arc of it leaves one
+            return (source_tree, not_sink_tree + from_source);
         }
-        if tree == SINK {
-            // a sink-tree node is on the sink side of both cuts
-            return (source_tree, not_sink_tree);
-        }
+        not_sink_tree += to_sink;
         let source = tree == SOURCE;
         let base = u as usize * T::K;
         for (d, &r) in self.rc[base..base + T::K].iter().enumerate() {
