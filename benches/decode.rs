@@ -1,10 +1,9 @@
 //! A camera's MJPEG frame decoded to RGB, as the capture thread does it
-//! (`capture::camera::decode_jpeg`, zune-jpeg) on one thread and on two, beside
+//! (`capture::camera::decode_jpeg`, libjpeg-turbo in parts) on one thread and on two, beside
 //! nokhwa's own decoder, in one run: the demo scene's frame at 1280×720 and
 //! 1920×1080, JPEG quality 85, as webcams send it (4:2:2 chroma, the UVC MJPEG
 //! format), without restart markers and with one after every row of MCUs (which many
-//! webcams write, and which lets livecut decode strips of the frame on every core),
-//! and with full chroma (4:4:4, what the `image` crate's encoder writes).
+//! webcams write), and with full chroma (4:4:4, what the `image` crate's encoder writes).
 //!
 //! `cargo bench --bench decode` prints the median and fastest of 60 decodes of each.
 

@@ -338,8 +338,8 @@ fn grab(
 }
 
 /// Decodes one buffer to RGB of the stream's size; `None` for a corrupt frame. MJPEG
-/// goes through zune-jpeg (the `image` crate's JPEG decoder, faster than nokhwa's:
-/// `benches/decode.rs` times both), YUYV and NV12 through [`super::yuv`] (nokhwa's
+/// goes through libjpeg-turbo in parts on every core ([`super::jpeg`]; nokhwa's own
+/// decode is the same library on one thread: `benches/decode.rs` times both), YUYV and NV12 through [`super::yuv`] (nokhwa's
 /// formula, on every core), other formats through nokhwa.
 fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
     let (width, height) = (format.width(), format.height());
@@ -359,8 +359,7 @@ fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
 
 /// A JPEG frame as the RGB bytes of a `width`×`height` picture; `None` if it does not
 /// decode whole (strict: a cut-off frame is refused, not filled in) or has another size.
-/// Frames without Huffman tables (MJPEG's usual shortcut) take the standard ones;
-/// frames with restart markers decode on every core ([`super::jpeg`]).
+/// Frames without Huffman tables (MJPEG's usual shortcut) take the standard ones.
 pub fn decode_jpeg(bytes: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
     super::jpeg::decode(bytes, width, height)
 }

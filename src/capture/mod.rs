@@ -10,6 +10,7 @@ pub mod demo;
 mod error;
 pub mod files;
 mod jpeg;
+mod libjpeg;
 mod spec;
 pub mod video;
 pub mod yuv;
