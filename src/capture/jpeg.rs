@@ -5,17 +5,21 @@
 //! conversion), a fraction of what decoding them costs. So a frame is cut into one
 //! part of whole MCU rows per thread: each part passes over the rows above it, then
 //! decodes its own, and parts lower down are shorter by what their pass costs, so
-//! that all end together. The pass's share of a decode depends on the frame's
-//! content and on the build (libjpeg-turbo's SIMD needs `nasm`), so it is measured on
-//! every frame and the next one is cut by it. Without vertical chroma subsampling
-//! (4:4:4, and 4:2:2, the UVC MJPEG format) a pixel depends only on its MCU row, so
-//! the parts give the bytes of a whole decode; other frames are decoded whole.
+//! that all end together. One thread takes parts from the top, going on from one to
+//! the next with the same decoder (no rows to pass over), the others from the bottom:
+//! where no helper is free, the frame costs one decode, not more. The pass's share of
+//! a decode depends on the frame's content and on the build (libjpeg-turbo's SIMD
+//! needs `nasm`), so it is measured on every frame and the next one is cut by it.
+//! Without vertical chroma subsampling (4:4:4, and 4:2:2, the UVC MJPEG format) a
+//! pixel depends only on its MCU row, so the parts give the bytes of a whole decode;
+//! other frames are decoded whole.
 
 use super::libjpeg::Decoder;
 use crate::bands;
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// The share of a decode that passing over a row costs, before any is measured.
@@ -39,54 +43,143 @@ pub(super) fn decode(bytes: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
     let threads = if rows_alone { bands::threads() } else { 1 };
     let share = PASS_SHARE.get();
     let cuts = cuts(h, unit, threads, share);
-    // every byte is written before the frame is returned (or it is dropped)
-    let mut rgb: Vec<u8> = Vec::with_capacity(3 * w * h);
-    let mut parts = Vec::with_capacity(cuts.len() - 1);
-    let mut rest = &mut rgb.spare_capacity_mut()[..3 * w * h];
-    for rows in cuts.windows(2) {
-        let (part, tail) = rest.split_at_mut(3 * w * (rows[1] - rows[0]));
-        parts.push((rows[0], part));
-        rest = tail;
-    }
-    let shares = Mutex::new(Vec::new());
-    let failed = Mutex::new(false);
-    bands::for_each_part(parts, |(first, out)| match decode_part(bytes, first, out) {
-        Some(Some(measured)) => shares
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(measured),
-        Some(None) => {}
-        None => *failed.lock().unwrap_or_else(|e| e.into_inner()) = true,
+    let (rgb, shares) = decode_cut(bytes, w, &cuts, |parts| {
+        bands::for_each_part((0..cuts.len() - 1).collect(), |seat| {
+            if seat == 0 {
+                parts.decode_from_top();
+            } else {
+                parts.decode_from_bottom();
+            }
+        });
     });
-    let shares = shares.into_inner().unwrap_or_else(|e| e.into_inner());
     if !shares.is_empty() {
         let measured = shares.iter().sum::<f64>() / shares.len() as f64;
         PASS_SHARE.set(((share + measured) / 2.0).clamp(0.05, 0.95));
     }
-    if failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return None;
-    }
-    // SAFETY: the parts tile the frame's rows and each decoded all of its own.
-    unsafe { rgb.set_len(3 * w * h) };
-    Some(rgb)
+    rgb
 }
 
-/// Decodes the rows of one part, from row `first` on, into `out`; returns the share
-/// of a row's decode its pass cost where the part passed over rows, `None` where it
-/// failed.
-fn decode_part(bytes: &[u8], first: usize, out: &mut [MaybeUninit<u8>]) -> Option<Option<f64>> {
-    let mut decoder = Decoder::open(bytes)?;
-    decoder.start()?;
-    let start = Instant::now();
-    decoder.skip(first)?;
-    let passed = start.elapsed().as_secs_f64();
-    decoder.read(out)?;
-    let decoded = start.elapsed().as_secs_f64() - passed;
-    let rows = out.len() / (3 * decoder.size().0);
-    Some(
-        (first > 0 && rows > 0 && decoded > 0.0)
-            .then(|| (passed / first as f64) / (decoded / rows as f64)),
-    )
+/// Decodes a frame `w` pixels wide cut at `cuts` (where its parts start, then its
+/// height), its parts decoded by `run`; returns the picture, `None` if a part failed,
+/// and the pass's shares the parts measured.
+fn decode_cut(
+    bytes: &[u8],
+    w: usize,
+    cuts: &[usize],
+    run: impl FnOnce(&Parts),
+) -> (Option<Vec<u8>>, Vec<f64>) {
+    let len = 3 * w * cuts.last().copied().unwrap_or(0);
+    // every byte is written before the frame is returned (or it is dropped)
+    let mut rgb: Vec<u8> = Vec::with_capacity(len);
+    let mut outs = Vec::with_capacity(cuts.len().saturating_sub(1));
+    let mut rest = &mut rgb.spare_capacity_mut()[..len];
+    for rows in cuts.windows(2) {
+        let (part, tail) = rest.split_at_mut(3 * w * (rows[1] - rows[0]));
+        outs.push(Mutex::new(Some(part)));
+        rest = tail;
+    }
+    let parts = Parts {
+        bytes,
+        cuts,
+        unclaimed: Mutex::new(0..outs.len()),
+        outs,
+        shares: Mutex::new(Vec::new()),
+        failed: AtomicBool::new(false),
+    };
+    run(&parts);
+    let shares = parts.shares.into_inner().unwrap_or_else(|e| e.into_inner());
+    let done = !parts.failed.into_inner() && parts.outs.iter().all(|o| lock(o).is_none());
+    if !done {
+        return (None, shares);
+    }
+    // SAFETY: the parts tile the frame's rows, and each was decoded whole.
+    unsafe { rgb.set_len(len) };
+    (Some(rgb), shares)
+}
+
+/// A frame's parts as they are claimed: one thread takes them from the top, each
+/// where its decoder stopped (no rows to pass over), the others from the bottom, each
+/// passing over the rows above its part. Where no helper comes (a busy pool), the
+/// top's thread decodes the frame as one decode would.
+struct Parts<'a, 'o> {
+    bytes: &'a [u8],
+    /// Where each part starts, then the frame's height.
+    cuts: &'a [usize],
+    /// Each part's rows of the picture, taken by the thread that claims it.
+    outs: Vec<Mutex<Option<&'o mut [MaybeUninit<u8>]>>>,
+    /// The parts no thread has claimed yet (always a run).
+    unclaimed: Mutex<std::ops::Range<usize>>,
+    /// The pass's share of a decode, as each part that passed over rows measured it.
+    shares: Mutex<Vec<f64>>,
+    failed: AtomicBool,
+}
+
+impl Parts<'_, '_> {
+    /// Claims the top (or bottom) unclaimed part, if any.
+    fn claim(&self, top: bool) -> Option<usize> {
+        let mut unclaimed = lock(&self.unclaimed);
+        if top {
+            unclaimed.next()
+        } else {
+            unclaimed.next_back()
+        }
+    }
+
+    /// The rows of part `i`, for the thread that claimed it.
+    fn out(&self, i: usize) -> &mut [MaybeUninit<u8>] {
+        lock(&self.outs[i]).take().expect("a part is claimed once")
+    }
+
+    /// Decodes parts from the top, one decoder going on from each to the next.
+    fn decode_from_top(&self) {
+        let Some(first) = self.claim(true) else {
+            return;
+        };
+        let Some(mut decoder) = self.start(first) else {
+            return self.failed.store(true, Ordering::Relaxed);
+        };
+        let mut part = Some(first);
+        while let Some(i) = part {
+            if decoder.read(self.out(i)).is_none() {
+                return self.failed.store(true, Ordering::Relaxed);
+            }
+            part = self.claim(true);
+        }
+    }
+
+    /// Decodes parts from the bottom, each passing over the rows above it.
+    fn decode_from_bottom(&self) {
+        while let Some(i) = self.claim(false) {
+            let rows = self.cuts[i + 1] - self.cuts[i];
+            let start = Instant::now();
+            let Some(mut decoder) = self.start(i) else {
+                return self.failed.store(true, Ordering::Relaxed);
+            };
+            let passed = start.elapsed().as_secs_f64();
+            if decoder.read(self.out(i)).is_none() {
+                return self.failed.store(true, Ordering::Relaxed);
+            }
+            let decoded = start.elapsed().as_secs_f64() - passed;
+            let first = self.cuts[i];
+            if first > 0 && decoded > 0.0 {
+                let share = (passed / first as f64) / (decoded / rows as f64);
+                lock(&self.shares).push(share);
+            }
+        }
+    }
+
+    /// A decoder started at part `i`'s first row, the rows above passed over.
+    fn start(&self, i: usize) -> Option<Decoder<'_>> {
+        let mut decoder = Decoder::open(self.bytes)?;
+        decoder.start()?;
+        decoder.skip(self.cuts[i])?;
+        Some(decoder)
+    }
+}
+
+/// The lock of `m`, taken even where another thread panicked holding it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Where parts of a frame `h` rows tall start, on `threads` threads, in rows of
@@ -169,6 +262,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// However the parts are claimed (all by the top's thread, as where no helper
+    /// comes; all from the bottom; alternately), the frame is the same.
+    #[test]
+    fn any_order_of_claims_gives_the_same_frame() {
+        let (w, h) = (322, 200);
+        let (frame, _) = DemoScene::new(w, h, 30, 4).render(2);
+        let jpeg = webcam_jpeg(&frame.rgb, w, h, 85, 0);
+        let whole = with_threads(1, || decode(&jpeg, w, h)).expect("decodes");
+        let cuts = [0, 48, 96, 160, 200];
+        let w = w as usize;
+        let (top, _) = decode_cut(&jpeg, w, &cuts, |p| p.decode_from_top());
+        let (bottom, shares) = decode_cut(&jpeg, w, &cuts, |p| p.decode_from_bottom());
+        let (mixed, _) = decode_cut(&jpeg, w, &cuts, |p| {
+            std::thread::scope(|s| {
+                s.spawn(|| p.decode_from_bottom());
+                p.decode_from_top();
+            })
+        });
+        for got in [top, bottom, mixed] {
+            assert!(got.as_ref() == Some(&whole));
+        }
+        assert_eq!(
+            shares.len(),
+            4 - 1,
+            "every part but the top passed over rows"
+        );
+        let (none, _) = decode_cut(&jpeg, w, &cuts, |_| {});
+        assert!(none.is_none(), "parts left undecoded");
     }
 
     #[test]
