@@ -33,6 +33,13 @@ thread_local! {
 /// A JPEG frame as the RGB bytes of a `width`×`height` picture; `None` if it does not
 /// decode whole (strict: a cut-off frame is refused, not filled in) or has another size.
 pub(super) fn decode(bytes: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
+    let ended;
+    let bytes = if ends_with_its_marker(bytes) {
+        bytes
+    } else {
+        ended = [bytes, &EOI].concat();
+        &ended
+    };
     let (w, h) = (width as usize, height as usize);
     let header = Decoder::open(bytes)?;
     if header.size() != (w, h) || w == 0 || h == 0 {
@@ -57,6 +64,18 @@ pub(super) fn decode(bytes: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
         PASS_SHARE.set(((share + measured) / 2.0).clamp(0.05, 0.95));
     }
     rgb
+}
+
+/// The end-of-image marker.
+const EOI: [u8; 2] = [0xFF, 0xD9];
+
+/// Whether a frame ends with its end-of-image marker (padding after it allowed). Some
+/// webcams leave it out; libjpeg would then read past the scan's last byte and warn,
+/// so the caller adds it: a frame that is whole decodes, and one cut short still meets
+/// the marker before its scan ends and is refused.
+fn ends_with_its_marker(bytes: &[u8]) -> bool {
+    let data = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+    bytes[..data].ends_with(&EOI)
 }
 
 /// Decodes a frame `w` pixels wide cut at `cuts` (where its parts start, then its
@@ -306,7 +325,7 @@ mod tests {
                 300,
                 jpeg.len() / 3,
                 jpeg.len() * 2 / 3,
-                jpeg.len() - 2,
+                jpeg.len() - 40,
             ] {
                 let got = with_threads(threads, || decode(&jpeg[..cut], w, h));
                 assert!(got.is_none(), "cut at {cut} on {threads} threads");
@@ -316,6 +335,22 @@ mod tests {
             assert!(with_threads(threads, || decode(&corrupt, w, h)).is_none());
             assert!(with_threads(threads, || decode(&jpeg, w, h + 8)).is_none());
             assert!(with_threads(threads, || decode(&jpeg, w, h)).is_some());
+        }
+    }
+
+    #[test]
+    fn a_frame_without_its_end_marker_or_padded_after_it_decodes() {
+        let (w, h) = (320, 240);
+        let (frame, _) = DemoScene::new(w, h, 30, 4).render(2);
+        let jpeg = webcam_jpeg(&frame.rgb, w, h, 85, 0);
+        let whole = decode(&jpeg, w, h).expect("decodes");
+        let unended = &jpeg[..jpeg.len() - 2];
+        let padded = [&jpeg[..], &[0; 100]].concat();
+        for threads in [1, 2] {
+            for bytes in [unended, &padded] {
+                let got = with_threads(threads, || decode(bytes, w, h));
+                assert!(got.as_ref() == Some(&whole), "{threads} threads");
+            }
         }
     }
 
