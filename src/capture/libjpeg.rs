@@ -45,9 +45,9 @@ impl<'a> Decoder<'a> {
     /// A decompressor of `bytes` with its header read and RGB asked for; `None`
     /// where the header does not read.
     pub fn open(bytes: &'a [u8]) -> Option<Self> {
-        // SAFETY: zeroed structs are what libjpeg's setup functions expect to fill;
-        // the decoder owns both boxes for as long as libjpeg may use them, and
-        // `bytes` outlives it.
+        // SAFETY: zeroed structs are what libjpeg's setup functions expect to fill
+        // (and what `jpeg_destroy_decompress` takes as nothing to free); the decoder
+        // owns both boxes for as long as libjpeg may use them.
         let mut decoder = unsafe {
             let mut err: Box<jpeg_error_mgr> = Box::new(std::mem::zeroed());
             jpeg_std_error(&mut err);
@@ -55,13 +55,14 @@ impl<'a> Decoder<'a> {
             err.emit_message = Some(count_warnings);
             let mut cinfo: Box<jpeg_decompress_struct> = Box::new(std::mem::zeroed());
             cinfo.common.err = &mut *err;
-            jpeg_create_decompress(&mut *cinfo);
             Decoder {
                 cinfo,
                 err,
                 bytes: PhantomData,
             }
         };
+        // SAFETY: a zeroed struct with its error manager, as libjpeg asks.
+        decoder.call(|c| unsafe { jpeg_create_decompress(c) })?;
         decoder.call(|c| {
             // SAFETY: `bytes` outlives the decoder (its lifetime); libjpeg only reads it.
             unsafe { jpeg_mem_src(c, bytes.as_ptr(), bytes.len() as c_ulong) };
