@@ -3,7 +3,7 @@
 //! nokhwa's own decoder, in one run: the demo scene's frame at 1280×720 and
 //! 1920×1080, JPEG quality 85, as webcams send it (4:2:2 chroma, the UVC MJPEG
 //! format), without restart markers and with one after every row of MCUs (which many
-//! webcams write), and with full chroma (4:4:4, what the `image` crate's encoder writes).
+//! webcams write), 4:2:0 (which many send too), and with full chroma (4:4:4, what the `image` crate's encoder writes).
 //!
 //! `cargo bench --bench decode` prints the median and fastest of 60 decodes of each.
 
@@ -17,7 +17,7 @@ use nokhwa::pixel_format::RgbFormat;
 use nokhwa::utils::{FrameFormat, Resolution};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
-use webcam_jpeg::webcam_jpeg;
+use webcam_jpeg::{webcam_jpeg, webcam_jpeg_sampled};
 
 const SIZES: [(u32, u32); 2] = [(1280, 720), (1920, 1080)];
 const RUNS: usize = 60;
@@ -56,6 +56,10 @@ fn main() {
         let kinds = [
             ("4:2:2", webcam_jpeg(&frame.rgb, w, h, quality, 0)),
             ("4:2:2, markers", webcam_jpeg(&frame.rgb, w, h, quality, 1)),
+            (
+                "4:2:0",
+                webcam_jpeg_sampled(&frame.rgb, w, h, quality, 0, 2),
+            ),
             ("4:4:4", full_chroma_jpeg(&frame.rgb, w, h)),
         ];
         for (chroma, jpeg) in kinds {

@@ -10,9 +10,8 @@
 //! where no helper is free, the frame costs one decode, not more. The pass's share of
 //! a decode depends on the frame's content and on the build (libjpeg-turbo's SIMD
 //! needs `nasm`), so it is measured on every frame and the next one is cut by it.
-//! Without vertical chroma subsampling (4:4:4, and 4:2:2, the UVC MJPEG format) a
-//! pixel depends only on its MCU row, so the parts give the bytes of a whole decode;
-//! other frames are decoded whole.
+//! libjpeg-turbo's pass keeps the context that upsampling blends across MCU rows
+//! (4:2:0), so the parts give the bytes of a whole decode at any chroma subsampling.
 
 use super::libjpeg::Decoder;
 use crate::bands;
@@ -45,11 +44,10 @@ pub(super) fn decode(bytes: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
     if header.size() != (w, h) || w == 0 || h == 0 {
         return None;
     }
-    let (unit, rows_alone) = header.mcu_rows();
+    let unit = header.mcu_rows();
     drop(header);
-    let threads = if rows_alone { bands::threads() } else { 1 };
     let share = PASS_SHARE.get();
-    let cuts = cuts(h, unit, threads, share);
+    let cuts = cuts(h, unit, bands::threads(), share);
     let (rgb, shares) = decode_cut(bytes, w, &cuts, |parts| {
         bands::for_each_part((0..cuts.len() - 1).collect(), |seat| {
             if seat == 0 {
@@ -227,7 +225,7 @@ mod webcam_jpeg;
 
 #[cfg(test)]
 mod tests {
-    use super::webcam_jpeg::webcam_jpeg;
+    use super::webcam_jpeg::{webcam_jpeg, webcam_jpeg_sampled};
     use super::*;
     use crate::bands::with_threads;
     use crate::capture::DemoScene;
@@ -262,6 +260,7 @@ mod tests {
             let plain = webcam_jpeg(&frame.rgb, w, h, 85, 0);
             let kinds = [
                 webcam_jpeg(&frame.rgb, w, h, 85, 1),
+                webcam_jpeg_sampled(&frame.rgb, w, h, 85, 0, 2),
                 without_huffman_tables(&plain),
                 full_chroma(&frame.rgb, w, h),
                 plain,

@@ -81,12 +81,9 @@ impl<'a> Decoder<'a> {
         )
     }
 
-    /// Pixel rows an MCU row spans; whether a row's pixels depend on that row of
-    /// MCUs alone (no vertical chroma subsampling, which upsampling would blend
-    /// across MCU rows).
-    pub fn mcu_rows(&self) -> (usize, bool) {
-        let v = self.cinfo.max_v_samp_factor.max(1) as usize;
-        (8 * v, v == 1)
+    /// Pixel rows an MCU row spans.
+    pub fn mcu_rows(&self) -> usize {
+        8 * self.cinfo.max_v_samp_factor.max(1) as usize
     }
 
     /// Starts decompressing.

@@ -1,13 +1,27 @@
 //! Webcam-like MJPEG frames for tests and benches: baseline JPEGs with 4:2:2 chroma
-//! (the UVC MJPEG format), with a restart marker after every `restart_rows` rows of
-//! MCUs (0: none), encoded by libjpeg-turbo through mozjpeg-sys (the `image` crate's
-//! encoder writes 4:4:4 without markers, the `mozjpeg` crate sets no restarts).
+//! (the UVC MJPEG format) or 4:2:0 (what many webcams send too), with a restart marker
+//! after every `restart_rows` rows of MCUs (0: none), encoded by libjpeg-turbo through
+//! mozjpeg-sys (the `image` crate's encoder writes 4:4:4 without markers, the `mozjpeg`
+//! crate sets no restarts).
 
 use mozjpeg_sys::*;
 use std::ffi::{c_int, c_ulong};
 
-/// `rgb`, a `w`×`h` picture, as a webcam's JPEG of `quality` (1–100).
+/// `rgb`, a `w`×`h` picture, as a webcam's JPEG of `quality` (1–100), 4:2:2.
 pub fn webcam_jpeg(rgb: &[u8], w: u32, h: u32, quality: c_int, restart_rows: c_int) -> Vec<u8> {
+    webcam_jpeg_sampled(rgb, w, h, quality, restart_rows, 1)
+}
+
+/// [`webcam_jpeg`] with chroma halved across and `v_half` times down (1: 4:2:2,
+/// 2: 4:2:0).
+pub fn webcam_jpeg_sampled(
+    rgb: &[u8],
+    w: u32,
+    h: u32,
+    quality: c_int,
+    restart_rows: c_int,
+    v_half: c_int,
+) -> Vec<u8> {
     assert_eq!(rgb.len(), 3 * w as usize * h as usize);
     // SAFETY: libjpeg's documented sequence on structs it initialises; the rows
     // handed to it lie within `rgb`; its output buffer is freed with `free` as its
@@ -29,7 +43,7 @@ pub fn webcam_jpeg(rgb: &[u8], w: u32, h: u32, quality: c_int, restart_rows: c_i
         (
             (*cinfo.comp_info).h_samp_factor,
             (*cinfo.comp_info).v_samp_factor,
-        ) = (2, 1);
+        ) = (2, v_half);
         cinfo.restart_in_rows = restart_rows;
         jpeg_start_compress(&mut cinfo, 1);
         for row in rgb.chunks_exact(3 * w as usize) {
