@@ -59,8 +59,11 @@ pub struct CpuEngine {
     always_resume: bool,
     /// What continuing and solving afresh have cost on this stream.
     pace: Pace,
-    /// How long a call may search before it stops ([`Engine::set_budget`]).
+    /// How long a call may take before its search stops ([`Engine::set_budget`]).
     budget: Option<Duration>,
+    /// What the last stopped call's certificate and cut took after its search: the
+    /// next search stops that much before the budget ends, so the call ends within it.
+    after_stop: Duration,
 }
 
 impl CpuEngine {
@@ -82,8 +85,9 @@ impl CpuEngine {
     fn resume(&mut self, problem: &GridProblem, changed: Option<&Changed>) -> Solution {
         let start = Instant::now();
         self.ready = false;
+        let deadline = self.deadline(start);
         let solver = self.solver.as_deref_mut().expect("a kept solver");
-        solver.set_deadline(self.budget.map(|b| start + b));
+        solver.set_deadline(deadline);
         let changed = match changed {
             Some(changed) => solver.apply_changes_in(problem, changed),
             None => solver.apply_changes(problem),
@@ -94,7 +98,22 @@ impl CpuEngine {
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, true, changed);
         self.ready = true;
+        self.note_stop(&solution);
         solution
+    }
+
+    /// When a call that started at `start` must stop searching: its budget, less what
+    /// the certificate and cut took after the last stop.
+    fn deadline(&self, start: Instant) -> Option<Instant> {
+        self.budget
+            .map(|b| start + b.saturating_sub(self.after_stop))
+    }
+
+    /// Keeps what a stopped call's certificate and cut took, for the next deadline.
+    fn note_stop(&mut self, solution: &Solution) {
+        if solution.stats.stopped.is_some() {
+            self.after_stop = Duration::from_secs_f64(solution.stats.readback_ms / 1e3);
+        }
     }
 
     /// The solver for `problem`'s shape, reusing the current one when it fits.
@@ -144,7 +163,7 @@ impl Engine for CpuEngine {
     fn solve(&mut self, problem: &GridProblem) -> Result<Solution, EngineError> {
         let start = Instant::now();
         self.ready = false;
-        let deadline = self.budget.map(|b| start + b);
+        let deadline = self.deadline(start);
         let solver = self.solver_for(problem)?;
         solver.set_deadline(deadline);
         solver.load(problem)?;
@@ -155,6 +174,7 @@ impl Engine for CpuEngine {
         let solved = Instant::now();
         let solution = finish(solver, start, loaded, solved, false, 0);
         self.ready = true;
+        self.note_stop(&solution);
         Ok(solution)
     }
 
@@ -344,6 +364,44 @@ mod tests {
         let mut edges = vec![vec![0; 2]; 4];
         edges[Direction::East.index()][0] = 3;
         GridProblem::from_arrays(2, 1, Connectivity::Four, vec![5, 0], vec![1, 4], edges).unwrap()
+    }
+
+    /// A stopped call's certificate and cut are paid for out of the next call's budget:
+    /// its search stops that much earlier; a call that did not stop leaves that as it
+    /// was, and without a budget there is no deadline.
+    #[test]
+    fn the_next_search_stops_early_by_what_the_last_stop_took_after_it() {
+        let p = fixtures::random_grid(7, 200, 150, Connectivity::Eight);
+        let mut engine = CpuEngine::new();
+        let budget = Duration::from_millis(50);
+        engine.set_budget(Some(budget));
+        let start = Instant::now();
+        assert_eq!(
+            engine.deadline(start),
+            Some(start + budget),
+            "nothing stopped yet"
+        );
+        engine.budget = Some(Duration::ZERO);
+        let s = engine.solve(&p).unwrap();
+        assert!(s.stats.stopped.is_some());
+        let after = engine.after_stop;
+        assert!(after > Duration::ZERO);
+        assert_eq!(after, Duration::from_secs_f64(s.stats.readback_ms / 1e3));
+        engine.set_budget(Some(budget));
+        assert_eq!(engine.deadline(start), Some(start + budget - after));
+        engine.set_budget(Some(after / 2));
+        assert_eq!(
+            engine.deadline(start),
+            Some(start),
+            "a budget the stop exceeds"
+        );
+        engine.set_budget(None);
+        assert!(engine.solve(&p).unwrap().stats.stopped.is_none());
+        assert_eq!(engine.deadline(start), None);
+        assert_eq!(
+            engine.after_stop, after,
+            "a finished call keeps the estimate"
+        );
     }
 
     #[test]
