@@ -1,9 +1,10 @@
 //! A camera's MJPEG frame decoded to RGB, as the capture thread does it
-//! (`capture::camera::decode_jpeg`, libjpeg-turbo in parts) on one thread and on two, beside
-//! nokhwa's own decoder, in one run: the demo scene's frame at 1280×720 and
+//! (`capture::camera::decode_jpeg`, libjpeg-turbo in parts) on one thread and on two,
+//! beside nokhwa's own decoder, in one run: the demo scene's frame at 1280×720 and
 //! 1920×1080, JPEG quality 85, as webcams send it (4:2:2 chroma, the UVC MJPEG
 //! format), without restart markers and with one after every row of MCUs (which many
-//! webcams write), 4:2:0 (which many send too), and with full chroma (4:4:4, what the `image` crate's encoder writes).
+//! webcams write), 4:2:0 (which many send too), and with full chroma (4:4:4, what the
+//! `image` crate's encoder writes).
 //!
 //! `cargo bench --bench decode` prints the median and fastest of 60 decodes of each.
 

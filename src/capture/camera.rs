@@ -339,8 +339,9 @@ fn grab(
 
 /// Decodes one buffer to RGB of the stream's size; `None` for a corrupt frame. MJPEG
 /// goes through libjpeg-turbo in parts on every core ([`super::jpeg`]; nokhwa's own
-/// decode is the same library on one thread: `benches/decode.rs` times both), YUYV and NV12 through [`super::yuv`] (nokhwa's
-/// formula, on every core), other formats through nokhwa.
+/// decode is the same library on one thread: `benches/decode.rs` times both), YUYV
+/// and NV12 through [`super::yuv`] (nokhwa's formula, on every core), other formats
+/// through nokhwa.
 fn decode(buffer: &nokhwa::Buffer, format: CameraFormat) -> Option<Vec<u8>> {
     let (width, height) = (format.width(), format.height());
     match buffer.source_frame_format() {
