@@ -197,9 +197,41 @@ fn gate_rows(
     count
 }
 
-/// Gates one run of pixels against the held ones pixel by pixel; returns how many
-/// moved and the first to the last that did, if any did.
+/// Gates one run of pixels against the held ones; returns how many moved and the
+/// first to the last that did, if any did. A whole tile's pixels are flagged at once
+/// (byte flags, then a pixel's three folded: loops the compiler vectorises), and only
+/// those that moved are copied.
 fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> Option<(u64, std::ops::Range<u32>)> {
+    const PIXELS: usize = TILE as usize;
+    const _: () = assert!(PIXELS <= 64, "a tile's pixels fit a word's bits");
+    let (Ok(px), Ok(kept)) = (
+        <&[u8; 3 * PIXELS]>::try_from(rgb),
+        <&mut [u8; 3 * PIXELS]>::try_from(&mut *held),
+    ) else {
+        return gate_pixels(rgb, held, threshold);
+    };
+    let bytes: [u8; 3 * PIXELS] =
+        std::array::from_fn(|i| u8::from(px[i].abs_diff(kept[i]) > threshold));
+    let mut flags = [0u8; 64];
+    for (f, b) in flags.iter_mut().zip(bytes.chunks_exact(3)) {
+        *f = b[0] | b[1] | b[2];
+    }
+    let mut moved = crate::bits::pack_flags(&flags);
+    if moved == 0 {
+        return None;
+    }
+    let xs = moved.trailing_zeros()..64 - moved.leading_zeros();
+    let count = u64::from(moved.count_ones());
+    while moved != 0 {
+        let x = moved.trailing_zeros() as usize;
+        moved &= moved - 1;
+        kept[3 * x..3 * x + 3].copy_from_slice(&px[3 * x..3 * x + 3]);
+    }
+    Some((count, xs))
+}
+
+/// [`gate_run`] pixel by pixel, for a run shorter than a tile (a row's last).
+fn gate_pixels(rgb: &[u8], held: &mut [u8], threshold: u8) -> Option<(u64, std::ops::Range<u32>)> {
     let mut count = 0;
     let mut xs: Option<std::ops::Range<u32>> = None;
     for (x, (px, held)) in (0..).zip(rgb.chunks_exact(3).zip(held.chunks_exact_mut(3))) {
@@ -218,7 +250,32 @@ fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> Option<(u64, std::ops
 
 #[cfg(test)]
 mod tests {
-    use super::{NoiseGate, threshold_for};
+    use super::{NoiseGate, TILE, gate_pixels, gate_run, threshold_for};
+    use crate::test_bits::lcg;
+
+    /// A tile's pixels flagged at once move, count and copy as pixel by pixel: runs
+    /// with none, one, some or every pixel past the threshold, at any threshold.
+    #[test]
+    fn a_tile_gates_as_its_pixels_one_by_one() {
+        let mut bits = lcg(11);
+        for case in 0..2000 {
+            let n = 3 * TILE as usize;
+            let rgb: Vec<u8> = (0..n).map(|_| (bits() >> 56) as u8).collect();
+            let every = [1, 3, 40, 200][case % 4];
+            let held: Vec<u8> = rgb
+                .iter()
+                .map(|&c| match bits() % every {
+                    0 => (bits() >> 56) as u8,
+                    _ => c.saturating_add((bits() % 6) as u8),
+                })
+                .collect();
+            let threshold = [0, 5, 10, 254][case / 4 % 4];
+            let (mut a, mut b) = (held.clone(), held);
+            let tile = gate_run(&rgb, &mut a, threshold);
+            assert_eq!(tile, gate_pixels(&rgb, &mut b, threshold), "case {case}");
+            assert_eq!(a, b, "case {case}");
+        }
+    }
 
     #[test]
     fn a_noisy_camera_raises_the_gate() {
