@@ -199,16 +199,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Where parts of a frame `h` rows tall start, on `threads` threads, in rows of
+/// A part more must shorten the decode by at least this share to be worth the rows it
+/// passes over (CPU time, which many cores would otherwise spend on passes).
+const WORTH: f64 = 0.1;
+
+/// Where parts of a frame `h` rows tall start, on up to `threads` threads, in rows of
 /// `unit`, with `h` last: part k passes over the rows above it at `share` of a
 /// decode's cost, so equal times ask part k+1 to start at
-/// `a(k+1) = a(k)·(1 − share) + a(1)`, a geometric series from `a(1)`.
+/// `a(k+1) = a(k)·(1 − share) + a(1)`, a geometric series from `a(1)`, the decode's
+/// time. Parts are added while one more shortens it by [`WORTH`].
 fn cuts(h: usize, unit: usize, threads: usize, share: f64) -> Vec<usize> {
     let keep = 1.0 - share;
-    let first = share / (1.0 - keep.powi(threads as i32));
+    let time = |parts: usize| share / (1.0 - keep.powi(parts as i32));
+    let parts = (1..threads.max(1))
+        .take_while(|&n| time(n + 1) <= time(n) * (1.0 - WORTH))
+        .count()
+        + 1;
+    let first = time(parts);
     let mut cuts = vec![0];
     let mut at = 0.0;
-    for _ in 1..threads {
+    for _ in 1..parts {
         at = at * keep + first;
         let row = ((at * h as f64 / unit as f64).round() as usize * unit).min(h);
         if row > *cuts.last().expect("starts at 0") && row < h {
@@ -273,7 +283,7 @@ mod tests {
                     error < 12 * whole.len() as u64,
                     "{w}x{h}: close to the frame"
                 );
-                for (threads, share) in [(2, 0.1), (2, 0.5), (3, 0.9), (3, 0.3)] {
+                for (threads, share) in [(2, 0.1), (2, 0.8), (3, 0.6), (3, 0.3)] {
                     PASS_SHARE.set(share);
                     let got = with_threads(threads, || decode(&jpeg, w, h));
                     assert!(got.as_ref() == Some(&whole), "{w}x{h} on {threads} threads");
@@ -355,7 +365,7 @@ mod tests {
 
     #[test]
     fn parts_end_together_and_tile_the_frame() {
-        for (h, unit, threads, share) in [(1080, 8, 2, 0.4), (1080, 16, 3, 0.2), (720, 8, 3, 0.9)] {
+        for (h, unit, threads, share) in [(1080, 8, 2, 0.4), (1080, 16, 3, 0.2), (720, 8, 3, 0.5)] {
             let cuts = cuts(h, unit, threads, share);
             assert_eq!(
                 (cuts[0], *cuts.last().unwrap(), cuts.len()),
@@ -382,7 +392,11 @@ mod tests {
         );
         // where passing over rows costs nearly what decoding them does, more threads
         // would only pass over the same rows: they get no part
-        assert_eq!(cuts(720, 8, 5, 0.95).len(), 3);
+        assert_eq!(cuts(720, 8, 5, 0.95).len(), 2);
+        // many cores: parts only while one more takes a tenth off
+        assert_eq!(cuts(1080, 8, 16, 0.5).len(), 3 + 1);
+        assert_eq!(cuts(1080, 8, 16, 0.3).len(), 4 + 1);
+        assert_eq!(cuts(1080, 8, 2, 0.5).len(), 2 + 1);
         let few = cuts(24, 8, 8, 0.5);
         assert!(few.windows(2).all(|r| r[0] < r[1]), "{few:?}");
     }
