@@ -212,11 +212,11 @@ fn gate_run(rgb: &[u8], held: &mut [u8], threshold: u8) -> Option<(u64, std::ops
     };
     let bytes: [u8; 3 * PIXELS] =
         std::array::from_fn(|i| u8::from(px[i].abs_diff(kept[i]) > threshold));
-    let mut flags = [0u8; 64];
+    let mut flags = [0u8; PIXELS];
     for (f, b) in flags.iter_mut().zip(bytes.chunks_exact(3)) {
         *f = b[0] | b[1] | b[2];
     }
-    let mut moved = crate::bits::pack_flags(&flags);
+    let mut moved = crate::bits::pack_nonzero(&flags);
     if moved == 0 {
         return None;
     }
